@@ -1,0 +1,38 @@
+//===- Parser.h - parser of the .ffn spec language --------------*- C++ -*-===//
+//
+// Grammar (docs/dsl.md has the full description):
+//
+//   file    := sep* (ffn-decl sep*)* EOF
+//   ffn-decl:= 'ffn' IDENT '{' (sep | field)* '}'
+//   field   := IDENT '=' expr (sep | before '}')
+//   sep     := NEWLINE | ';'
+//   expr    := term (('+' | '-') term)*
+//   term    := unary (('*' | '/') unary)*
+//   unary   := '-' unary | primary
+//   primary := INTEGER | DECIMAL | IDENT | IDENT '(' args? ')' | '(' expr ')'
+//   args    := arg (',' arg)*
+//   arg     := (IDENT '=')? expr
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFNC_FRONTEND_PARSER_H
+#define FFNC_FRONTEND_PARSER_H
+
+#include "ffnc/Frontend/AST.h"
+#include "ffnc/Frontend/Diagnostics.h"
+#include "ffnc/Frontend/Lexer.h"
+
+namespace ffnc {
+
+/// Parses one spec buffer. Syntax errors are reported to `diags`; the parser
+/// recovers at the end of the field or block and keeps going, so several
+/// errors are reported in one run.
+SpecFile parseSpec(llvm::StringRef buffer, DiagnosticEngine &diags);
+
+/// Deepest nesting of parentheses/unary minus accepted in an expression; far
+/// beyond any real spec, low enough that hostile input cannot blow the stack.
+constexpr unsigned kMaxExprDepth = 64;
+
+} // namespace ffnc
+
+#endif // FFNC_FRONTEND_PARSER_H

@@ -1,0 +1,30 @@
+//===- Sema.h - meaning and checks of a parsed spec -------------*- C++ -*-===//
+
+#ifndef FFNC_FRONTEND_SEMA_H
+#define FFNC_FRONTEND_SEMA_H
+
+#include "ffnc/Frontend/AST.h"
+#include "ffnc/Frontend/Diagnostics.h"
+#include "ffnc/Frontend/Spec.h"
+
+#include <vector>
+
+namespace ffnc {
+
+/// Largest d_model or d_ff accepted. The biggest published FFNs are far
+/// below it (LLaMA-3 405B: 16384/53248); beyond it a spec is a typo, and
+/// weight counts stay well inside 64-bit byte arithmetic.
+constexpr int64_t kMaxDimension = 262144;
+
+/// Checks every block of `file`, reporting problems to `diags`, and returns
+/// the resolved specs of the blocks without errors, in source order.
+std::vector<FfnSpec> analyzeSpec(const SpecFile &file, DiagnosticEngine &diags);
+
+/// Lexes, parses and checks one buffer: the whole front end in one call.
+std::vector<FfnSpec> compileSpecBuffer(llvm::StringRef buffer,
+                                       DiagnosticEngine &diags,
+                                       SpecFile *astOut = nullptr);
+
+} // namespace ffnc
+
+#endif // FFNC_FRONTEND_SEMA_H

@@ -1,0 +1,73 @@
+//===- Spec.h - a checked, fully resolved FFN spec --------------*- C++ -*-===//
+//
+// What Sema produces from one `ffn` block: every dimension evaluated, every
+// default applied. Later stages (MLIRGen, info, the reference) read only this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFNC_FRONTEND_SPEC_H
+#define FFNC_FRONTEND_SPEC_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ffnc {
+
+enum class Activation { Relu, Gelu, GeluTanh, Silu, Sigmoid, Identity };
+enum class Gate { None, Glu, Reglu, Geglu, Swiglu, Bilinear };
+enum class NormKind { None, LayerNorm, RMSNorm };
+enum class NormPosition { Pre, Post };
+enum class DType { F32, BF16, F16 };
+
+llvm::StringRef toString(Activation a);
+llvm::StringRef toString(Gate g);
+llvm::StringRef toString(NormKind n);
+llvm::StringRef toString(NormPosition p);
+llvm::StringRef toString(DType d);
+
+std::optional<Activation> parseActivation(llvm::StringRef s);
+std::optional<Gate> parseGate(llvm::StringRef s);
+std::optional<NormKind> parseNormKind(llvm::StringRef s);
+std::optional<NormPosition> parseNormPosition(llvm::StringRef s);
+std::optional<DType> parseDType(llvm::StringRef s);
+
+llvm::ArrayRef<llvm::StringRef> activationNames();
+llvm::ArrayRef<llvm::StringRef> gateNames();
+llvm::ArrayRef<llvm::StringRef> normKindNames(); // including "none"
+llvm::ArrayRef<llvm::StringRef> dtypeNames();
+
+/// The activation a gate variant applies to its gate projection.
+Activation gateActivation(Gate g);
+/// Bytes per element of a storage dtype.
+unsigned byteWidth(DType d);
+
+struct FfnSpec {
+  std::string name;
+  llvm::SMLoc loc; ///< The block's name in the source.
+
+  int64_t dModel = 0;
+  int64_t dFF = 0;
+  /// For a plain FFN the activation; for a gated one what the gate applies.
+  Activation activation = Activation::Relu;
+  Gate gate = Gate::None;
+  bool biasUp = true;   ///< b1 (plain) or bu (gated)
+  bool biasGate = true; ///< bg; meaningful only when gated
+  bool biasDown = true; ///< b2 (plain) or bd (gated)
+  bool residual = false;
+  NormKind norm = NormKind::None;
+  NormPosition normPosition = NormPosition::Pre;
+  double normEps = 1e-5;
+  DType dtype = DType::F32;
+
+  bool isGated() const { return gate != Gate::None; }
+  bool hasBiasGate() const { return isGated() && biasGate; }
+};
+
+} // namespace ffnc
+
+#endif // FFNC_FRONTEND_SPEC_H

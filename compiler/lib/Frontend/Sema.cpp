@@ -1,0 +1,634 @@
+//===- Sema.cpp - meaning and checks of a parsed spec ---------------------===//
+
+#include "ffnc/Frontend/Sema.h"
+
+#include "ffnc/Frontend/Parser.h"
+#include "ffnc/Frontend/Rational.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <cstdlib>
+
+using namespace ffnc;
+using llvm::SMRange;
+using llvm::StringRef;
+
+namespace {
+
+const StringRef kFields[] = {"d_model",   "d_ff",      "activation",
+                             "gate",      "bias",      "bias_up",
+                             "bias_gate", "bias_down", "residual",
+                             "norm",      "dtype",     "dropout"};
+const StringRef kIntFields[] = {"d_model", "d_ff"};
+const StringRef kFunctions[] = {"round_up", "ceil_div", "min", "max"};
+const StringRef kBools[] = {"true", "false"};
+const StringRef kNormArgs[] = {"eps", "position"};
+
+std::string describeExpr(const Expr &e) {
+  switch (e.kind) {
+  case Expr::Integer:
+  case Expr::Decimal:
+    return ("number '" + e.text + "'").str();
+  case Expr::Name:
+    return ("'" + e.text + "'").str();
+  case Expr::Call:
+    return ("a call to '" + e.text + "'").str();
+  case Expr::Negate:
+  case Expr::Binary:
+    return "an arithmetic expression";
+  }
+  return "a value";
+}
+
+/// The gate variant that applies `a`, to turn "gate = gelu" into a hint.
+std::optional<StringRef> gateFor(Activation a) {
+  switch (a) {
+  case Activation::Sigmoid:
+    return StringRef("glu");
+  case Activation::Relu:
+    return StringRef("reglu");
+  case Activation::Gelu:
+    return StringRef("geglu");
+  case Activation::Silu:
+    return StringRef("swiglu");
+  case Activation::Identity:
+    return StringRef("bilinear");
+  case Activation::GeluTanh:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+class DeclSema {
+public:
+  DeclSema(const FfnDecl &decl, DiagnosticEngine &diags)
+      : decl(decl), diags(diags) {}
+
+  /// Returns the spec if the block has no errors.
+  std::optional<FfnSpec> run();
+
+private:
+  void error(const Expr &e, const llvm::Twine &msg,
+             std::optional<StringRef> fix = std::nullopt) {
+    diags.error(e.loc(), msg, e.range, fix);
+    ok = false;
+  }
+  void errorWithSuggestion(const Expr &e, const llvm::Twine &msg,
+                           StringRef word,
+                           llvm::ArrayRef<StringRef> candidates) {
+    if (std::optional<StringRef> best = closestMatch(word, candidates))
+      error(e, msg + "; did you mean '" + *best + "'?", *best);
+    else
+      error(e, msg);
+  }
+
+  void handleField(const Field &field);
+  std::optional<int64_t> evalDimension(const Field &field);
+  std::optional<Rational> eval(const Expr &e);
+  std::optional<Rational> evalCall(const Expr &e);
+  std::optional<bool> evalBool(const Field &field);
+  std::optional<StringRef> expectName(const Field &field, StringRef what);
+  std::optional<double> evalNumber(const Expr &e, StringRef what);
+  void handleNorm(const Field &field);
+  void handleDType(const Field &field);
+  void checkCombination();
+
+  const FfnDecl &decl;
+  DiagnosticEngine &diags;
+  FfnSpec spec;
+  bool ok = true;
+  llvm::StringMap<const Field *> seen;
+  llvm::StringMap<int64_t> dims;
+  const Field *currentField = nullptr;
+  std::optional<bool> biasAll, biasUp, biasGate, biasDown;
+};
+
+std::optional<FfnSpec> DeclSema::run() {
+  spec.name = decl.name.str();
+  spec.loc = decl.nameRange.Start;
+  for (const Field &field : decl.fields) {
+    if (diags.shouldStop())
+      return std::nullopt;
+    if (!llvm::is_contained(kFields, field.name)) {
+      std::string msg = ("unknown field '" + field.name + "'").str();
+      if (std::optional<StringRef> best = closestMatch(field.name, kFields))
+        diags.error(field.nameRange.Start,
+                    msg + "; did you mean '" + *best + "'?", field.nameRange,
+                    *best);
+      else
+        diags.error(field.nameRange.Start,
+                    msg + " (fields: d_model, d_ff, activation, gate, bias, "
+                          "bias_up, bias_gate, bias_down, residual, norm, "
+                          "dtype, dropout)",
+                    field.nameRange);
+      ok = false;
+      continue;
+    }
+    auto [it, inserted] = seen.try_emplace(field.name, &field);
+    if (!inserted) {
+      diags.error(field.nameRange.Start,
+                  "duplicate field '" + field.name + "'", field.nameRange);
+      diags.note(it->second->nameRange.Start, "first set here",
+                 it->second->nameRange);
+      ok = false;
+      continue;
+    }
+    currentField = &field;
+    handleField(field);
+  }
+  if (diags.shouldStop())
+    return std::nullopt;
+  checkCombination();
+  if (!ok)
+    return std::nullopt;
+  return spec;
+}
+
+void DeclSema::handleField(const Field &field) {
+  StringRef name = field.name;
+  if (name == "d_model" || name == "d_ff") {
+    if (std::optional<int64_t> v = evalDimension(field)) {
+      dims[name] = *v;
+      (name == "d_model" ? spec.dModel : spec.dFF) = *v;
+    }
+  } else if (name == "activation") {
+    std::optional<StringRef> word = expectName(field, "an activation");
+    if (!word)
+      return;
+    if (std::optional<Activation> a = parseActivation(*word)) {
+      spec.activation = *a;
+    } else if (parseGate(*word)) {
+      error(*field.value, "'" + *word +
+                              "' is a gated variant, not an activation; "
+                              "write 'gate = " + *word + "'");
+    } else {
+      errorWithSuggestion(*field.value, "unknown activation '" + *word + "'",
+                          *word, activationNames());
+    }
+  } else if (name == "gate") {
+    std::optional<StringRef> word = expectName(field, "a gate variant");
+    if (!word)
+      return;
+    if (std::optional<Gate> g = parseGate(*word)) {
+      spec.gate = *g;
+    } else if (std::optional<Activation> a = parseActivation(*word)) {
+      std::optional<StringRef> gate = gateFor(*a);
+      if (gate)
+        error(*field.value, "'" + *word +
+                                "' is an activation, not a gate variant; the "
+                                "gated variant applying it is '" + *gate +
+                                "'",
+              *gate);
+      else
+        error(*field.value, "'" + *word +
+                                "' is an activation, not a gate variant "
+                                "(gates: glu, reglu, geglu, swiglu, "
+                                "bilinear)");
+    } else {
+      errorWithSuggestion(*field.value, "unknown gate variant '" + *word + "'",
+                          *word, gateNames());
+    }
+  } else if (name == "bias") {
+    biasAll = evalBool(field);
+  } else if (name == "bias_up") {
+    biasUp = evalBool(field);
+  } else if (name == "bias_gate") {
+    biasGate = evalBool(field);
+  } else if (name == "bias_down") {
+    biasDown = evalBool(field);
+  } else if (name == "residual") {
+    if (std::optional<bool> b = evalBool(field))
+      spec.residual = *b;
+  } else if (name == "norm") {
+    handleNorm(field);
+  } else if (name == "dtype") {
+    handleDType(field);
+  } else if (name == "dropout") {
+    std::optional<double> p = evalNumber(*field.value, "a probability");
+    if (!p)
+      return;
+    if (!(*p >= 0.0 && *p < 1.0)) {
+      error(*field.value, "dropout must be in [0, 1)");
+      return;
+    }
+    diags.note(field.nameRange.Start,
+               "'dropout' is ignored: dropout is the identity at inference",
+               field.nameRange);
+  }
+}
+
+std::optional<int64_t> DeclSema::evalDimension(const Field &field) {
+  std::optional<Rational> v = eval(*field.value);
+  if (!v)
+    return std::nullopt;
+  if (!v->isInteger()) {
+    error(*field.value, field.name + " evaluates to " + v->str() +
+                            ", which is not a whole number; round it with "
+                            "round_up(..., N)");
+    return std::nullopt;
+  }
+  if (v->num <= 0) {
+    error(*field.value,
+          field.name + " must be positive, got " + llvm::Twine(v->num));
+    return std::nullopt;
+  }
+  if (v->num > kMaxDimension) {
+    error(*field.value, field.name + " = " + llvm::Twine(v->num) +
+                            " is larger than the largest supported "
+                            "dimension, " + llvm::Twine(kMaxDimension));
+    return std::nullopt;
+  }
+  return v->num;
+}
+
+std::optional<Rational> DeclSema::eval(const Expr &e) {
+  switch (e.kind) {
+  case Expr::Integer: {
+    int64_t value;
+    if (e.text.getAsInteger(10, value)) {
+      error(e, "integer literal '" + e.text + "' is too large");
+      return std::nullopt;
+    }
+    return Rational::integer(value);
+  }
+  case Expr::Decimal: {
+    std::optional<Rational> r = Rational::parseDecimal(e.text);
+    if (!r)
+      error(e, "number '" + e.text +
+                   "' is too large or too precise for a dimension");
+    return r;
+  }
+  case Expr::Name: {
+    auto it = dims.find(e.text);
+    if (it != dims.end())
+      return Rational::integer(it->second);
+    if (currentField && e.text == currentField->name) {
+      error(e, "'" + e.text + "' refers to itself");
+    } else if (llvm::is_contained(kIntFields, e.text)) {
+      if (decl.find(e.text))
+        error(e, "'" + e.text + "' is used before it is defined; define it "
+                                "on an earlier line");
+      else
+        error(e, "'" + e.text + "' is not defined in ffn '" + decl.name +
+                     "'");
+    } else if (llvm::is_contained(kFields, e.text)) {
+      error(e, "'" + e.text + "' is not a number; only d_model and d_ff can "
+                              "be used in a dimension");
+    } else {
+      llvm::SmallVector<StringRef, 2> known;
+      for (StringRef f : kIntFields)
+        if (dims.count(f))
+          known.push_back(f);
+      errorWithSuggestion(e, "use of undefined name '" + e.text + "'",
+                          e.text, known);
+    }
+    return std::nullopt;
+  }
+  case Expr::Negate: {
+    std::optional<Rational> v = eval(*e.lhs);
+    if (!v)
+      return std::nullopt;
+    return negate(*v); // Cannot overflow: |num| <= INT64_MAX.
+  }
+  case Expr::Binary: {
+    std::optional<Rational> a = eval(*e.lhs);
+    std::optional<Rational> b = eval(*e.rhs);
+    if (!a || !b)
+      return std::nullopt;
+    if (e.op == '/' && b->num == 0) {
+      diags.error(e.opRange.Start, "division by zero", e.rhs->range);
+      ok = false;
+      return std::nullopt;
+    }
+    std::optional<Rational> r;
+    switch (e.op) {
+    case '+':
+      r = add(*a, *b);
+      break;
+    case '-':
+      r = sub(*a, *b);
+      break;
+    case '*':
+      r = mul(*a, *b);
+      break;
+    default:
+      r = div(*a, *b);
+      break;
+    }
+    if (!r) {
+      diags.error(e.opRange.Start,
+                  "integer overflow: the result does not fit in 64 bits",
+                  e.range);
+      ok = false;
+    }
+    return r;
+  }
+  case Expr::Call:
+    return evalCall(e);
+  }
+  return std::nullopt;
+}
+
+std::optional<Rational> DeclSema::evalCall(const Expr &e) {
+  if (!llvm::is_contained(kFunctions, e.text)) {
+    std::string msg = ("unknown function '" + e.text + "'").str();
+    if (std::optional<StringRef> best = closestMatch(e.text, kFunctions))
+      diags.error(e.loc(), msg + "; did you mean '" + *best + "'?",
+                  SMRange(e.loc(), llvm::SMLoc::getFromPointer(
+                                       e.text.data() + e.text.size())),
+                  *best);
+    else
+      diags.error(e.loc(),
+                  msg + " (functions: round_up, ceil_div, min, max)",
+                  e.range);
+    ok = false;
+    return std::nullopt;
+  }
+  bool variadic = e.text == "min" || e.text == "max";
+  if ((variadic && e.args.size() < 2) || (!variadic && e.args.size() != 2)) {
+    error(e, "'" + e.text + "' takes " + (variadic ? "at least " : "") +
+                 "2 arguments, got " + llvm::Twine(e.args.size()));
+    return std::nullopt;
+  }
+  llvm::SmallVector<Rational, 4> values;
+  for (const CallArg &arg : e.args) {
+    if (!arg.name.empty()) {
+      diags.error(arg.nameRange.Start,
+                  "'" + e.text + "' takes no named arguments", arg.nameRange);
+      ok = false;
+      return std::nullopt;
+    }
+    std::optional<Rational> v = eval(*arg.value);
+    if (!v)
+      return std::nullopt;
+    values.push_back(*v);
+  }
+  if (variadic) {
+    Rational best = values[0];
+    for (Rational v : llvm::ArrayRef(values).drop_front()) {
+      // Compare a/b with c/d as a*d vs c*b in 128 bits: cannot overflow.
+      __int128 lhs = static_cast<__int128>(v.num) * best.den;
+      __int128 rhs = static_cast<__int128>(best.num) * v.den;
+      if (e.text == "min" ? lhs < rhs : lhs > rhs)
+        best = v;
+    }
+    return best;
+  }
+  const Expr &divisor = *e.args[1].value;
+  if (values[1].num <= 0) {
+    error(divisor, "the second argument of '" + e.text +
+                       "' must be positive, got " + values[1].str());
+    return std::nullopt;
+  }
+  std::optional<Rational> r;
+  if (e.text == "round_up") {
+    if (!values[1].isInteger()) {
+      error(divisor, "the multiple in 'round_up' must be a whole number, "
+                     "got " + values[1].str());
+      return std::nullopt;
+    }
+    r = roundUp(values[0], values[1].num);
+  } else {
+    r = ceilDiv(values[0], values[1]);
+  }
+  if (!r)
+    error(e, "integer overflow: the result does not fit in 64 bits");
+  return r;
+}
+
+std::optional<StringRef> DeclSema::expectName(const Field &field,
+                                              StringRef what) {
+  if (field.value->kind != Expr::Name) {
+    error(*field.value, "expected " + what + " for '" + field.name +
+                            "', found " + describeExpr(*field.value));
+    return std::nullopt;
+  }
+  return field.value->text;
+}
+
+std::optional<bool> DeclSema::evalBool(const Field &field) {
+  std::optional<StringRef> word = expectName(field, "true or false");
+  if (!word)
+    return std::nullopt;
+  if (*word == "true")
+    return true;
+  if (*word == "false")
+    return false;
+  errorWithSuggestion(*field.value,
+                      "expected true or false for '" + field.name +
+                          "', found '" + *word + "'",
+                      *word, kBools);
+  return std::nullopt;
+}
+
+std::optional<double> DeclSema::evalNumber(const Expr &e, StringRef what) {
+  if (e.kind == Expr::Negate) {
+    std::optional<double> v = evalNumber(*e.lhs, what);
+    if (v)
+      return -*v;
+    return std::nullopt;
+  }
+  if (e.kind != Expr::Integer && e.kind != Expr::Decimal) {
+    error(e, "expected " + what + " (a number), found " + describeExpr(e));
+    return std::nullopt;
+  }
+  // The lexer guarantees the text is a well-formed decimal literal.
+  return std::strtod(e.text.str().c_str(), nullptr);
+}
+
+void DeclSema::handleNorm(const Field &field) {
+  const Expr &value = *field.value;
+  if (value.kind != Expr::Name && value.kind != Expr::Call) {
+    error(value, "expected none, layernorm(...) or rmsnorm(...) for 'norm', "
+                 "found " + describeExpr(value));
+    return;
+  }
+  std::optional<NormKind> kind = parseNormKind(value.text);
+  if (!kind || (value.kind == Expr::Call && *kind == NormKind::None)) {
+    std::string msg = ("unknown norm '" + value.text + "'").str();
+    SMRange nameRange(value.loc(), llvm::SMLoc::getFromPointer(
+                                       value.text.data() + value.text.size()));
+    if (std::optional<StringRef> best =
+            closestMatch(value.text, normKindNames()))
+      diags.error(value.loc(), msg + "; did you mean '" + *best + "'?",
+                  nameRange, *best);
+    else
+      diags.error(value.loc(), msg + " (norms: none, layernorm, rmsnorm)",
+                  nameRange);
+    ok = false;
+    return;
+  }
+  spec.norm = *kind;
+  // PyTorch's LayerNorm default; RMSNorm as in LLaMA.
+  spec.normEps = *kind == NormKind::RMSNorm ? 1e-6 : 1e-5;
+  llvm::StringMap<const CallArg *> given;
+  for (const CallArg &arg : value.args) {
+    if (arg.name.empty()) {
+      error(*arg.value, "arguments of '" + value.text +
+                            "' are named: write 'eps = ...' or "
+                            "'position = pre|post'");
+      continue;
+    }
+    if (!llvm::is_contained(kNormArgs, arg.name)) {
+      std::string msg =
+          ("unknown argument '" + arg.name + "' of '" + value.text + "'").str();
+      if (std::optional<StringRef> best = closestMatch(arg.name, kNormArgs))
+        diags.error(arg.nameRange.Start,
+                    msg + "; did you mean '" + *best + "'?", arg.nameRange,
+                    *best);
+      else
+        diags.error(arg.nameRange.Start, msg + " (arguments: eps, position)",
+                    arg.nameRange);
+      ok = false;
+      continue;
+    }
+    auto [it, inserted] = given.try_emplace(arg.name, &arg);
+    if (!inserted) {
+      diags.error(arg.nameRange.Start,
+                  "duplicate argument '" + arg.name + "'", arg.nameRange);
+      diags.note(it->second->nameRange.Start, "first given here",
+                 it->second->nameRange);
+      ok = false;
+      continue;
+    }
+    if (arg.name == "eps") {
+      std::optional<double> eps = evalNumber(*arg.value, "eps");
+      if (!eps)
+        continue;
+      if (!(*eps > 0.0 && *eps < 1.0)) {
+        error(*arg.value, "eps must be a small positive number in (0, 1)");
+        continue;
+      }
+      spec.normEps = *eps;
+    } else {
+      const Expr &pos = *arg.value;
+      if (pos.kind != Expr::Name) {
+        error(pos, "expected pre or post for 'position', found " +
+                       describeExpr(pos));
+        continue;
+      }
+      if (std::optional<NormPosition> p = parseNormPosition(pos.text)) {
+        spec.normPosition = *p;
+      } else {
+        const StringRef positions[] = {"pre", "post"};
+        errorWithSuggestion(pos,
+                            "expected pre or post for 'position', found '" +
+                                pos.text + "'",
+                            pos.text, positions);
+      }
+    }
+  }
+}
+
+void DeclSema::handleDType(const Field &field) {
+  std::optional<StringRef> word = expectName(field, "a dtype");
+  if (!word)
+    return;
+  if (std::optional<DType> d = parseDType(*word)) {
+    spec.dtype = *d;
+    return;
+  }
+  // Other frameworks' spellings map to ours directly.
+  std::optional<StringRef> alias =
+      llvm::StringSwitch<std::optional<StringRef>>(StringRef(word->lower()))
+          .Cases({"fp32", "float32", "float", "float32_t"}, StringRef("f32"))
+          .Cases({"fp16", "float16", "half", "float16_t"}, StringRef("f16"))
+          .Cases({"bfloat16", "bfloat", "bfloat16_t"}, StringRef("bf16"))
+          .Default(std::nullopt);
+  if (alias) {
+    error(*field.value,
+          "unknown dtype '" + *word + "'; did you mean '" + *alias + "'?",
+          *alias);
+    return;
+  }
+  errorWithSuggestion(*field.value,
+                      "unknown dtype '" + *word + "' (dtypes: f32, bf16, f16)",
+                      *word, dtypeNames());
+}
+
+void DeclSema::checkCombination() {
+  const Field *activation = seen.lookup("activation");
+  const Field *gate = seen.lookup("gate");
+  if (activation && gate) {
+    diags.error(activation->nameRange.Start,
+                "'activation' cannot be combined with 'gate = " +
+                    gate->value->text + "': the gate variant already fixes "
+                    "the activation; remove one of them",
+                activation->nameRange);
+    diags.note(gate->nameRange.Start, "gate set here", gate->nameRange);
+    ok = false;
+  }
+  if (spec.isGated())
+    spec.activation = gateActivation(spec.gate);
+  if (const Field *bg = seen.lookup("bias_gate"); bg && gate == nullptr &&
+                                                  activation != nullptr) {
+    diags.error(bg->nameRange.Start,
+                "'bias_gate' only applies to a gated FFN (one with 'gate = "
+                "...')",
+                bg->nameRange);
+    ok = false;
+  }
+
+  // Defaults: biases on, as nn.Linear; 'bias' sets all three, the specific
+  // fields override it in either order.
+  bool all = biasAll.value_or(true);
+  spec.biasUp = biasUp.value_or(all);
+  spec.biasGate = biasGate.value_or(all);
+  spec.biasDown = biasDown.value_or(all);
+
+  // Missing fields are reported only for blocks that parsed cleanly: a field
+  // with a syntax error was dropped and is not really missing.
+  if (!decl.wellFormed)
+    return;
+  for (StringRef required : {"d_model", "d_ff"})
+    if (!seen.count(required)) {
+      diags.error(decl.nameRange.Start,
+                  "ffn '" + decl.name + "' is missing required field '" +
+                      required + "'",
+                  decl.nameRange);
+      ok = false;
+    }
+  if (!activation && !gate) {
+    diags.error(decl.nameRange.Start,
+                "ffn '" + decl.name +
+                    "' needs an 'activation' (plain FFN) or a 'gate' (gated "
+                    "FFN)",
+                decl.nameRange);
+    ok = false;
+  }
+}
+
+} // namespace
+
+std::vector<FfnSpec> ffnc::analyzeSpec(const SpecFile &file,
+                                       DiagnosticEngine &diags) {
+  std::vector<FfnSpec> specs;
+  llvm::StringMap<const FfnDecl *> names;
+  for (const FfnDecl &decl : file.decls) {
+    if (diags.shouldStop())
+      break;
+    auto [it, inserted] = names.try_emplace(decl.name, &decl);
+    if (!inserted) {
+      diags.error(decl.nameRange.Start,
+                  "duplicate ffn name '" + decl.name + "'", decl.nameRange);
+      diags.note(it->second->nameRange.Start, "first defined here",
+                 it->second->nameRange);
+    }
+    std::optional<FfnSpec> spec = DeclSema(decl, diags).run();
+    if (spec && inserted && decl.wellFormed)
+      specs.push_back(std::move(*spec));
+  }
+  return specs;
+}
+
+std::vector<FfnSpec> ffnc::compileSpecBuffer(llvm::StringRef buffer,
+                                             DiagnosticEngine &diags,
+                                             SpecFile *astOut) {
+  SpecFile file = parseSpec(buffer, diags);
+  std::vector<FfnSpec> specs = analyzeSpec(file, diags);
+  if (astOut)
+    *astOut = std::move(file);
+  return specs;
+}

@@ -1,0 +1,24 @@
+//===- ffn-opt.cpp - mlir-opt with the ffn dialect and passes -------------===//
+//
+// Runs any registered pass or pipeline over .mlir files containing the ffn
+// dialect next to the upstream dialects ffnc lowers through.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ffn/IR/FfnDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::ffn::FfnDialect>();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "ffn-opt: the ffn dialect's optimizer driver\n", registry));
+}

@@ -1,0 +1,105 @@
+//===- InfoCommand.cpp - `ffnc info` --------------------------------------===//
+
+#include "InfoCommand.h"
+
+#include "ffnc/Analysis/FfnInfo.h"
+
+#include <fmt/format.h>
+
+using namespace ffnc;
+
+/// 4722432 -> "4,722,432": parameter counts are read by people.
+static std::string grouped(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+static std::string humanBytes(uint64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes)
+                   : fmt::format("{:.1f} {}", v, units[unit]);
+}
+
+static std::string biasList(const FfnSpec &spec) {
+  std::vector<std::string> on;
+  if (spec.biasUp)
+    on.push_back("up");
+  if (spec.hasBiasGate())
+    on.push_back("gate");
+  if (spec.biasDown)
+    on.push_back("down");
+  if (on.empty())
+    return "none";
+  return fmt::format("{}", fmt::join(on, ", "));
+}
+
+std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
+                             llvm::ArrayRef<uint64_t> tokenCounts,
+                             const llvm::SourceMgr &sm) {
+  std::string out;
+  for (const FfnSpec &spec : specs) {
+    unsigned id = sm.FindBufferContainingLoc(spec.loc);
+    std::string where = "";
+    if (id != 0) {
+      auto [line, col] = sm.getLineAndColumn(spec.loc, id);
+      where = fmt::format("{}:{}",
+                          sm.getMemoryBuffer(id)->getBufferIdentifier().str(),
+                          line);
+    }
+    FfnCounts counts = countParameters(spec);
+    std::string family =
+        spec.isGated()
+            ? fmt::format("gated, {} ({} gate)", toString(spec.gate).str(),
+                          toString(spec.activation).str())
+            : fmt::format("plain, {}", toString(spec.activation).str());
+    std::string norm =
+        spec.norm == NormKind::None
+            ? std::string("none")
+            : fmt::format("{} ({}, eps = {:g})", toString(spec.norm).str(),
+                          toString(spec.normPosition).str(), spec.normEps);
+
+    out += fmt::format("ffn {}  ({})\n", spec.name, where);
+    out += fmt::format("  {:<22}{}\n", "family", family);
+    out += fmt::format("  {:<22}{}\n", "d_model", spec.dModel);
+    out += fmt::format("  {:<22}{}\n", "d_ff", spec.dFF);
+    out += fmt::format("  {:<22}{}\n", "biases", biasList(spec));
+    out += fmt::format("  {:<22}{}\n", "residual",
+                       spec.residual ? "yes" : "no");
+    out += fmt::format("  {:<22}{}\n", "norm", norm);
+    out += fmt::format("  {:<22}{} (accumulate f32)\n", "dtype",
+                       toString(spec.dtype).str());
+    out += fmt::format("  {:<22}{} (matrices {}, biases {})\n",
+                       "FFN parameters", grouped(counts.ffnParams()),
+                       grouped(counts.matrixWeights),
+                       grouped(counts.biasParams));
+    if (counts.normParams != 0)
+      out += fmt::format("  {:<22}{}\n", "norm parameters",
+                         grouped(counts.normParams));
+    out += fmt::format("  {:<22}{}\n", "total parameters",
+                       grouped(counts.totalParams()));
+    uint64_t bytes = weightBytes(spec);
+    out += fmt::format("  {:<22}{} ({})\n", "weight bytes", grouped(bytes),
+                       humanBytes(bytes));
+    out += fmt::format("  {:<22}{}\n", "FLOPs per token",
+                       grouped(flopsPerToken(spec)));
+    out += fmt::format("  arithmetic intensity (FLOP per byte of weights + "
+                       "input + output):\n");
+    for (uint64_t m : tokenCounts)
+      out += fmt::format("    M = {:<6} {:>10.2f}\n", m,
+                         arithmeticIntensity(spec, m));
+    out += "\n";
+  }
+  return out;
+}

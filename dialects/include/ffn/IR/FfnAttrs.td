@@ -1,0 +1,61 @@
+//===- FfnAttrs.td - ffn dialect enums and attributes -------*- tablegen -*-===//
+
+#ifndef FFN_IR_FFNATTRS_TD
+#define FFN_IR_FFNATTRS_TD
+
+include "ffn/IR/FfnBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Ffn_Activation : I32EnumAttr<"Activation",
+    "activation function of a plain FFN, or the gate function of a gated one", [
+  I32EnumAttrCase<"relu", 0>,
+  I32EnumAttrCase<"gelu", 1>,       // exact, with erf
+  I32EnumAttrCase<"gelu_tanh", 2>,  // tanh approximation
+  I32EnumAttrCase<"silu", 3>,       // x * sigmoid(x), a.k.a. swish
+  I32EnumAttrCase<"sigmoid", 4>,
+  I32EnumAttrCase<"identity", 5>
+]> {
+  let cppNamespace = "::mlir::ffn";
+  let genSpecializedAttr = 0;
+}
+
+def Ffn_ActivationAttr : EnumAttr<Ffn_Dialect, Ffn_Activation, "activation">;
+
+def Ffn_NormKind : I32EnumAttr<"NormKind", "normalization", [
+  I32EnumAttrCase<"layernorm", 0>,
+  I32EnumAttrCase<"rmsnorm", 1>
+]> {
+  let cppNamespace = "::mlir::ffn";
+  let genSpecializedAttr = 0;
+}
+
+def Ffn_NormPosition : I32EnumAttr<"NormPosition",
+    "where the norm sits relative to the FFN", [
+  I32EnumAttrCase<"pre", 0>,   // y = [x +] FFN(norm(x))
+  I32EnumAttrCase<"post", 1>   // y = norm([x +] FFN(x))
+]> {
+  let cppNamespace = "::mlir::ffn";
+  let genSpecializedAttr = 0;
+}
+
+def Ffn_NormAttr : AttrDef<Ffn_Dialect, "Norm"> {
+  let mnemonic = "norm";
+  let summary = "a LayerNorm or RMSNorm around the FFN";
+  let description = [{
+    `kind` is `layernorm` (learned scale and shift) or `rmsnorm` (learned
+    scale only); `position` is `pre` (normalize the FFN's input; a residual
+    adds the un-normalized input) or `post` (normalize the FFN's output, after
+    the residual, as in the original Transformer). `eps` is added to the
+    variance (mean of squares for RMSNorm) and must be positive and finite.
+
+    Example: `#ffn.norm<layernorm, post, eps = 1.0e-12>`
+  }];
+  let parameters = (ins EnumParameter<Ffn_NormKind>:$kind,
+                        EnumParameter<Ffn_NormPosition>:$position,
+                        "::mlir::FloatAttr":$eps);
+  let assemblyFormat = "`<` $kind `,` $position `,` `eps` `=` $eps `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // FFN_IR_FFNATTRS_TD

@@ -1,0 +1,92 @@
+//===- FfnOps.td - ffn dialect operations -------------------*- tablegen -*-===//
+
+#ifndef FFN_IR_FFNOPS_TD
+#define FFN_IR_FFNOPS_TD
+
+include "ffn/IR/FfnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Ffn_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
+
+def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
+  let summary = "one position-wise feed-forward network";
+  let description = [{
+    Applies one FFN to every row of `input` (`[M, d_model]`). Weights are in
+    `[in, out]` layout:
+
+    | operand      | shape              | present when                 |
+    |--------------|--------------------|------------------------------|
+    | `w_up`       | `[d_model, d_ff]`  | always (W1, or Wu if gated)  |
+    | `w_gate`     | `[d_model, d_ff]`  | gated                        |
+    | `w_down`     | `[d_ff, d_model]`  | always (W2, or Wd if gated)  |
+    | `b_up`       | `[d_ff]`           | up bias on                   |
+    | `b_gate`     | `[d_ff]`           | gated and gate bias on       |
+    | `b_down`     | `[d_model]`        | down bias on                 |
+    | `norm_scale` | `[d_model]`        | a norm is present            |
+    | `norm_shift` | `[d_model]`        | the norm is a LayerNorm      |
+
+    Plain: `h = act(x W_up + b_up)`. Gated (`gated`):
+    `h = act(x W_gate + b_gate) * (x W_up + b_up)`; so GLU is `gated sigmoid`,
+    ReGLU `gated relu`, GEGLU `gated gelu`, SwiGLU `gated silu` and bilinear
+    `gated identity`. Then `f = h W_down + b_down`; with `residual`,
+    `f = x + f`. A `pre` norm normalizes the input of the matmuls (the residual
+    still adds the raw input); a `post` norm normalizes `f`.
+
+    All operands and the result share one element type (`f32`, `bf16` or
+    `f16`); accumulation is `f32`.
+
+    Example:
+
+    ```mlir
+    %y = ffn.ffn gated silu
+           ins(%x : tensor<?x4096xbf16>)
+           up(%wu : tensor<4096x11008xbf16>)
+           gate(%wg : tensor<4096x11008xbf16>)
+           down(%wd : tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Ffn_FloatTensor:$input,
+    Ffn_FloatTensor:$w_up,
+    Optional<Ffn_FloatTensor>:$w_gate,
+    Ffn_FloatTensor:$w_down,
+    Optional<Ffn_FloatTensor>:$b_up,
+    Optional<Ffn_FloatTensor>:$b_gate,
+    Optional<Ffn_FloatTensor>:$b_down,
+    Optional<Ffn_FloatTensor>:$norm_scale,
+    Optional<Ffn_FloatTensor>:$norm_shift,
+    Ffn_ActivationAttr:$activation,
+    UnitAttr:$gated,
+    UnitAttr:$residual,
+    OptionalAttr<Ffn_NormAttr>:$norm
+  );
+  let results = (outs Ffn_FloatTensor:$result);
+
+  let assemblyFormat = [{
+    custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` $norm^)?
+    `ins` `(` $input `:` type($input) `)`
+    `up` `(` $w_up `:` type($w_up) `)`
+    (`gate` `(` $w_gate^ `:` type($w_gate) `)`)?
+    `down` `(` $w_down `:` type($w_down) `)`
+    (`bias_up` `(` $b_up^ `:` type($b_up) `)`)?
+    (`bias_gate` `(` $b_gate^ `:` type($b_gate) `)`)?
+    (`bias_down` `(` $b_down^ `:` type($b_down) `)`)?
+    (`norm_scale` `(` $norm_scale^ `:` type($norm_scale) `)`)?
+    (`norm_shift` `(` $norm_shift^ `:` type($norm_shift) `)`)?
+    attr-dict `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    /// The model width (columns of the input and the result).
+    int64_t getDModel();
+    /// The hidden width of the FFN.
+    int64_t getDFf();
+    /// The storage element type shared by all operands.
+    ::mlir::Type getStorageType() { return getInput().getType().getElementType(); }
+  }];
+
+  let hasVerifier = 1;
+}
+
+#endif // FFN_IR_FFNOPS_TD

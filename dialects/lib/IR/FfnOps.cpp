@@ -1,0 +1,149 @@
+//===- FfnOps.cpp - ffn dialect operations --------------------------------===//
+
+#include "ffn/IR/FfnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+
+/// `gated silu` or `relu`: the FFN family reads as one phrase.
+static ParseResult parseKind(OpAsmParser &parser, UnitAttr &gated,
+                             ActivationAttr &activation) {
+  if (succeeded(parser.parseOptionalKeyword("gated")))
+    gated = parser.getBuilder().getUnitAttr();
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<Activation> value = symbolizeActivation(keyword);
+  if (!value)
+    return parser.emitError(loc) << "unknown activation '" << keyword << "'";
+  activation = ActivationAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printKind(OpAsmPrinter &printer, Operation *, UnitAttr gated,
+                      ActivationAttr activation) {
+  if (gated)
+    printer << "gated ";
+  printer << stringifyActivation(activation.getValue());
+}
+
+int64_t FfnOp::getDModel() { return getWUp().getType().getDimSize(0); }
+int64_t FfnOp::getDFf() { return getWUp().getType().getDimSize(1); }
+
+namespace {
+/// Checks one operand against its expected static shape and the common
+/// element type, so every verifier message names the operand and both shapes.
+class OperandChecker {
+public:
+  OperandChecker(FfnOp op, Type elementType)
+      : op(op), elementType(elementType) {}
+
+  LogicalResult check(Value value, StringRef name,
+                      ArrayRef<int64_t> expected) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getElementType() != elementType)
+      return op.emitOpError() << name << " has element type "
+                              << type.getElementType()
+                              << " but the input has " << elementType;
+    if (type.getShape() != expected)
+      return op.emitOpError()
+             << name << " must have shape [" << formatShape(expected)
+             << "], got [" << formatShape(type.getShape()) << "]";
+    return success();
+  }
+
+private:
+  static std::string formatShape(ArrayRef<int64_t> shape) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    llvm::interleave(
+        shape, os,
+        [&](int64_t d) {
+          if (ShapedType::isDynamic(d))
+            os << "?";
+          else
+            os << d;
+        },
+        ", ");
+    return out;
+  }
+
+  FfnOp op;
+  Type elementType;
+};
+} // namespace
+
+LogicalResult FfnOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  if (inputType.getRank() != 2)
+    return emitOpError() << "input must be a rank-2 tensor [M, d_model], got "
+                         << inputType;
+  RankedTensorType upType = getWUp().getType();
+  if (upType.getRank() != 2 || !upType.hasStaticShape())
+    return emitOpError()
+           << "w_up must be a static rank-2 tensor [d_model, d_ff], got "
+           << upType;
+
+  int64_t dModel = getDModel();
+  int64_t dFf = getDFf();
+  if (dModel <= 0 || dFf <= 0)
+    return emitOpError() << "d_model and d_ff must be positive";
+  if (inputType.getDimSize(1) != dModel)
+    return emitOpError() << "input has " << inputType.getDimSize(1)
+                         << " columns but w_up has " << dModel
+                         << " rows (d_model)";
+  if (getResult().getType() != inputType)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must equal the input type " << inputType;
+
+  Type elementType = inputType.getElementType();
+  OperandChecker checker(*this, elementType);
+  if (failed(checker.check(getWUp(), "w_up", {dModel, dFf})) ||
+      failed(checker.check(getWDown(), "w_down", {dFf, dModel})))
+    return failure();
+
+  if (getGated()) {
+    if (!getWGate())
+      return emitOpError() << "a gated FFN needs a w_gate operand";
+    if (failed(checker.check(getWGate(), "w_gate", {dModel, dFf})))
+      return failure();
+  } else {
+    if (getWGate())
+      return emitOpError() << "w_gate is only allowed on a gated FFN";
+    if (getBGate())
+      return emitOpError() << "b_gate is only allowed on a gated FFN";
+  }
+  if (getBUp() && failed(checker.check(getBUp(), "b_up", {dFf})))
+    return failure();
+  if (getBGate() && failed(checker.check(getBGate(), "b_gate", {dFf})))
+    return failure();
+  if (getBDown() && failed(checker.check(getBDown(), "b_down", {dModel})))
+    return failure();
+
+  std::optional<NormAttr> norm = getNorm();
+  if (!norm) {
+    if (getNormScale() || getNormShift())
+      return emitOpError() << "norm parameters given without a norm";
+    return success();
+  }
+  if (!getNormScale())
+    return emitOpError() << "a norm needs a norm_scale operand";
+  if (failed(checker.check(getNormScale(), "norm_scale", {dModel})))
+    return failure();
+  if (norm->getKind() == NormKind::layernorm) {
+    if (!getNormShift())
+      return emitOpError() << "a layernorm needs a norm_shift operand";
+    if (failed(checker.check(getNormShift(), "norm_shift", {dModel})))
+      return failure();
+  } else if (getNormShift()) {
+    return emitOpError() << "an rmsnorm has no norm_shift operand";
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "ffn/IR/FfnOps.cpp.inc"
