@@ -52,7 +52,8 @@ ffnc::closestMatch(llvm::StringRef word,
                    llvm::ArrayRef<llvm::StringRef> candidates) {
   // Allow roughly one typo per three characters, at least one and at most
   // three, so 'gleu' finds 'gelu' but 'x' does not find 'relu'.
-  unsigned limit = std::max<unsigned>(1, std::min<unsigned>(3, word.size() / 3));
+  unsigned limit =
+      std::max<unsigned>(1, std::min<unsigned>(3, (word.size() + 2) / 3));
   std::optional<llvm::StringRef> best;
   unsigned bestDistance = limit + 1;
   std::string lower = word.lower();

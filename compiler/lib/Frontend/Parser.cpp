@@ -20,9 +20,7 @@ public:
 private:
   void consume() {
     prevEnd = tok.endLoc();
-    do
-      tok = lexer.next();
-    while (tok.is(Token::Invalid)); // Already diagnosed by the lexer.
+    tok = lexer.next();
   }
   void skipSeparators() {
     while (tok.is(Token::Newline) || tok.is(Token::Semicolon))
@@ -32,8 +30,11 @@ private:
     while (tok.is(Token::Newline))
       consume();
   }
+  /// Reports a syntax error at the current token, unless the lexer already
+  /// reported that token as malformed: one mistake, one error.
   void errorAtToken(const llvm::Twine &message) {
-    diags.error(tok.loc(), message, tok.range());
+    if (!tok.is(Token::Invalid))
+      diags.error(tok.loc(), message, tok.range());
   }
 
   bool parseDecl(FfnDecl &decl);
@@ -77,7 +78,6 @@ SpecFile Parser::parseFile() {
 }
 
 bool Parser::parseDecl(FfnDecl &decl) {
-  SMLoc ffnLoc = tok.loc();
   consume(); // 'ffn'
   if (!tok.is(Token::Identifier)) {
     errorAtToken("expected a name after 'ffn', found " + describe(tok));
@@ -265,8 +265,10 @@ ExprPtr Parser::parsePrimary(unsigned depth) {
     if (!inner)
       return nullptr;
     if (!tok.is(Token::RParen)) {
-      errorAtToken("expected ')' to close the '(' , found " + describe(tok));
-      diags.note(start, "'(' opened here");
+      if (!tok.is(Token::Invalid)) {
+        errorAtToken("expected ')' to close the '(', found " + describe(tok));
+        diags.note(start, "'(' opened here");
+      }
       return nullptr;
     }
     consume();
@@ -323,9 +325,11 @@ bool Parser::parseCallArgs(Expr &call, unsigned depth) {
       consume();
       return true;
     }
-    errorAtToken("expected ',' or ')' in the arguments of '" + call.text +
-                 "', found " + describe(tok));
-    diags.note(open, "'(' opened here");
+    if (!tok.is(Token::Invalid)) {
+      errorAtToken("expected ',' or ')' in the arguments of '" + call.text +
+                   "', found " + describe(tok));
+      diags.note(open, "'(' opened here");
+    }
     return false;
   }
 }

@@ -61,6 +61,17 @@ std::optional<StringRef> gateFor(Activation a) {
   return std::nullopt;
 }
 
+/// Other frameworks' names for our activations (Hugging Face's ACT2FN,
+/// PyTorch), so a spec ported from a config gets a direct fix-it.
+std::optional<StringRef> activationAlias(StringRef word) {
+  return llvm::StringSwitch<std::optional<StringRef>>(word.lower())
+      .Case("swish", StringRef("silu"))
+      .Cases({"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "approx_gelu"},
+             StringRef("gelu_tanh"))
+      .Cases({"linear", "none"}, StringRef("identity"))
+      .Default(std::nullopt);
+}
+
 class DeclSema {
 public:
   DeclSema(const FfnDecl &decl, DiagnosticEngine &diags)
@@ -163,6 +174,11 @@ void DeclSema::handleField(const Field &field) {
       error(*field.value, "'" + *word +
                               "' is a gated variant, not an activation; "
                               "write 'gate = " + *word + "'");
+    } else if (std::optional<StringRef> alias = activationAlias(*word)) {
+      error(*field.value,
+            "unknown activation '" + *word + "'; did you mean '" + *alias +
+                "'?",
+            *alias);
     } else {
       errorWithSuggestion(*field.value, "unknown activation '" + *word + "'",
                           *word, activationNames());

@@ -112,7 +112,7 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
                                          : ffn::NormKind::rmsnorm,
         spec.normPosition == NormPosition::Pre ? ffn::NormPosition::pre
                                                : ffn::NormPosition::post,
-        builder.getF64FloatAttr(spec.normEps));
+        llvm::APFloat(spec.normEps));
 
   auto op = ffn::FfnOp::create(
       builder, loc, ioType, arg(input), arg(wUp), arg(wGate), arg(wDown),

@@ -11,6 +11,7 @@
 #include "ffnc/Frontend/Sema.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
 
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -59,6 +60,11 @@ cl::opt<std::string> outputFile(
     "o", cl::desc("Output file ('-' for stdout); written only on success"),
     cl::value_desc("file"), cl::init("-"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()));
+
+cl::opt<bool> printLocations(
+    "print-locations",
+    cl::desc("Print source locations (spec file:line:col) in MLIR output"),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
 
 // info.
 cl::list<uint64_t> tokenCounts(
@@ -177,7 +183,10 @@ int main(int argc, char **argv) {
     if (failed(mlir::verify(*module)))
       return fail("internal error: the generated ffn dialect does not "
                   "verify (please report this with the spec)");
-    module->print(os);
+    mlir::OpPrintingFlags flags;
+    if (printLocations)
+      flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    module->print(os, flags);
     os << "\n";
     break;
   }

@@ -6,6 +6,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <charconv>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::ffn;
 
@@ -16,16 +19,58 @@ using namespace mlir::ffn;
 
 LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                NormKind kind, NormPosition position,
-                               FloatAttr eps) {
-  if (!eps)
-    return emitError() << "norm needs an eps";
-  double value = eps.getValueAsDouble();
+                               llvm::APFloat eps) {
+  double value = eps.convertToDouble();
   // eps guards a division by sqrt(variance + eps): zero, negative or
   // non-finite values make the kernel produce Inf/NaN on constant rows.
   if (!(value > 0.0) || !std::isfinite(value))
     return emitError() << "norm eps must be positive and finite, got "
                        << value;
   return success();
+}
+
+// <layernorm, post, eps = 1.0e-12>
+Attribute NormAttr::parse(AsmParser &parser, Type) {
+  StringRef kindWord, positionWord;
+  double eps;
+  SMLoc kindLoc, positionLoc;
+  if (parser.parseLess() || parser.getCurrentLocation(&kindLoc) ||
+      parser.parseKeyword(&kindWord) || parser.parseComma() ||
+      parser.getCurrentLocation(&positionLoc) ||
+      parser.parseKeyword(&positionWord) || parser.parseComma() ||
+      parser.parseKeyword("eps") || parser.parseEqual() ||
+      parser.parseFloat(eps) || parser.parseGreater())
+    return {};
+  std::optional<NormKind> kind = symbolizeNormKind(kindWord);
+  if (!kind) {
+    parser.emitError(kindLoc) << "unknown norm kind '" << kindWord
+                              << "' (expected layernorm or rmsnorm)";
+    return {};
+  }
+  std::optional<NormPosition> position = symbolizeNormPosition(positionWord);
+  if (!position) {
+    parser.emitError(positionLoc) << "unknown norm position '" << positionWord
+                                  << "' (expected pre or post)";
+    return {};
+  }
+  return NormAttr::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), *kind, *position, llvm::APFloat(eps));
+}
+
+void NormAttr::print(AsmPrinter &printer) const {
+  // The shortest decimal that reads back as the same double.
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer),
+                              getEps().convertToDouble());
+  std::string eps(buffer, result.ptr);
+  // MLIR's float literals need a '.': 1e-12 -> 1.0e-12, 2 -> 2.0.
+  if (eps.find('.') == std::string::npos) {
+    size_t e = eps.find('e');
+    eps.insert(e == std::string::npos ? eps.size() : e, ".0");
+  }
+  printer << "<" << stringifyNormKind(getKind()) << ", "
+          << stringifyNormPosition(getPosition()) << ", eps = " << eps << ">";
 }
 
 void FfnDialect::registerAttributes() {

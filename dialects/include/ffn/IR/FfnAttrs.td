@@ -53,8 +53,10 @@ def Ffn_NormAttr : AttrDef<Ffn_Dialect, "Norm"> {
   }];
   let parameters = (ins EnumParameter<Ffn_NormKind>:$kind,
                         EnumParameter<Ffn_NormPosition>:$position,
-                        "::mlir::FloatAttr":$eps);
-  let assemblyFormat = "`<` $kind `,` $position `,` `eps` `=` $eps `>`";
+                        APFloatParameter<"epsilon (f64)">:$eps);
+  // Custom so eps prints in its shortest exact form (1.0e-12, not
+  // 9.9999999999999998E-13 : f64).
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

@@ -64,7 +64,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
   let results = (outs Ffn_FloatTensor:$result);
 
   let assemblyFormat = [{
-    custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` $norm^)?
+    custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` `` $norm^)?
     `ins` `(` $input `:` type($input) `)`
     `up` `(` $w_up `:` type($w_up) `)`
     (`gate` `(` $w_gate^ `:` type($w_gate) `)`)?

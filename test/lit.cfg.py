@@ -1,0 +1,29 @@
+# lit configuration for ffnc: one folder per stage (Frontend, Dialect,
+# Driver, Fuzz, ...). Run through `ninja -C build check-ffnc` or
+# scripts/test.sh, which configure lit.site.cfg.py first.
+import os
+import shutil
+
+import lit.formats
+
+config.name = "ffnc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".ffn", ".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ffnc_obj_root, "test")
+
+# Our tools first, then LLVM 22's (FileCheck, not, count, split-file).
+path = [config.ffnc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])]
+config.environment["PATH"] = os.pathsep.join(path)
+# Diagnostics are compared as plain text.
+config.environment["TERM"] = "dumb"
+
+config.substitutions.append(("%ffnc_src_root", config.ffnc_src_root))
+config.substitutions.append(("%ffnc_obj_root", config.ffnc_obj_root))
+config.substitutions.append(("%examples", os.path.join(config.ffnc_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
+
+# The front-end fuzzer needs clang's libFuzzer; built when the compiler is clang.
+if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-spec-fuzzer")):
+    config.available_features.add("fuzzer")
