@@ -19,7 +19,8 @@ public:
 
 private:
   void consume() {
-    prevEnd = tok.endLoc();
+    if (!tok.is(Token::Newline))
+      prevEnd = tok.endLoc();
     tok = lexer.next();
   }
   void skipSeparators() {
@@ -43,6 +44,14 @@ private:
   void recoverToFieldEnd();
   /// Skips to the next line that starts with 'ffn', or to end of file.
   void recoverToNextDecl();
+
+  /// Sets `e.depth` from its children; reports and returns null when the
+  /// tree grows taller than kMaxExprDepth.
+  ExprPtr checkDepth(ExprPtr e, llvm::SMLoc where);
+  void reportTooDeep(llvm::SMLoc where) {
+    diags.error(where, "expression is too long or nested too deeply (more "
+                       "than " + llvm::Twine(kMaxExprDepth) + " levels)");
+  }
 
   ExprPtr parseExpr(unsigned depth);
   ExprPtr parseTerm(unsigned depth);
@@ -105,8 +114,10 @@ bool Parser::parseDecl(FfnDecl &decl) {
       return ok;
     }
     if (tok.is(Token::Eof)) {
-      diags.error(tok.loc(), "unterminated block 'ffn " + decl.name +
-                                 "': expected '}' before end of file");
+      // Point just past the block's last token rather than at the end of
+      // the file, which may be far below after trailing comments.
+      diags.error(prevEnd, "unterminated block 'ffn " + decl.name +
+                               "': expected '}' before end of file");
       diags.note(decl.openBrace, "block opened here");
       return false;
     }
@@ -176,6 +187,22 @@ void Parser::recoverToNextDecl() {
   }
 }
 
+ExprPtr Parser::checkDepth(ExprPtr e, llvm::SMLoc where) {
+  unsigned below = 0;
+  if (e->lhs)
+    below = std::max(below, e->lhs->depth);
+  if (e->rhs)
+    below = std::max(below, e->rhs->depth);
+  for (const CallArg &arg : e->args)
+    below = std::max(below, arg.value->depth);
+  e->depth = below + 1;
+  if (e->depth > kMaxExprDepth) {
+    reportTooDeep(where);
+    return nullptr;
+  }
+  return e;
+}
+
 ExprPtr Parser::parseExpr(unsigned depth) {
   ExprPtr lhs = parseTerm(depth);
   while (lhs && (tok.is(Token::Plus) || tok.is(Token::Minus))) {
@@ -192,7 +219,7 @@ ExprPtr Parser::parseExpr(unsigned depth) {
     bin->opRange = opRange;
     bin->lhs = std::move(lhs);
     bin->rhs = std::move(rhs);
-    lhs = std::move(bin);
+    lhs = checkDepth(std::move(bin), opRange.Start);
   }
   return lhs;
 }
@@ -213,15 +240,14 @@ ExprPtr Parser::parseTerm(unsigned depth) {
     bin->opRange = opRange;
     bin->lhs = std::move(lhs);
     bin->rhs = std::move(rhs);
-    lhs = std::move(bin);
+    lhs = checkDepth(std::move(bin), opRange.Start);
   }
   return lhs;
 }
 
 ExprPtr Parser::parseUnary(unsigned depth) {
   if (depth > kMaxExprDepth) {
-    errorAtToken("expression is nested too deeply (more than " +
-                 llvm::Twine(kMaxExprDepth) + " levels)");
+    reportTooDeep(tok.loc());
     return nullptr;
   }
   if (tok.is(Token::Minus)) {
@@ -232,7 +258,7 @@ ExprPtr Parser::parseUnary(unsigned depth) {
       return nullptr;
     auto neg = std::make_unique<Expr>(Expr::Negate, SMRange(start, prevEnd));
     neg->lhs = std::move(operand);
-    return neg;
+    return checkDepth(std::move(neg), start);
   }
   return parsePrimary(depth);
 }
@@ -256,7 +282,7 @@ ExprPtr Parser::parsePrimary(unsigned depth) {
     if (!parseCallArgs(*call, depth + 1))
       return nullptr;
     call->range = SMRange(name.loc(), prevEnd);
-    return call;
+    return checkDepth(std::move(call), name.loc());
   }
   case Token::LParen: {
     SMLoc start = tok.loc();
@@ -273,6 +299,12 @@ ExprPtr Parser::parsePrimary(unsigned depth) {
     }
     consume();
     inner->range = SMRange(start, prevEnd);
+    // Parentheses add a level of parsing recursion, though not a node.
+    if (inner->depth + 1 > kMaxExprDepth) {
+      reportTooDeep(start);
+      return nullptr;
+    }
+    ++inner->depth;
     return inner;
   }
   default:

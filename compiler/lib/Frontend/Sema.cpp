@@ -6,6 +6,7 @@
 #include "ffnc/Frontend/Rational.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
@@ -114,6 +115,9 @@ private:
   llvm::StringMap<int64_t> dims;
   const Field *currentField = nullptr;
   std::optional<bool> biasAll, biasUp, biasGate, biasDown;
+  /// Fields an unknown field was probably meant to be: not also reported
+  /// as missing.
+  llvm::StringSet<> misspelled;
 };
 
 std::optional<FfnSpec> DeclSema::run() {
@@ -124,11 +128,12 @@ std::optional<FfnSpec> DeclSema::run() {
       return std::nullopt;
     if (!llvm::is_contained(kFields, field.name)) {
       std::string msg = ("unknown field '" + field.name + "'").str();
-      if (std::optional<StringRef> best = closestMatch(field.name, kFields))
+      if (std::optional<StringRef> best = closestMatch(field.name, kFields)) {
         diags.error(field.nameRange.Start,
                     msg + "; did you mean '" + *best + "'?", field.nameRange,
                     *best);
-      else
+        misspelled.insert(*best);
+      } else
         diags.error(field.nameRange.Start,
                     msg + " (fields: d_model, d_ff, activation, gate, bias, "
                           "bias_up, bias_gate, bias_down, residual, norm, "
@@ -599,14 +604,15 @@ void DeclSema::checkCombination() {
   if (!decl.wellFormed)
     return;
   for (StringRef required : {"d_model", "d_ff"})
-    if (!seen.count(required)) {
+    if (!seen.count(required) && !misspelled.contains(required)) {
       diags.error(decl.nameRange.Start,
                   "ffn '" + decl.name + "' is missing required field '" +
                       required + "'",
                   decl.nameRange);
       ok = false;
     }
-  if (!activation && !gate) {
+  if (!activation && !gate && !misspelled.contains("activation") &&
+      !misspelled.contains("gate")) {
     diags.error(decl.nameRange.Start,
                 "ffn '" + decl.name +
                     "' needs an 'activation' (plain FFN) or a 'gate' (gated "

@@ -44,6 +44,9 @@ struct Expr {
   llvm::SMRange opRange; ///< The operator token of a Binary.
   ExprPtr lhs, rhs;      ///< Binary operands; Negate uses lhs.
   std::vector<CallArg> args;
+  /// Height of the tree below this node (a literal is 1). Every recursive
+  /// walk of an expression is bounded by it; see kMaxExprDepth.
+  unsigned depth = 1;
 
   Expr(Kind kind, llvm::SMRange range, llvm::StringRef text = {})
       : kind(kind), range(range), text(text) {}

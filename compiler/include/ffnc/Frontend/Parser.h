@@ -29,9 +29,11 @@ namespace ffnc {
 /// errors are reported in one run.
 SpecFile parseSpec(llvm::StringRef buffer, DiagnosticEngine &diags);
 
-/// Deepest nesting of parentheses/unary minus accepted in an expression; far
-/// beyond any real spec, low enough that hostile input cannot blow the stack.
-constexpr unsigned kMaxExprDepth = 64;
+/// Tallest expression tree accepted (parentheses, unary minus, calls and
+/// chains of binary operators all add a level). Far beyond any real spec and
+/// low enough that no recursive walk of the tree (parse, evaluation,
+/// printing, destruction) can exhaust the stack on hostile input.
+constexpr unsigned kMaxExprDepth = 256;
 
 } // namespace ffnc
 

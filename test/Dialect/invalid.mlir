@@ -1,0 +1,180 @@
+// RUN: ffn-opt %s -split-input-file -verify-diagnostics
+// Every verifier rule of ffn.ffn and #ffn.norm, one case each.
+
+func.func @input_rank(%x: tensor<16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{input must be a rank-2 tensor [M, d_model]}}
+  %y = ffn.ffn relu ins(%x : tensor<16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_weights(%x: tensor<?x16xf32>, %w1: tensor<16x?xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{w_up must be a static rank-2 tensor [d_model, d_ff]}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x?xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @input_width(%x: tensor<?x8xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{input has 8 columns but w_up has 16 rows (d_model)}}
+  %y = ffn.ffn relu ins(%x : tensor<?x8xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @result_type(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{result type 'tensor<4x16xf32>' must equal the input type 'tensor<?x16xf32>'}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @down_shape(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<16x64xf32>) {
+  // expected-error @+1 {{w_down must have shape [64, 16], got [16, 64]}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<16x64xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @mixed_dtypes(%x: tensor<?x16xf32>, %w1: tensor<16x64xbf16>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{w_up has element type 'bf16' but the input has 'f32'}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xbf16>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @unsupported_dtype(%x: tensor<?x16xf64>, %w1: tensor<16x64xf64>, %w2: tensor<64x16xf64>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf64>) up(%w1 : tensor<16x64xf64>) down(%w2 : tensor<64x16xf64>) -> tensor<?x16xf64>
+  return
+}
+
+// -----
+
+func.func @gated_without_gate(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{a gated FFN needs a w_gate operand}}
+  %y = ffn.ffn gated silu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @gate_on_plain(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{w_gate is only allowed on a gated FFN}}
+  %y = ffn.ffn silu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) gate(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @gate_bias_on_plain(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{b_gate is only allowed on a gated FFN}}
+  %y = ffn.ffn silu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) bias_gate(%b : tensor<64xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @gate_shape(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %wg: tensor<16x32xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{w_gate must have shape [16, 64], got [16, 32]}}
+  %y = ffn.ffn gated silu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) gate(%wg : tensor<16x32xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @bias_up_shape(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{b_up must have shape [64], got [16]}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) bias_up(%b : tensor<16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @bias_down_shape(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{b_down must have shape [16], got [64]}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) bias_down(%b : tensor<64xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @norm_params_without_norm(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %s: tensor<16xf32>) {
+  // expected-error @+1 {{norm parameters given without a norm}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) norm_scale(%s : tensor<16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @norm_without_scale(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{a norm needs a norm_scale operand}}
+  %y = ffn.ffn relu norm<rmsnorm, pre, eps = 1.0e-6> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @layernorm_without_shift(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %s: tensor<16xf32>) {
+  // expected-error @+1 {{a layernorm needs a norm_shift operand}}
+  %y = ffn.ffn relu norm<layernorm, pre, eps = 1.0e-5> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) norm_scale(%s : tensor<16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @rmsnorm_with_shift(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %s: tensor<16xf32>) {
+  // expected-error @+1 {{an rmsnorm has no norm_shift operand}}
+  %y = ffn.ffn relu norm<rmsnorm, pre, eps = 1.0e-5> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) norm_scale(%s : tensor<16xf32>) norm_shift(%s : tensor<16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @norm_scale_shape(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %s: tensor<64xf32>) {
+  // expected-error @+1 {{norm_scale must have shape [16], got [64]}}
+  %y = ffn.ffn relu norm<rmsnorm, post, eps = 1.0e-5> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) norm_scale(%s : tensor<64xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{norm eps must be positive and finite, got 0}}
+func.func @zero_eps() attributes {n = #ffn.norm<rmsnorm, pre, eps = 0.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{norm eps must be positive and finite, got -1}}
+func.func @negative_eps() attributes {n = #ffn.norm<rmsnorm, pre, eps = -1.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown norm kind 'batchnorm' (expected layernorm or rmsnorm)}}
+func.func @bad_kind() attributes {n = #ffn.norm<batchnorm, pre, eps = 1.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown norm position 'middle' (expected pre or post)}}
+func.func @bad_position() attributes {n = #ffn.norm<layernorm, middle, eps = 1.0>} {
+  return
+}
+
+// -----
+
+func.func @bad_activation(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{unknown activation 'tanh'}}
+  %y = ffn.ffn tanh ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}

@@ -1,0 +1,53 @@
+// RUN: ffn-opt %s | FileCheck %s
+// RUN: ffn-opt %s | ffn-opt | FileCheck %s
+// RUN: ffn-opt %s -mlir-print-op-generic | ffn-opt | FileCheck %s
+// Custom and generic forms of ffn.ffn print and parse back unchanged.
+
+// CHECK-LABEL: func.func @plain
+// CHECK: ffn.ffn relu ins(%{{.*}} : tensor<?x16xf32>) up(%{{.*}} : tensor<16x64xf32>) down(%{{.*}} : tensor<64x16xf32>) -> tensor<?x16xf32>
+func.func @plain(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @static_m_gelu_tanh_biases
+// CHECK: ffn.ffn gelu_tanh ins(%{{.*}} : tensor<4x16xf16>) up(%{{.*}} : tensor<16x64xf16>) down(%{{.*}} : tensor<64x16xf16>) bias_up(%{{.*}} : tensor<64xf16>) bias_down(%{{.*}} : tensor<16xf16>) -> tensor<4x16xf16>
+func.func @static_m_gelu_tanh_biases(%x: tensor<4x16xf16>, %w1: tensor<16x64xf16>, %w2: tensor<64x16xf16>, %b1: tensor<64xf16>, %b2: tensor<16xf16>) -> tensor<4x16xf16> {
+  %y = ffn.ffn gelu_tanh ins(%x : tensor<4x16xf16>) up(%w1 : tensor<16x64xf16>) down(%w2 : tensor<64x16xf16>) bias_up(%b1 : tensor<64xf16>) bias_down(%b2 : tensor<16xf16>) -> tensor<4x16xf16>
+  return %y : tensor<4x16xf16>
+}
+
+// CHECK-LABEL: func.func @swiglu_rmsnorm_residual
+// CHECK: ffn.ffn gated silu residual norm<rmsnorm, pre, eps = 1.0e-06> ins(%{{.*}} : tensor<?x16xbf16>) up(%{{.*}} : tensor<16x48xbf16>) gate(%{{.*}} : tensor<16x48xbf16>) down(%{{.*}} : tensor<48x16xbf16>) norm_scale(%{{.*}} : tensor<16xbf16>) -> tensor<?x16xbf16>
+func.func @swiglu_rmsnorm_residual(%x: tensor<?x16xbf16>, %wu: tensor<16x48xbf16>, %wg: tensor<16x48xbf16>, %wd: tensor<48x16xbf16>, %g: tensor<16xbf16>) -> tensor<?x16xbf16> {
+  %y = ffn.ffn gated silu residual norm<rmsnorm, pre, eps = 1.0e-6> ins(%x : tensor<?x16xbf16>) up(%wu : tensor<16x48xbf16>) gate(%wg : tensor<16x48xbf16>) down(%wd : tensor<48x16xbf16>) norm_scale(%g : tensor<16xbf16>) -> tensor<?x16xbf16>
+  return %y : tensor<?x16xbf16>
+}
+
+// CHECK-LABEL: func.func @geglu_all_biases_layernorm_post
+// CHECK: ffn.ffn gated gelu norm<layernorm, post, eps = 1.0e-12> ins({{.*}}) up({{.*}}) gate({{.*}}) down({{.*}}) bias_up(%{{.*}} : tensor<48xf32>) bias_gate(%{{.*}} : tensor<48xf32>) bias_down(%{{.*}} : tensor<16xf32>) norm_scale(%{{.*}} : tensor<16xf32>) norm_shift(%{{.*}} : tensor<16xf32>) -> tensor<?x16xf32>
+func.func @geglu_all_biases_layernorm_post(%x: tensor<?x16xf32>, %wu: tensor<16x48xf32>, %wg: tensor<16x48xf32>, %wd: tensor<48x16xf32>, %bu: tensor<48xf32>, %bg: tensor<48xf32>, %bd: tensor<16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
+  %y = ffn.ffn gated gelu norm<layernorm, post, eps = 1.0e-12> ins(%x : tensor<?x16xf32>) up(%wu : tensor<16x48xf32>) gate(%wg : tensor<16x48xf32>) down(%wd : tensor<48x16xf32>) bias_up(%bu : tensor<48xf32>) bias_gate(%bg : tensor<48xf32>) bias_down(%bd : tensor<16xf32>) norm_scale(%s : tensor<16xf32>) norm_shift(%b : tensor<16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// Every activation keyword parses.
+// CHECK-LABEL: func.func @activations
+// CHECK: ffn.ffn sigmoid
+// CHECK: ffn.ffn identity
+// CHECK: ffn.ffn gated relu
+// CHECK: ffn.ffn gelu
+func.func @activations(%x: tensor<?x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) {
+  %0 = ffn.ffn sigmoid ins(%x : tensor<?x8xf32>) up(%w1 : tensor<8x8xf32>) down(%w2 : tensor<8x8xf32>) -> tensor<?x8xf32>
+  %1 = ffn.ffn identity ins(%x : tensor<?x8xf32>) up(%w1 : tensor<8x8xf32>) down(%w2 : tensor<8x8xf32>) -> tensor<?x8xf32>
+  %2 = ffn.ffn gated relu ins(%x : tensor<?x8xf32>) up(%w1 : tensor<8x8xf32>) gate(%w1 : tensor<8x8xf32>) down(%w2 : tensor<8x8xf32>) -> tensor<?x8xf32>
+  %3 = ffn.ffn gelu ins(%x : tensor<?x8xf32>) up(%w1 : tensor<8x8xf32>) down(%w2 : tensor<8x8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// The norm attribute also stands alone.
+// CHECK-LABEL: func.func @norm_attr
+// CHECK-SAME: attributes {n = #ffn.norm<layernorm, pre, eps = 1.0e-05>}
+func.func @norm_attr() attributes {n = #ffn.norm<layernorm, pre, eps = 0.00001>} {
+  return
+}
