@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package ffnc needs. Idempotent: packages already
+# present are not touched, and apt-get update runs only when something is
+# missing. Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(
+  # LLVM/MLIR 22: libMLIR.so, mlir-tblgen, lit, FileCheck, clang (for
+  # libFuzzer and as the project's compiler).
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  libclang-rt-22-dev
+  # Build tools and libraries.
+  cmake ninja-build python3 libfmt-dev
+  # Halide 14 (CPU scheduling experiments) and oneDNN (benchmark peer).
+  libhalide14-0-dev libdnnl-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
