@@ -85,3 +85,23 @@ Activation ffnc::gateActivation(Gate g) {
 }
 
 unsigned ffnc::byteWidth(DType d) { return d == DType::F32 ? 4 : 2; }
+
+std::vector<ParamInfo> ffnc::kernelParams(const FfnSpec &spec) {
+  int64_t d = spec.dModel, f = spec.dFF;
+  std::vector<ParamInfo> params;
+  params.push_back({"w_up", d, f});
+  if (spec.isGated())
+    params.push_back({"w_gate", d, f});
+  params.push_back({"w_down", f, d});
+  if (spec.biasUp)
+    params.push_back({"b_up", f, 0});
+  if (spec.hasBiasGate())
+    params.push_back({"b_gate", f, 0});
+  if (spec.biasDown)
+    params.push_back({"b_down", d, 0});
+  if (spec.norm != NormKind::None)
+    params.push_back({"norm_scale", d, 0});
+  if (spec.norm == NormKind::LayerNorm)
+    params.push_back({"norm_shift", d, 0});
+  return params;
+}

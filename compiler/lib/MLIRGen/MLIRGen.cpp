@@ -54,58 +54,44 @@ static Location locationOf(MLIRContext &ctx, const llvm::SourceMgr &sm,
       &ctx, sm.getMemoryBuffer(id)->getBufferIdentifier(), line, col);
 }
 
-namespace {
-/// Collects the function signature while the op's operands are assigned, so
-/// the argument order is written down exactly once.
-struct Signature {
-  SmallVector<Type> types;
-  SmallVector<StringRef> names;
-  unsigned add(Type type, StringRef name) {
-    types.push_back(type);
-    names.push_back(name);
-    return types.size() - 1;
-  }
-};
-} // namespace
-
 static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
                                   const llvm::SourceMgr &sm) {
   MLIRContext &ctx = *builder.getContext();
   Location loc = locationOf(ctx, sm, spec.loc);
   Type elt = elementType(ctx, spec.dtype);
-  int64_t d = spec.dModel, f = spec.dFF;
+  int64_t d = spec.dModel;
   auto tensor = [&](ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, elt);
   };
 
-  Signature sig;
+  // Arguments: the input, then the parameters in kernelParams() order.
   auto ioType = tensor({ShapedType::kDynamic, d});
-  int input = sig.add(ioType, "input");
-  int wUp = sig.add(tensor({d, f}), "w_up");
-  int wGate = spec.isGated() ? sig.add(tensor({d, f}), "w_gate") : -1;
-  int wDown = sig.add(tensor({f, d}), "w_down");
-  int bUp = spec.biasUp ? sig.add(tensor({f}), "b_up") : -1;
-  int bGate = spec.hasBiasGate() ? sig.add(tensor({f}), "b_gate") : -1;
-  int bDown = spec.biasDown ? sig.add(tensor({d}), "b_down") : -1;
-  bool hasNorm = spec.norm != NormKind::None;
-  int scale = hasNorm ? sig.add(tensor({d}), "norm_scale") : -1;
-  int shift =
-      spec.norm == NormKind::LayerNorm ? sig.add(tensor({d}), "norm_shift") : -1;
+  SmallVector<Type> argTypes = {ioType};
+  SmallVector<StringRef> argNames = {"input"};
+  std::vector<ParamInfo> params = kernelParams(spec);
+  for (const ParamInfo &p : params) {
+    argTypes.push_back(p.rank() == 2 ? tensor({p.rows, p.cols})
+                                     : tensor({p.rows}));
+    argNames.push_back(p.name);
+  }
 
-  auto func = func::FuncOp::create(
-      builder, loc, spec.name, builder.getFunctionType(sig.types, {ioType}));
-  for (auto [i, name] : llvm::enumerate(sig.names))
+  auto func = func::FuncOp::create(builder, loc, spec.name,
+                                   builder.getFunctionType(argTypes, {ioType}));
+  for (auto [i, name] : llvm::enumerate(argNames))
     func.setArgAttr(i, "ffn.param", builder.getStringAttr(name));
 
   Block *body = func.addEntryBlock();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
-  auto arg = [&](int index) -> Value {
-    return index < 0 ? Value() : body->getArgument(index);
+  auto arg = [&](StringRef name) -> Value {
+    for (auto [i, n] : llvm::enumerate(argNames))
+      if (n == name)
+        return body->getArgument(i);
+    return Value();
   };
 
   ffn::NormAttr norm;
-  if (hasNorm)
+  if (spec.norm != NormKind::None)
     norm = ffn::NormAttr::get(
         &ctx,
         spec.norm == NormKind::LayerNorm ? ffn::NormKind::layernorm
@@ -115,8 +101,9 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
         llvm::APFloat(spec.normEps));
 
   auto op = ffn::FfnOp::create(
-      builder, loc, ioType, arg(input), arg(wUp), arg(wGate), arg(wDown),
-      arg(bUp), arg(bGate), arg(bDown), arg(scale), arg(shift),
+      builder, loc, ioType, arg("input"), arg("w_up"), arg("w_gate"),
+      arg("w_down"), arg("b_up"), arg("b_gate"), arg("b_down"),
+      arg("norm_scale"), arg("norm_shift"),
       ffn::ActivationAttr::get(&ctx, toDialect(spec.activation)),
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
       spec.residual ? builder.getUnitAttr() : UnitAttr(), norm);

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ffn/IR/FfnDialect.h"
+#include "ffn/Transforms/Passes.h"
+#include "ffnc/CodeGen/Pipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +17,8 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::ffn::registerFfnPasses();
+  ffnc::registerCPUPipeline();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -6,6 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "InfoCommand.h"
+#include "RunCommand.h"
+
+#include "ffnc/CodeGen/Backend.h"
+#include "ffnc/CodeGen/Compile.h"
 
 #include "ffnc/Frontend/ASTPrinter.h"
 #include "ffnc/Frontend/Sema.h"
@@ -22,6 +26,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 using namespace ffnc;
 namespace cl = llvm::cl;
 
@@ -32,8 +38,12 @@ cl::OptionCategory ffncCategory("ffnc options");
 cl::SubCommand infoCommand(
     "info", "Print dimensions, parameter count, weight bytes, FLOPs per "
             "token and arithmetic intensity of each FFN");
+cl::SubCommand runCommand(
+    "run", "Compile for this machine, run each FFN on seeded random data "
+           "through the runtime, time it, and with --check compare it with "
+           "the f64 reference");
 
-enum class EmitKind { AST, Ffn };
+enum class EmitKind { AST, Ffn, Linalg, LLVM, Asm, Obj, SharedLib };
 
 // Options of every subcommand.
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),
@@ -43,6 +53,12 @@ cl::opt<std::string>
     onlyFfn("ffn", cl::desc("Process only the ffn block with this name"),
             cl::value_desc("name"), cl::cat(ffncCategory),
             cl::sub(cl::SubCommand::getAll()));
+cl::opt<std::string> targetName(
+    "target",
+    cl::desc("Code generation target: host (default), x86-64-avx2, "
+             "x86-64-avx512"),
+    cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<unsigned> maxErrors(
     "max-errors",
     cl::desc("Stop after this many errors (default 20; 0: no limit)"),
@@ -51,28 +67,70 @@ cl::opt<unsigned> maxErrors(
 // Compilation (no subcommand).
 cl::opt<EmitKind> emit(
     "emit", cl::desc("Stage to print"), cl::init(EmitKind::Ffn),
-    cl::values(clEnumValN(EmitKind::AST, "ast",
-                          "the parsed spec, with evaluated dimensions"),
-               clEnumValN(EmitKind::Ffn, "ffn",
-                          "the ffn dialect (one func per ffn block)")),
+    cl::values(
+        clEnumValN(EmitKind::AST, "ast",
+                   "the parsed spec, with evaluated dimensions"),
+        clEnumValN(EmitKind::Ffn, "ffn",
+                   "the ffn dialect (one func per ffn block)"),
+        clEnumValN(EmitKind::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(EmitKind::LLVM, "llvm",
+                   "optimized LLVM IR with the kernel ABI glue"),
+        clEnumValN(EmitKind::Asm, "asm", "x86-64 assembly"),
+        clEnumValN(EmitKind::Obj, "obj",
+                   "a relocatable object (needs -o); link it with the "
+                   "--header into your app"),
+        clEnumValN(EmitKind::SharedLib, "so",
+                   "a shared library for ffn_kernel_load_library (needs "
+                   "-o)")),
     cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<std::string> outputFile(
     "o", cl::desc("Output file ('-' for stdout); written only on success"),
     cl::value_desc("file"), cl::init("-"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()));
 
+cl::opt<std::string> headerFile(
+    "header",
+    cl::desc("Also write the C header declaring the kernels (with "
+             "--emit=obj or --emit=so)"),
+    cl::value_desc("file"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<bool> printLocations(
     "print-locations",
     cl::desc("Print source locations (spec file:line:col) in MLIR output"),
     cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
 
-// info.
+// info and run.
 cl::list<uint64_t> tokenCounts(
     "tokens",
-    cl::desc("Token counts M for the arithmetic intensity column "
-             "(default 1,16,128,2048)"),
+    cl::desc("Token counts M: info prints the arithmetic intensity at each "
+             "(default 1,16,128,2048); run runs each (default 17)"),
     cl::value_desc("M,M,..."), cl::CommaSeparated, cl::cat(ffncCategory),
-    cl::sub(infoCommand));
+    cl::sub(infoCommand), cl::sub(runCommand));
+
+// run.
+cl::opt<bool> checkResults(
+    "check",
+    cl::desc("Compare every output with the f64 reference; exit 1 above the "
+             "dtype's tolerance (docs/numerics.md)"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random data (default 1)"),
+                       cl::init(1), cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Timed runs after one warm-up (default 3)"),
+                         cl::init(3), cl::cat(ffncCategory),
+                         cl::sub(runCommand));
+cl::opt<bool> outInLayout(
+    "out-in",
+    cl::desc("Hand weights to the runtime in PyTorch's [out, in] layout"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<double> inputScale(
+    "input-scale",
+    cl::desc("Scale of the random input, uniform in [-s, s] (default 1)"),
+    cl::init(1.0), cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<bool> injectNonFinite(
+    "inject-nonfinite",
+    cl::desc("Put NaN, +Inf and -Inf into the first three input rows"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
 
 /// Spec files larger than this are refused outright: a real spec is a few
 /// hundred bytes, and the limit bounds the work done on hostile input.
@@ -85,14 +143,14 @@ int fail(const llvm::Twine &message) {
 
 /// Writes `text` to the output file through a temporary file that is renamed
 /// into place, so a failed run never leaves a half-written output behind.
-int writeOutput(llvm::StringRef text) {
+int writeOutput(llvm::StringRef path, llvm::StringRef text) {
   llvm::Error err = llvm::writeToOutput(
-      outputFile, [&](llvm::raw_ostream &os) -> llvm::Error {
+      path, [&](llvm::raw_ostream &os) -> llvm::Error {
         os << text;
         return llvm::Error::success();
       });
   if (err)
-    return fail("cannot write '" + outputFile + "': " +
+    return fail("cannot write '" + path + "': " +
                 llvm::toString(std::move(err)));
   return 0;
 }
@@ -112,7 +170,9 @@ int main(int argc, char **argv) {
       "  ffnc [options] <spec.ffn>        compile a spec; --emit picks the "
       "stage\n"
       "  ffnc info [options] <spec.ffn>   report sizes, FLOPs and "
-      "intensity\n\n"
+      "intensity\n"
+      "  ffnc run [options] <spec.ffn>    run on this machine, time, "
+      "--check\n\n"
       "The spec language is described in docs/dsl.md.\n");
 
   auto bufferOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
@@ -169,27 +229,65 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::string rendered;
-  llvm::raw_string_ostream os(rendered);
-  switch (emit) {
-  case EmitKind::AST:
+  // Everything past the front end needs a valid target.
+  llvm::Expected<TargetInfo> target = resolveTarget(targetName);
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+
+  if (runCommand) {
+    RunOptions options;
+    options.tokens.assign(tokenCounts.begin(), tokenCounts.end());
+    if (options.tokens.empty())
+      options.tokens = {17};
+    for (uint64_t m : options.tokens)
+      if (m == 0 || m > (1u << 20))
+        return fail("--tokens: token counts must be in [1, 1048576]");
+    if (!(inputScale > 0) || !std::isfinite(inputScale))
+      return fail("--input-scale must be positive and finite");
+    if (!hostCanRun(*target))
+      return fail("this machine cannot run code for target '" +
+                  target->name + "'");
+    options.target = *target;
+    options.check = checkResults;
+    options.seed = seed;
+    options.repeat = repeat;
+    options.outInLayout = outInLayout;
+    options.inputScale = inputScale;
+    options.injectNonFinite = injectNonFinite;
+    return runSpecs(specs, sourceMgr, options);
+  }
+
+  if (emit == EmitKind::AST) {
+    std::string rendered;
+    llvm::raw_string_ostream os(rendered);
     printAST(ast, specs, sourceMgr, os);
-    break;
-  case EmitKind::Ffn: {
-    mlir::MLIRContext context;
-    loadDialects(context);
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        buildModule(context, specs, sourceMgr);
-    if (failed(mlir::verify(*module)))
-      return fail("internal error: the generated ffn dialect does not "
-                  "verify (please report this with the spec)");
-    mlir::OpPrintingFlags flags;
-    if (printLocations)
-      flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    module->print(os, flags);
-    os << "\n";
-    break;
+    return writeOutput(outputFile, rendered);
   }
+  bool binary = emit == EmitKind::Obj || emit == EmitKind::SharedLib;
+  if (binary && outputFile == "-")
+    return fail("--emit=obj and --emit=so write binary files: give -o <file>");
+  if (!headerFile.empty() && !binary)
+    return fail("--header goes with --emit=obj or --emit=so");
+
+  if (emit == EmitKind::SharedLib) {
+    if (llvm::Error err =
+            buildSharedLibrary(specs, sourceMgr, *target, outputFile))
+      return fail(llvm::toString(std::move(err)));
+  } else {
+    EmitStage stage = emit == EmitKind::Ffn      ? EmitStage::Ffn
+                      : emit == EmitKind::Linalg ? EmitStage::Linalg
+                      : emit == EmitKind::LLVM   ? EmitStage::LLVMIR
+                      : emit == EmitKind::Asm    ? EmitStage::Assembly
+                                                 : EmitStage::Object;
+    llvm::Expected<std::string> output =
+        compileSpecs(specs, sourceMgr, *target, stage, printLocations);
+    if (!output)
+      return fail(llvm::toString(output.takeError()));
+    if (int rc = writeOutput(outputFile, *output))
+      return rc;
   }
-  return writeOutput(rendered);
+  if (!headerFile.empty())
+    return writeOutput(headerFile,
+                       emitKernelHeader(specs, *target, inputFile));
+  return 0;
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ffnc {
 
@@ -67,6 +68,22 @@ struct FfnSpec {
   bool isGated() const { return gate != Gate::None; }
   bool hasBiasGate() const { return isGated() && biasGate; }
 };
+
+/// One parameter tensor of a kernel: a matrix [rows = in, cols = out] or,
+/// with cols == 0, a vector of `rows` elements.
+struct ParamInfo {
+  std::string name;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int rank() const { return cols == 0 ? 1 : 2; }
+  int64_t elements() const { return cols == 0 ? rows : rows * cols; }
+};
+
+/// The parameters of `spec` in the one order every stage uses (MLIRGen's
+/// function arguments after the input, the kernel ABI's params array):
+/// w_up, w_gate, w_down, b_up, b_gate, b_down, norm_scale, norm_shift,
+/// each only if the spec has it.
+std::vector<ParamInfo> kernelParams(const FfnSpec &spec);
 
 } // namespace ffnc
 

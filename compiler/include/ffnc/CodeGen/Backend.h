@@ -1,0 +1,49 @@
+//===- Backend.h - from the ffn dialect to machine code ---------*- C++ -*-===//
+
+#ifndef FFNC_CODEGEN_BACKEND_H
+#define FFNC_CODEGEN_BACKEND_H
+
+#include "ffnc/CodeGen/Target.h"
+#include "ffnc/Frontend/Spec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace ffnc {
+
+enum class Stage { Linalg, LLVMDialect };
+
+/// Runs the MLIR pipeline on an ffn-dialect module up to `stage`, in place.
+/// Pass failures are reported through the context's diagnostics.
+llvm::Error lowerModule(mlir::ModuleOp module, Stage stage);
+
+/// Translates a module in the LLVM dialect to LLVM IR for `target`, adds the
+/// kernel ABI (`ffn_<name>_run` entry points and `ffn_kernel_<name>`
+/// descriptors) and optimizes it at -O3.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+                  const TargetInfo &target, llvm::LLVMContext &context);
+
+enum class OutputKind { Assembly, Object };
+
+/// Generates assembly or a relocatable (PIC) object.
+llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
+                                            const TargetInfo &target,
+                                            OutputKind kind);
+
+/// Links one object into a shared library with the system's clang-22.
+llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
+                              llvm::StringRef outputPath);
+
+/// The C header declaring each kernel's descriptor and entry point.
+std::string emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
+                             const TargetInfo &target,
+                             llvm::StringRef specPath);
+
+} // namespace ffnc
+
+#endif // FFNC_CODEGEN_BACKEND_H

@@ -1,0 +1,35 @@
+//===- Compile.h - one call from specs to any stage's output ----*- C++ -*-===//
+
+#ifndef FFNC_CODEGEN_COMPILE_H
+#define FFNC_CODEGEN_COMPILE_H
+
+#include "ffnc/CodeGen/Target.h"
+#include "ffnc/Frontend/Spec.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <string>
+
+namespace ffnc {
+
+enum class EmitStage { Ffn, Linalg, LLVMIR, Assembly, Object };
+
+/// Compiles `specs` to `stage` and returns the output (text, or the bytes of
+/// an object file). `printLocations` keeps spec locations in MLIR output.
+llvm::Expected<std::string> compileSpecs(llvm::ArrayRef<FfnSpec> specs,
+                                         const llvm::SourceMgr &sourceMgr,
+                                         const TargetInfo &target,
+                                         EmitStage stage,
+                                         bool printLocations = false);
+
+/// Compiles `specs` into a shared library at `outputPath`, atomically: the
+/// file appears complete or not at all.
+llvm::Error buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,
+                               const llvm::SourceMgr &sourceMgr,
+                               const TargetInfo &target,
+                               llvm::StringRef outputPath);
+
+} // namespace ffnc
+
+#endif // FFNC_CODEGEN_COMPILE_H

@@ -1,0 +1,36 @@
+//===- Target.h - named CPU targets -----------------------------*- C++ -*-===//
+
+#ifndef FFNC_CODEGEN_TARGET_H
+#define FFNC_CODEGEN_TARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace ffnc {
+
+/// A validated code generation target.
+struct TargetInfo {
+  std::string name;     ///< "x86-64-avx2" or "x86-64-avx512" (host resolved)
+  std::string cpu;      ///< LLVM CPU name used for scheduling
+  std::string features; ///< LLVM feature string
+  std::string triple;
+  unsigned vectorBits = 0; ///< widest float vector: 256 or 512
+  std::string hostCpu;     ///< set when resolved from "host"
+};
+
+/// The names accepted by --target.
+std::vector<std::string> targetNames();
+
+/// Resolves a --target value; "host" detects this machine's best ISA.
+/// Unknown names and hosts below AVX2 are errors.
+llvm::Expected<TargetInfo> resolveTarget(llvm::StringRef name);
+
+/// True if this machine can execute code built for `target`.
+bool hostCanRun(const TargetInfo &target);
+
+} // namespace ffnc
+
+#endif // FFNC_CODEGEN_TARGET_H

@@ -1,0 +1,133 @@
+//===- Compile.cpp - one call from specs to any stage's output ------------===//
+
+#include "ffnc/CodeGen/Compile.h"
+
+#include "ffnc/CodeGen/Backend.h"
+#include "ffnc/CodeGen/Pipeline.h"
+#include "ffnc/MLIRGen/MLIRGen.h"
+
+#include "ffn/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace ffnc;
+
+static std::string print(mlir::ModuleOp module, bool locations) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  mlir::OpPrintingFlags flags;
+  if (locations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module.print(os, flags);
+  os << "\n";
+  return out;
+}
+
+llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
+                                               const llvm::SourceMgr &sm,
+                                               const TargetInfo &target,
+                                               EmitStage stage,
+                                               bool printLocations) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::MLIRContext context(registry);
+  loadDialects(context);
+
+  // Collect MLIR diagnostics (pass failures) to return them as an error.
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return mlir::success();
+  });
+
+  mlir::OwningOpRef<mlir::ModuleOp> module = buildModule(context, specs, sm);
+  if (mlir::failed(mlir::verify(*module)))
+    return llvm::createStringError(
+        "internal error: the generated ffn dialect does not verify:\n" +
+        diagnostics);
+  if (stage == EmitStage::Ffn)
+    return print(*module, printLocations);
+
+  if (llvm::Error err = lowerModule(*module, Stage::Linalg))
+    return llvm::createStringError(llvm::toString(std::move(err)) + "\n" +
+                                   diagnostics);
+  if (stage == EmitStage::Linalg)
+    return print(*module, printLocations);
+
+  mlir::PassManager pm(&context);
+  buildLinalgToLLVMPipeline(pm);
+  if (mlir::failed(pm.run(*module)))
+    return llvm::createStringError(
+        "internal error: lowering to the LLVM dialect failed:\n" +
+        diagnostics);
+
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = translateToLLVMIR(*module, specs, target, llvmContext);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (stage == EmitStage::LLVMIR) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    (*llvmModule)->print(os, nullptr);
+    return out;
+  }
+  return emitMachineCode(**llvmModule, target,
+                         stage == EmitStage::Object ? OutputKind::Object
+                                                    : OutputKind::Assembly);
+}
+
+llvm::Error ffnc::buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,
+                                     const llvm::SourceMgr &sm,
+                                     const TargetInfo &target,
+                                     llvm::StringRef outputPath) {
+  auto object = compileSpecs(specs, sm, target, EmitStage::Object);
+  if (!object)
+    return object.takeError();
+
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("ffnc", dir))
+    return llvm::createStringError("cannot create a temporary directory: " +
+                                   ec.message());
+  llvm::SmallString<128> objPath(dir), soPath(dir);
+  llvm::sys::path::append(objPath, "kernels.o");
+  llvm::sys::path::append(soPath, "kernels.so");
+  auto cleanup = [&] {
+    llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(soPath);
+    llvm::sys::fs::remove(dir);
+  };
+
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(objPath, ec);
+    if (!ec)
+      os << *object;
+  }
+  if (ec) {
+    cleanup();
+    return llvm::createStringError("cannot write '" + objPath.str().str() +
+                                   "': " + ec.message());
+  }
+  if (llvm::Error err = linkSharedLibrary(objPath, soPath)) {
+    cleanup();
+    return err;
+  }
+  // rename() is atomic within a file system; across file systems, copy.
+  ec = llvm::sys::fs::rename(soPath, outputPath);
+  if (ec)
+    ec = llvm::sys::fs::copy_file(soPath, outputPath);
+  cleanup();
+  if (ec)
+    return llvm::createStringError("cannot write '" + outputPath.str() +
+                                   "': " + ec.message());
+  return llvm::Error::success();
+}

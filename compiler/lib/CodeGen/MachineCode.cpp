@@ -1,0 +1,148 @@
+//===- MachineCode.cpp - LLVM IR, optimization, objects, shared libs ------===//
+
+#include "KernelGlue.h"
+#include "ffnc/CodeGen/Backend.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+
+#include <mutex>
+
+using namespace ffnc;
+
+static void initializeX86() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+  });
+}
+
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetInfo &target) {
+  initializeX86();
+  std::string error;
+  llvm::Triple triple(target.triple);
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t)
+    return llvm::createStringError("cannot create target '" + target.triple +
+                                   "': " + error);
+  llvm::TargetOptions options;
+  // Position-independent: the same object links into executables and
+  // shared libraries.
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return llvm::createStringError("cannot create a target machine for " +
+                                   target.name);
+  return std::move(tm);
+}
+
+static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(&tm, tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+ffnc::translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+                        const TargetInfo &target, llvm::LLVMContext &context) {
+  mlir::DialectRegistry registry;
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "ffnc");
+  if (!llvmModule)
+    return llvm::createStringError(
+        "internal error: translation to LLVM IR failed");
+  auto tm = createTargetMachine(target);
+  if (!tm)
+    return tm.takeError();
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  if (llvm::Error err = addKernelGlue(*llvmModule, specs, target))
+    return std::move(err);
+  // Every function gets the target's CPU and features, so the optimizer's
+  // cost model and the vectorizer see the real vector width.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", target.cpu);
+      f.addFnAttr("target-features", target.features);
+    }
+  std::string verifyErrors;
+  llvm::raw_string_ostream os(verifyErrors);
+  if (llvm::verifyModule(*llvmModule, &os))
+    return llvm::createStringError("internal error: invalid LLVM IR: " +
+                                   verifyErrors);
+  optimize(*llvmModule, **tm);
+  return std::move(llvmModule);
+}
+
+llvm::Expected<std::string> ffnc::emitMachineCode(llvm::Module &module,
+                                                  const TargetInfo &target,
+                                                  OutputKind kind) {
+  auto tm = createTargetMachine(target);
+  if (!tm)
+    return tm.takeError();
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, stream, nullptr,
+                                 kind == OutputKind::Object
+                                     ? llvm::CodeGenFileType::ObjectFile
+                                     : llvm::CodeGenFileType::AssemblyFile))
+    return llvm::createStringError("the target cannot emit this file type");
+  pm.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+llvm::Error ffnc::linkSharedLibrary(llvm::StringRef objectPath,
+                                    llvm::StringRef outputPath) {
+  llvm::ErrorOr<std::string> clang = llvm::sys::findProgramByName("clang-22");
+  if (!clang)
+    clang = llvm::sys::findProgramByName("clang", {"/usr/lib/llvm-22/bin"});
+  if (!clang)
+    return llvm::createStringError(
+        "cannot link a shared library: clang-22 not found (install "
+        "clang-22, see scripts/setup.sh)");
+  std::string errorMessage;
+  llvm::SmallVector<llvm::StringRef> args = {
+      *clang, "-shared", "-o", outputPath, objectPath, "-lm"};
+  int rc = llvm::sys::ExecuteAndWait(*clang, args, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0)
+    return llvm::createStringError(
+        "linking the shared library failed (" + std::to_string(rc) + ")" +
+        (errorMessage.empty() ? "" : ": " + errorMessage));
+  return llvm::Error::success();
+}

@@ -1,0 +1,65 @@
+//===- Pipeline.cpp - ffn dialect to LLVM ---------------------------------===//
+
+#include "ffnc/CodeGen/Pipeline.h"
+
+#include "ffn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void ffnc::buildFfnToLinalgPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(ffn::createConvertFfnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void ffnc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(ffn::createFfnKernelInterface());
+  pm.addNestedPass<func::FuncOp>(ffn::createFfnMatmulLoopOrder());
+  pm.addPass(createCanonicalizerPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(ffn::createFfnApproximateMath());
+  // bf16 has no native conversions below AVX512-BF16: expand extf/truncf
+  // to integer ops (round to nearest even) instead of calling compiler-rt.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void ffnc::buildCPUPipeline(OpPassManager &pm) {
+  buildFfnToLinalgPipeline(pm);
+  buildLinalgToLLVMPipeline(pm);
+}
+
+void ffnc::registerCPUPipeline() {
+  PassPipelineRegistration<>(
+      "ffn-cpu-pipeline",
+      "Lower ffn.ffn all the way to the LLVM dialect (the CPU back end)",
+      [](OpPassManager &pm) { buildCPUPipeline(pm); });
+}

@@ -1,0 +1,277 @@
+//===- RunCommand.cpp - `ffnc run` ----------------------------------------===//
+
+#include "RunCommand.h"
+
+#include "ffnc/Analysis/FfnInfo.h"
+#include "ffnc/CodeGen/Compile.h"
+
+#include "ffn/runtime.h"
+#include "ffn_reference.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+using namespace ffnc;
+
+double ffnc::checkTolerance(DType dtype, int64_t dModel, int64_t dFF) {
+  // Two roundings of the output to the storage type, plus f32 accumulation
+  // error growing like sqrt of the reduction lengths, with a safety factor.
+  const double u32 = std::ldexp(1.0, -24);
+  double uOut = dtype == DType::F32    ? u32
+                : dtype == DType::BF16 ? std::ldexp(1.0, -8)
+                                       : std::ldexp(1.0, -11);
+  return 2.0 * uOut + 16.0 * u32 * std::sqrt(static_cast<double>(dModel + dFF));
+}
+
+namespace {
+
+/// splitmix64: tiny, fast, and the same sequence on every platform.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state(seed) {}
+  double uniform(double lo, double hi) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * static_cast<double>(z >> 11) * 0x1.0p-53;
+  }
+
+private:
+  uint64_t state;
+};
+
+struct Buffer {
+  std::vector<unsigned char> bytes;
+  std::vector<double> values; // what the kernel sees, as doubles
+};
+
+Buffer makeBuffer(int64_t dtype, size_t n) {
+  Buffer b;
+  b.bytes.resize(n * (dtype == FFN_DTYPE_F32 ? 4 : 2));
+  b.values.resize(n);
+  return b;
+}
+
+void fill(Buffer &b, int64_t dtype, Random &rng, double lo, double hi) {
+  for (size_t i = 0; i < b.values.size(); ++i) {
+    double v = ffn_ref::roundTo(dtype, rng.uniform(lo, hi));
+    b.values[i] = v;
+    ffn_ref::store(dtype, b.bytes.data(), i, v);
+  }
+}
+
+struct CheckResult {
+  bool pass = true;
+  double maxAbs = 0, maxRel = 0, scale = 0;
+  size_t worst = 0;
+  size_t nonFiniteMismatches = 0;
+  size_t firstMismatch = SIZE_MAX;
+};
+
+/// err_i = |y_i - ref_i| / (|ref_i| + rms(ref)): relative where outputs are
+/// large, absolute (scaled) where they pass near zero. Non-finite reference
+/// values must be reproduced exactly (NaN as NaN, Inf with its sign).
+CheckResult compare(const std::vector<double> &got,
+                    const std::vector<double> &ref, double tolerance) {
+  CheckResult r;
+  double sumSq = 0;
+  size_t finite = 0;
+  for (double v : ref)
+    if (std::isfinite(v)) {
+      sumSq += v * v;
+      ++finite;
+    }
+  r.scale = finite ? std::sqrt(sumSq / finite) : 1.0;
+  if (r.scale == 0)
+    r.scale = 1.0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double y = got[i], e = ref[i];
+    if (!std::isfinite(e) || !std::isfinite(y)) {
+      bool same = (std::isnan(e) && std::isnan(y)) || (y == e);
+      if (!same) {
+        ++r.nonFiniteMismatches;
+        if (r.firstMismatch == SIZE_MAX)
+          r.firstMismatch = i;
+        r.pass = false;
+      }
+      continue;
+    }
+    double abs = std::fabs(y - e);
+    double rel = abs / (std::fabs(e) + r.scale);
+    if (abs > r.maxAbs)
+      r.maxAbs = abs;
+    if (rel > r.maxRel) {
+      r.maxRel = rel;
+      r.worst = i;
+    }
+  }
+  if (r.maxRel > tolerance)
+    r.pass = false;
+  return r;
+}
+
+struct ContextDeleter {
+  void operator()(ffn_context *c) const { ffn_context_destroy(c); }
+};
+struct KernelDeleter {
+  void operator()(ffn_kernel *k) const { ffn_kernel_destroy(k); }
+};
+
+int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
+           const RunOptions &options) {
+  ffn_kernel *raw = nullptr;
+  if (ffn_kernel_load_library(ctx, library.str().c_str(), spec.name.c_str(),
+                              &raw) != FFN_OK) {
+    llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+    return 1;
+  }
+  std::unique_ptr<ffn_kernel, KernelDeleter> kernel(raw);
+  const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel.get());
+  int64_t dtype = desc.dtype;
+  Random rng(options.seed);
+
+  // Parameters: matrices U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear's default
+  // init, biases U(-0.1, 0.1), norm scale around 1 and shift around 0.
+  std::vector<Buffer> params;
+  for (int64_t i = 0; i < desc.num_params; ++i) {
+    const ffn_param_desc &p = desc.params[i];
+    size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
+    Buffer b = makeBuffer(dtype, n);
+    std::string name = p.name;
+    if (p.rank == 2) {
+      double a = 1.0 / std::sqrt(static_cast<double>(p.shape[0]));
+      fill(b, dtype, rng, -a, a);
+    } else if (name == "norm_scale") {
+      fill(b, dtype, rng, 0.9, 1.1);
+    } else {
+      fill(b, dtype, rng, -0.1, 0.1);
+    }
+    const void *data = b.bytes.data();
+    std::vector<unsigned char> transposed;
+    ffn_weight_layout layout = FFN_LAYOUT_IN_OUT;
+    if (p.rank == 2 && options.outInLayout) {
+      // Hand it over as PyTorch stores it: [out, in].
+      size_t in = p.shape[0], out = p.shape[1], es = b.bytes.size() / n;
+      transposed.resize(b.bytes.size());
+      for (size_t r = 0; r < in; ++r)
+        for (size_t c = 0; c < out; ++c)
+          std::memcpy(&transposed[(c * in + r) * es], &b.bytes[(r * out + c) * es],
+                      es);
+      data = transposed.data();
+      layout = FFN_LAYOUT_OUT_IN;
+    }
+    if (ffn_kernel_set_param(kernel.get(), p.name, data, b.bytes.size(),
+                             layout) != FFN_OK) {
+      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+      return 1;
+    }
+    params.push_back(std::move(b));
+  }
+
+  int status = 0;
+  for (uint64_t m : options.tokens) {
+    size_t n = m * desc.d_model;
+    Buffer x = makeBuffer(dtype, n);
+    fill(x, dtype, rng, -options.inputScale, options.inputScale);
+    if (options.injectNonFinite) {
+      const double special[] = {NAN, INFINITY, -INFINITY};
+      for (size_t k = 0; k < 3 && k < m; ++k) {
+        size_t i = k * desc.d_model + k % desc.d_model;
+        x.values[i] = special[k];
+        ffn_ref::store(dtype, x.bytes.data(), i, special[k]);
+      }
+    }
+    Buffer y = makeBuffer(dtype, n);
+
+    // One warm-up run, then the best of `repeat`.
+    double best = INFINITY;
+    for (unsigned r = 0; r <= options.repeat; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      if (ffn_kernel_run(kernel.get(), m, x.bytes.data(), y.bytes.data()) !=
+          FFN_OK) {
+        llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+        return 1;
+      }
+      std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
+      if (r > 0 || options.repeat == 0)
+        best = std::min(best, t.count());
+    }
+    double gflops = static_cast<double>(flopsPerToken(spec)) * m / best / 1e9;
+    llvm::outs() << fmt::format(
+        "ffn {}  target {}  M = {}\n  time {:.3f} ms (best of {}), {:.2f} "
+        "GFLOP/s\n",
+        spec.name, desc.target, m, best * 1e3, std::max(1u, options.repeat),
+        gflops);
+
+    if (!options.check)
+      continue;
+    std::vector<double> got(n), ref(n);
+    for (size_t i = 0; i < n; ++i)
+      got[i] = ffn_ref::load(dtype, y.bytes.data(), i);
+    std::vector<const double *> paramValues;
+    for (const Buffer &b : params)
+      paramValues.push_back(b.values.data());
+    ffn_ref::forward(desc, m, x.values.data(), paramValues, ref.data());
+    double tol = checkTolerance(spec.dtype, spec.dModel, spec.dFF);
+    CheckResult r = compare(got, ref, tol);
+    size_t row = r.worst / desc.d_model, col = r.worst % desc.d_model;
+    llvm::outs() << fmt::format(
+        "  check vs f64 reference: max abs err {:.3e}, max rel err {:.3e} "
+        "(tolerance {:.3e}, scale rms(ref) = {:.4g})\n",
+        r.maxAbs, r.maxRel, tol, r.scale);
+    llvm::outs() << fmt::format(
+        "  worst element [{}, {}]: got {:.9g}, expected {:.9g}\n", row, col,
+        got[r.worst], ref[r.worst]);
+    if (r.nonFiniteMismatches) {
+      size_t i = r.firstMismatch;
+      llvm::outs() << fmt::format(
+          "  {} non-finite mismatches; first [{}, {}]: got {}, expected {}\n",
+          r.nonFiniteMismatches, i / desc.d_model, i % desc.d_model, got[i],
+          ref[i]);
+    }
+    llvm::outs() << (r.pass ? "  PASS\n" : "  FAIL\n");
+    if (!r.pass)
+      status = 1;
+  }
+  return status;
+}
+
+} // namespace
+
+int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
+                   const llvm::SourceMgr &sourceMgr,
+                   const RunOptions &options) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("ffnc-run", dir)) {
+    llvm::errs() << "ffnc: error: cannot create a temporary directory: "
+                 << ec.message() << "\n";
+    return 1;
+  }
+  llvm::SmallString<128> library(dir);
+  llvm::sys::path::append(library, "kernels.so");
+  int status = 0;
+  if (llvm::Error err =
+          buildSharedLibrary(specs, sourceMgr, options.target, library)) {
+    llvm::errs() << "ffnc: error: " << llvm::toString(std::move(err)) << "\n";
+    status = 1;
+  } else {
+    ffn_context *raw = nullptr;
+    ffn_context_create(&raw);
+    std::unique_ptr<ffn_context, ContextDeleter> ctx(raw);
+    for (const FfnSpec &spec : specs)
+      status |= runOne(spec, ctx.get(), library, options);
+  }
+  llvm::sys::fs::remove(library);
+  llvm::sys::fs::remove(dir);
+  return status;
+}

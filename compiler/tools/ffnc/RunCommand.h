@@ -1,0 +1,40 @@
+//===- RunCommand.h - `ffnc run` --------------------------------*- C++ -*-===//
+
+#ifndef FFNC_TOOLS_RUNCOMMAND_H
+#define FFNC_TOOLS_RUNCOMMAND_H
+
+#include "ffnc/CodeGen/Target.h"
+#include "ffnc/Frontend/Spec.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ffnc {
+
+struct RunOptions {
+  std::vector<uint64_t> tokens;
+  bool check = false;
+  uint64_t seed = 1;
+  unsigned repeat = 3;
+  bool outInLayout = false;   ///< hand weights over as [out, in]
+  double inputScale = 1.0;    ///< multiply the random input by this
+  bool injectNonFinite = false; ///< NaN, +Inf, -Inf in the first rows
+  TargetInfo target;
+};
+
+/// Compiles `specs` for `options.target` into a temporary shared library,
+/// loads it through the runtime, runs each FFN on seeded random data for
+/// each token count, times it, and with `check` compares every output with
+/// the f64 reference. Returns the process exit status.
+int runSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sourceMgr,
+             const RunOptions &options);
+
+/// The tolerance `run --check` applies (docs/numerics.md): the bound on
+/// |y - ref| / (|ref| + rms(ref)) for a dtype and the FFN's dimensions.
+double checkTolerance(DType dtype, int64_t dModel, int64_t dFF);
+
+} // namespace ffnc
+
+#endif // FFNC_TOOLS_RUNCOMMAND_H

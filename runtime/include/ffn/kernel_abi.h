@@ -1,0 +1,108 @@
+/*===- ffn/kernel_abi.h - the contract between ffnc kernels and apps ------===*\
+ *
+ * Every kernel ffnc generates exports one `ffn_kernel_desc` named
+ * `ffn_kernel_<name>` (<name> is the spec's ffn block name). The descriptor
+ * says what the kernel computes, which parameters it needs in which shapes,
+ * and how to call it. The runtime (ffn/runtime.h) reads it; an application
+ * may also call `run` directly.
+ *
+ * Versioning: FFN_KERNEL_ABI_VERSION changes whenever the layout or meaning
+ * of anything here changes. Every field is 8 bytes wide, so the layout is the
+ * same for any C or C++ compiler on a 64-bit target.
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FFN_KERNEL_ABI_H
+#define FFN_KERNEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FFN_KERNEL_ABI_VERSION 1
+
+typedef enum ffn_dtype {
+  FFN_DTYPE_F32 = 0,
+  FFN_DTYPE_BF16 = 1,
+  FFN_DTYPE_F16 = 2,
+} ffn_dtype;
+
+/* For a gated FFN, the function applied to the gate projection:
+ * GLU = sigmoid, ReGLU = relu, GEGLU = gelu, SwiGLU = silu,
+ * bilinear = identity. */
+typedef enum ffn_activation {
+  FFN_ACT_RELU = 0,
+  FFN_ACT_GELU = 1,      /* exact: 0.5 x (1 + erf(x / sqrt 2)) */
+  FFN_ACT_GELU_TANH = 2, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+  FFN_ACT_SILU = 3,      /* x * sigmoid(x) */
+  FFN_ACT_SIGMOID = 4,
+  FFN_ACT_IDENTITY = 5,
+} ffn_activation;
+
+typedef enum ffn_norm_kind {
+  FFN_NORM_NONE = 0,
+  FFN_NORM_LAYERNORM = 1,
+  FFN_NORM_RMSNORM = 2,
+} ffn_norm_kind;
+
+typedef enum ffn_norm_position {
+  FFN_NORM_PRE = 0,  /* y = [x +] FFN(norm(x)) */
+  FFN_NORM_POST = 1, /* y = norm([x +] FFN(x)) */
+} ffn_norm_position;
+
+/* Where the kernel runs. Only CPU kernels exist today; a CUDA kernel will
+ * carry its PTX/cubin in device_image and take device pointers. */
+typedef enum ffn_device {
+  FFN_DEVICE_CPU = 0,
+  FFN_DEVICE_CUDA = 1,
+} ffn_device;
+
+/* One parameter tensor. Matrices are described in the kernel's [in, out]
+ * row-major layout (shape[0] = in, shape[1] = out); vectors have rank 1 and
+ * shape[1] = 0. The element type is the kernel's dtype. Names: "w_up",
+ * "w_gate", "w_down", "b_up", "b_gate", "b_down", "norm_scale",
+ * "norm_shift". */
+typedef struct ffn_param_desc {
+  const char *name;
+  int64_t rank;
+  int64_t shape[2];
+} ffn_param_desc;
+
+/* CPU entry point: y[m, d_model] = FFN(x[m, d_model]) for any m >= 1.
+ * params[i] points to parameter i of `params`, in [in, out] layout. x, y
+ * and the parameters are the kernel's dtype, row-major and contiguous; y
+ * must not overlap any input. The kernel checks nothing: the runtime does. */
+typedef void (*ffn_cpu_entry)(int64_t m, const void *x,
+                              const void *const *params, void *y);
+
+typedef struct ffn_kernel_desc {
+  uint64_t abi_version; /* FFN_KERNEL_ABI_VERSION of the generating ffnc */
+  uint64_t struct_size; /* sizeof(ffn_kernel_desc) of the generating ffnc */
+  const char *name;     /* ffn block name */
+  const char *target;   /* "x86-64-avx2", "x86-64-avx512", ... */
+  int64_t device;       /* ffn_device */
+  int64_t d_model;
+  int64_t d_ff;
+  int64_t dtype;      /* ffn_dtype: input, output and parameter storage */
+  int64_t activation; /* ffn_activation */
+  int64_t gated;      /* 0 or 1 */
+  int64_t residual;   /* 0 or 1 */
+  int64_t norm;       /* ffn_norm_kind */
+  int64_t norm_position; /* ffn_norm_position */
+  double norm_eps;
+  int64_t num_params;
+  const ffn_param_desc *params;
+  ffn_cpu_entry run; /* NULL for device kernels */
+  /* Device kernels (reserved for the CUDA target): the module image
+   * (PTX text or cubin) and the entry function's name. */
+  const void *device_image;
+  uint64_t device_image_size;
+  const char *device_entry;
+} ffn_kernel_desc;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FFN_KERNEL_ABI_H */

@@ -1,0 +1,90 @@
+/*===- ffn/runtime.h - load and run ffnc kernels (plain C API) ------------===*\
+ *
+ *   ffn_context *ctx;             ffn_context_create(&ctx);
+ *   ffn_kernel *k;                ffn_kernel_load_library(ctx, "libffn.so",
+ *                                                         "bert_base", &k);
+ *   ffn_kernel_set_param(k, "w_up", w1, bytes, FFN_LAYOUT_OUT_IN);  ...
+ *   ffn_kernel_run(k, m, x, y);
+ *   ffn_kernel_destroy(k);        ffn_context_destroy(ctx);
+ *
+ * Every call validates its arguments and returns a status; on failure
+ * ffn_context_last_error() says what was wrong. No call crashes on bad
+ * arguments (null pointers, m < 1, wrong sizes, ABI or dtype mismatch).
+ * A context may be used by one thread at a time; kernels of one context
+ * share it.
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FFN_RUNTIME_H
+#define FFN_RUNTIME_H
+
+#include <ffn/kernel_abi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FFN_RUNTIME_VERSION 1
+
+typedef enum ffn_status {
+  FFN_OK = 0,
+  FFN_ERROR_INVALID_ARGUMENT = 1, /* null pointer, m < 1, wrong size, ... */
+  FFN_ERROR_ABI_MISMATCH = 2,     /* kernel built for another ABI version */
+  FFN_ERROR_NOT_FOUND = 3,        /* no such file, kernel or parameter */
+  FFN_ERROR_LOAD_FAILED = 4,      /* dlopen failed */
+  FFN_ERROR_OUT_OF_MEMORY = 5,
+  FFN_ERROR_UNSUPPORTED = 6,      /* e.g. a device kernel, or an ISA this
+                                     CPU lacks */
+  FFN_ERROR_NOT_READY = 7,        /* run before every parameter was set */
+} ffn_status;
+
+/* Weight matrix layouts accepted by ffn_kernel_set_param. */
+typedef enum ffn_weight_layout {
+  FFN_LAYOUT_IN_OUT = 0, /* [in, out] row-major: x @ W */
+  FFN_LAYOUT_OUT_IN = 1, /* [out, in] row-major: PyTorch nn.Linear.weight */
+} ffn_weight_layout;
+
+typedef struct ffn_context ffn_context;
+typedef struct ffn_kernel ffn_kernel;
+
+/* A short name for a status ("FFN_ERROR_INVALID_ARGUMENT"). */
+const char *ffn_status_string(ffn_status status);
+
+ffn_status ffn_context_create(ffn_context **out);
+/* Destroys the context; its kernels must have been destroyed first. NULL is
+ * ignored. */
+void ffn_context_destroy(ffn_context *ctx);
+/* The message of the last failed call on this context (or on one of its
+ * kernels); "" if none. Valid until the next call. */
+const char *ffn_context_last_error(const ffn_context *ctx);
+
+/* A kernel linked into the application: pass &ffn_kernel_<name> from the
+ * header ffnc generated. */
+ffn_status ffn_kernel_create(ffn_context *ctx, const ffn_kernel_desc *desc,
+                             ffn_kernel **out);
+/* A kernel in a shared library built by `ffnc --emit=so`. The library stays
+ * loaded until the kernel is destroyed. */
+ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
+                                   const char *name, ffn_kernel **out);
+void ffn_kernel_destroy(ffn_kernel *kernel);
+
+const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel);
+
+/* Copies one parameter into the kernel. `bytes` must be exactly the
+ * parameter's element count times the dtype's size. `layout` applies to
+ * matrices only (vectors ignore it). */
+ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
+                                const void *data, size_t bytes,
+                                ffn_weight_layout layout);
+
+/* y[m, d_model] = FFN(x[m, d_model]) for m >= 1, in the kernel's dtype,
+ * row-major. y must not overlap x. */
+ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
+                          void *y);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FFN_RUNTIME_H */

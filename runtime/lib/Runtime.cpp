@@ -1,0 +1,288 @@
+//===- Runtime.cpp - the ffn runtime (C API over C++) ---------------------===//
+
+#include "ffn/runtime.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+static_assert(sizeof(ffn_kernel_desc) == 20 * 8,
+              "ffn_kernel_desc must have twenty 8-byte fields");
+static_assert(sizeof(ffn_param_desc) == 4 * 8,
+              "ffn_param_desc must have four 8-byte fields");
+
+struct ffn_context {
+  std::string lastError;
+  int liveKernels = 0;
+};
+
+struct ffn_kernel {
+  ffn_context *ctx = nullptr;
+  const ffn_kernel_desc *desc = nullptr;
+  void *library = nullptr; // dlopen handle, or null for linked-in kernels
+  std::vector<std::vector<unsigned char>> params;
+  std::vector<bool> paramSet;
+  std::vector<const void *> paramPointers;
+};
+
+namespace {
+
+ffn_status fail(ffn_context *ctx, ffn_status status, std::string message) {
+  if (ctx)
+    ctx->lastError = std::move(message);
+  return status;
+}
+
+size_t dtypeSize(int64_t dtype) { return dtype == FFN_DTYPE_F32 ? 4 : 2; }
+
+/// Checks everything the runtime relies on before trusting a descriptor.
+ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
+  if (d->abi_version != FFN_KERNEL_ABI_VERSION)
+    return fail(ctx, FFN_ERROR_ABI_MISMATCH,
+                "kernel ABI version " + std::to_string(d->abi_version) +
+                    " does not match the runtime's " +
+                    std::to_string(FFN_KERNEL_ABI_VERSION) +
+                    "; recompile the kernel with this ffnc");
+  if (d->struct_size != sizeof(ffn_kernel_desc))
+    return fail(ctx, FFN_ERROR_ABI_MISMATCH,
+                "kernel descriptor size " + std::to_string(d->struct_size) +
+                    " does not match the runtime's " +
+                    std::to_string(sizeof(ffn_kernel_desc)));
+  std::string name = d->name ? d->name : "?";
+  if (d->device != FFN_DEVICE_CPU)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name +
+                    "' is a device kernel; this runtime runs CPU kernels only");
+  if (!d->run)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel '" + name + "' has no CPU entry point");
+  if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
+      d->dtype != FFN_DTYPE_F16)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name + "' has unknown dtype " +
+                    std::to_string(d->dtype));
+  if (d->d_model < 1 || d->d_ff < 1 || d->num_params < 2 ||
+      d->num_params > 8 || !d->params)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel '" + name + "' has an inconsistent descriptor");
+  for (int64_t i = 0; i < d->num_params; ++i) {
+    const ffn_param_desc &p = d->params[i];
+    if (!p.name || (p.rank != 1 && p.rank != 2) || p.shape[0] < 1 ||
+        (p.rank == 2 && p.shape[1] < 1))
+      return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                  "kernel '" + name + "' has an invalid parameter " +
+                      std::to_string(i));
+  }
+  return FFN_OK;
+}
+
+ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
+                      void *library, ffn_kernel **out) {
+  if (ffn_status s = validateDescriptor(ctx, desc))
+    return s;
+  ffn_kernel *k = new (std::nothrow) ffn_kernel;
+  if (!k)
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->ctx = ctx;
+  k->desc = desc;
+  k->library = library;
+  k->params.resize(desc->num_params);
+  k->paramSet.assign(desc->num_params, false);
+  k->paramPointers.assign(desc->num_params, nullptr);
+  ++ctx->liveKernels;
+  *out = k;
+  return FFN_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *ffn_status_string(ffn_status status) {
+  switch (status) {
+  case FFN_OK:
+    return "FFN_OK";
+  case FFN_ERROR_INVALID_ARGUMENT:
+    return "FFN_ERROR_INVALID_ARGUMENT";
+  case FFN_ERROR_ABI_MISMATCH:
+    return "FFN_ERROR_ABI_MISMATCH";
+  case FFN_ERROR_NOT_FOUND:
+    return "FFN_ERROR_NOT_FOUND";
+  case FFN_ERROR_LOAD_FAILED:
+    return "FFN_ERROR_LOAD_FAILED";
+  case FFN_ERROR_OUT_OF_MEMORY:
+    return "FFN_ERROR_OUT_OF_MEMORY";
+  case FFN_ERROR_UNSUPPORTED:
+    return "FFN_ERROR_UNSUPPORTED";
+  case FFN_ERROR_NOT_READY:
+    return "FFN_ERROR_NOT_READY";
+  }
+  return "FFN_ERROR_UNKNOWN";
+}
+
+ffn_status ffn_context_create(ffn_context **out) {
+  if (!out)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  *out = new (std::nothrow) ffn_context;
+  return *out ? FFN_OK : FFN_ERROR_OUT_OF_MEMORY;
+}
+
+void ffn_context_destroy(ffn_context *ctx) { delete ctx; }
+
+const char *ffn_context_last_error(const ffn_context *ctx) {
+  return ctx ? ctx->lastError.c_str() : "null context";
+}
+
+ffn_status ffn_kernel_create(ffn_context *ctx, const ffn_kernel_desc *desc,
+                             ffn_kernel **out) {
+  if (!ctx)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  if (!desc || !out)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_create: desc and out must not be null");
+  *out = nullptr;
+  return makeKernel(ctx, desc, nullptr, out);
+}
+
+ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
+                                   const char *name, ffn_kernel **out) {
+  if (!ctx)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  if (!path || !name || !out)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_load_library: path, name and out must not be "
+                "null");
+  *out = nullptr;
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    return fail(ctx, FFN_ERROR_LOAD_FAILED,
+                std::string("cannot load '") + path + "': " +
+                    (why ? why : "unknown error"));
+  }
+  std::string symbol = std::string("ffn_kernel_") + name;
+  auto *desc = static_cast<const ffn_kernel_desc *>(
+      dlsym(library, symbol.c_str()));
+  if (!desc) {
+    dlclose(library);
+    return fail(ctx, FFN_ERROR_NOT_FOUND,
+                std::string("no kernel '") + name + "' in '" + path +
+                    "' (symbol " + symbol + " not found)");
+  }
+  ffn_status s = makeKernel(ctx, desc, library, out);
+  if (s != FFN_OK)
+    dlclose(library);
+  return s;
+}
+
+void ffn_kernel_destroy(ffn_kernel *kernel) {
+  if (!kernel)
+    return;
+  --kernel->ctx->liveKernels;
+  if (kernel->library)
+    dlclose(kernel->library);
+  delete kernel;
+}
+
+const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel) {
+  return kernel ? kernel->desc : nullptr;
+}
+
+ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
+                                const void *data, size_t bytes,
+                                ffn_weight_layout layout) {
+  if (!kernel)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  ffn_context *ctx = kernel->ctx;
+  const ffn_kernel_desc *d = kernel->desc;
+  if (!name || !data)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_set_param: name and data must not be null");
+  if (layout != FFN_LAYOUT_IN_OUT && layout != FFN_LAYOUT_OUT_IN)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_set_param: unknown layout " +
+                    std::to_string(static_cast<int>(layout)));
+  int64_t index = -1;
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (std::strcmp(d->params[i].name, name) == 0)
+      index = i;
+  if (index < 0) {
+    std::string known;
+    for (int64_t i = 0; i < d->num_params; ++i)
+      known += (i ? ", " : "") + std::string(d->params[i].name);
+    return fail(ctx, FFN_ERROR_NOT_FOUND,
+                std::string("kernel '") + d->name + "' has no parameter '" +
+                    name + "' (parameters: " + known + ")");
+  }
+  const ffn_param_desc &p = d->params[index];
+  size_t elements = static_cast<size_t>(p.shape[0]) *
+                    static_cast<size_t>(p.rank == 2 ? p.shape[1] : 1);
+  size_t esize = dtypeSize(d->dtype);
+  if (bytes != elements * esize)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                std::string("parameter '") + name + "' of kernel '" + d->name +
+                    "' needs " + std::to_string(elements * esize) +
+                    " bytes (" + std::to_string(elements) + " elements of " +
+                    std::to_string(esize) + " bytes), got " +
+                    std::to_string(bytes));
+  std::vector<unsigned char> &dst = kernel->params[index];
+  try {
+    dst.resize(bytes);
+  } catch (const std::bad_alloc &) {
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                std::string("out of memory copying parameter '") + name + "'");
+  }
+  const auto *src = static_cast<const unsigned char *>(data);
+  if (p.rank == 2 && layout == FFN_LAYOUT_OUT_IN) {
+    // [out, in] -> [in, out]: element (o, i) of the source is (i, o) here.
+    size_t in = static_cast<size_t>(p.shape[0]);
+    size_t outs = static_cast<size_t>(p.shape[1]);
+    for (size_t o = 0; o < outs; ++o)
+      for (size_t i = 0; i < in; ++i)
+        std::memcpy(&dst[(i * outs + o) * esize], &src[(o * in + i) * esize],
+                    esize);
+  } else {
+    std::memcpy(dst.data(), src, bytes);
+  }
+  kernel->paramSet[index] = true;
+  kernel->paramPointers[index] = dst.data();
+  return FFN_OK;
+}
+
+ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
+                          void *y) {
+  if (!kernel)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  ffn_context *ctx = kernel->ctx;
+  const ffn_kernel_desc *d = kernel->desc;
+  if (!x || !y)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run: x and y must not be null");
+  if (m < 1)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run: m must be at least 1, got " +
+                    std::to_string(m));
+  // m * d_model * size must fit in memory arithmetic.
+  if (m > static_cast<int64_t>(INT64_MAX / 8 / d->d_model / d->d_ff))
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run: m = " + std::to_string(m) + " is too large");
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (!kernel->paramSet[i])
+      return fail(ctx, FFN_ERROR_NOT_READY,
+                  std::string("kernel '") + d->name + "': parameter '" +
+                      d->params[i].name + "' was not set");
+  size_t bytes = static_cast<size_t>(m) * d->d_model * dtypeSize(d->dtype);
+  auto xb = reinterpret_cast<uintptr_t>(x);
+  auto yb = reinterpret_cast<uintptr_t>(y);
+  if (xb < yb + bytes && yb < xb + bytes)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run: y overlaps x; use separate buffers");
+  d->run(m, x, kernel->paramPointers.data(), y);
+  return FFN_OK;
+}
+
+} // extern "C"
