@@ -27,3 +27,20 @@ config.substitutions.append(("%python", config.python_executable))
 # The front-end fuzzer needs clang's libFuzzer; built when the compiler is clang.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-spec-fuzzer")):
     config.available_features.add("fuzzer")
+
+# Which x86 vector ISAs this machine runs: kernels for a target only run
+# where the CPU has it.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if {"avx2", "fma", "f16c"} <= set(flags):
+    config.available_features.add("avx2")
+if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
+    config.available_features.add("avx512")
+
+config.substitutions.append(("%runtime_include", os.path.join(config.ffnc_src_root, "runtime", "include")))
+config.substitutions.append(("%reference_include", os.path.join(config.ffnc_src_root, "runtime", "reference")))
+config.substitutions.append(("%ffnc_lib_dir", os.path.join(config.ffnc_obj_root, "lib")))
+config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))

@@ -74,6 +74,7 @@ struct CheckResult {
   double maxAbs = 0, maxRel = 0, scale = 0;
   size_t worst = 0;
   size_t nonFiniteMismatches = 0;
+  size_t nonFiniteMatches = 0;
   size_t firstMismatch = SIZE_MAX;
 };
 
@@ -97,6 +98,8 @@ CheckResult compare(const std::vector<double> &got,
     double y = got[i], e = ref[i];
     if (!std::isfinite(e) || !std::isfinite(y)) {
       bool same = (std::isnan(e) && std::isnan(y)) || (y == e);
+      if (same)
+        ++r.nonFiniteMatches;
       if (!same) {
         ++r.nonFiniteMismatches;
         if (r.firstMismatch == SIZE_MAX)
@@ -231,6 +234,10 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     llvm::outs() << fmt::format(
         "  worst element [{}, {}]: got {:.9g}, expected {:.9g}\n", row, col,
         got[r.worst], ref[r.worst]);
+    if (r.nonFiniteMatches)
+      llvm::outs() << fmt::format(
+          "  non-finite outputs matching the reference: {}\n",
+          r.nonFiniteMatches);
     if (r.nonFiniteMismatches) {
       size_t i = r.firstMismatch;
       llvm::outs() << fmt::format(
