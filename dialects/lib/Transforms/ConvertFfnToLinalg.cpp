@@ -269,7 +269,7 @@ Value FfnLowering::lower() {
 
   Value x32 = x;
   if (storage != f32)
-    x32 = elementwise({x}, {identity2()}, empty(dModel, f32), "norm",
+    x32 = elementwise({x}, {identity2()}, empty(dModel, f32), "in",
                       [&](OpBuilder &nb, Location, ValueRange a) {
                         return ext(nb, a[0]);
                       });

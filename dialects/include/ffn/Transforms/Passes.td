@@ -15,7 +15,7 @@ def ConvertFfnToLinalg : Pass<"convert-ffn-to-linalg", "func::FuncOp"> {
     storage type). All arithmetic is f32; activations use `math` ops
     (`math.erf`, `math.tanh`, `math.exp`), which `ffn-approximate-math`
     later turns into polynomials. Each created op carries an `ffn.role`
-    attribute (`norm`, `up`, `gate`, `act`, `down`, `out`) for later
+    attribute (`in`, `norm`, `up`, `gate`, `act`, `down`, `out`) for later
     scheduling and for tests.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
