@@ -81,22 +81,29 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
     in.assign(xr, xr + dm);
     if (pre)
       normalize(d, scale, shift, in);
+    // Loops run along rows of the [in, out] weights (contiguous in memory);
+    // sums are in double, so their order does not matter at f32 scale.
     for (int64_t j = 0; j < df; ++j) {
-      double u = bUp ? bUp[j] : 0.0, g = bGate ? bGate[j] : 0.0;
-      for (int64_t k = 0; k < dm; ++k) {
-        u += in[k] * wUp[k * df + j];
+      up[j] = bUp ? bUp[j] : 0.0;
+      gate[j] = bGate ? bGate[j] : 0.0;
+    }
+    for (int64_t k = 0; k < dm; ++k)
+      for (int64_t j = 0; j < df; ++j) {
+        up[j] += in[k] * wUp[k * df + j];
         if (d.gated)
-          g += in[k] * wGate[k * df + j];
+          gate[j] += in[k] * wGate[k * df + j];
       }
-      up[j] = d.gated ? activate(d.activation, g) * u
-                      : activate(d.activation, u);
-    }
-    for (int64_t j = 0; j < dm; ++j) {
-      double acc = bDown ? bDown[j] : 0.0;
-      for (int64_t k = 0; k < df; ++k)
-        acc += up[k] * wDown[k * dm + j];
-      out[j] = d.residual ? acc + xr[j] : acc;
-    }
+    for (int64_t j = 0; j < df; ++j)
+      up[j] = d.gated ? activate(d.activation, gate[j]) * up[j]
+                      : activate(d.activation, up[j]);
+    for (int64_t j = 0; j < dm; ++j)
+      out[j] = bDown ? bDown[j] : 0.0;
+    for (int64_t k = 0; k < df; ++k)
+      for (int64_t j = 0; j < dm; ++j)
+        out[j] += up[k] * wDown[k * dm + j];
+    if (d.residual)
+      for (int64_t j = 0; j < dm; ++j)
+        out[j] += xr[j];
     if (post)
       normalize(d, scale, shift, out);
     for (int64_t j = 0; j < dm; ++j)
