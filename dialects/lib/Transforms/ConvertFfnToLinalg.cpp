@@ -35,6 +35,23 @@ namespace {
 
 using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
+/// Inputs of a linalg.generic whose optional operands (biases, the gate,
+/// the residual) are present or not: addIf returns the operand's index in
+/// the region's arguments, or -1 when absent.
+struct GenericOperands {
+  SmallVector<Value> values;
+  SmallVector<AffineMap> maps;
+  GenericOperands(ArrayRef<Value> v, ArrayRef<AffineMap> m)
+      : values(v), maps(m) {}
+  int addIf(Value value, AffineMap map) {
+    if (!value)
+      return -1;
+    values.push_back(value);
+    maps.push_back(map);
+    return static_cast<int>(values.size()) - 1;
+  }
+};
+
 /// Builds the linalg form of one ffn.ffn at the op's position.
 class FfnLowering {
 public:
@@ -282,26 +299,12 @@ Value FfnLowering::lower() {
   // Projections and the activation epilogue.
   Value up = matmul(normed, op.getWUp(), "up");
   Value gate = op.getGated() ? matmul(normed, op.getWGate(), "gate") : Value();
-  SmallVector<Value> actInputs = {up};
-  SmallVector<AffineMap> actMaps = {identity2()};
-  int bUpIdx = -1, gateIdx = -1, bGateIdx = -1;
-  if (Value bUp = op.getBUp()) {
-    bUpIdx = actInputs.size();
-    actInputs.push_back(bUp);
-    actMaps.push_back(colVector());
-  }
-  if (gate) {
-    gateIdx = actInputs.size();
-    actInputs.push_back(gate);
-    actMaps.push_back(identity2());
-    if (Value bGate = op.getBGate()) {
-      bGateIdx = actInputs.size();
-      actInputs.push_back(bGate);
-      actMaps.push_back(colVector());
-    }
-  }
+  GenericOperands act({up}, {identity2()});
+  int bUpIdx = act.addIf(op.getBUp(), colVector());
+  int gateIdx = act.addIf(gate, identity2());
+  int bGateIdx = gate ? act.addIf(op.getBGate(), colVector()) : -1;
   Value hidden = elementwise(
-      actInputs, actMaps, empty(dFf, f32), "act",
+      act.values, act.maps, empty(dFf, f32), "act",
       [&](OpBuilder &nb, Location l, ValueRange a) {
         Value u = a[0];
         if (bUpIdx >= 0)
@@ -318,22 +321,12 @@ Value FfnLowering::lower() {
 
   // Down bias, residual, and the conversion to the storage type (unless a
   // post-norm follows, which converts on its own output).
-  SmallVector<Value> outInputs = {down};
-  SmallVector<AffineMap> outMaps = {identity2()};
-  int bDownIdx = -1, residualIdx = -1;
-  if (Value bDown = op.getBDown()) {
-    bDownIdx = outInputs.size();
-    outInputs.push_back(bDown);
-    outMaps.push_back(colVector());
-  }
-  if (op.getResidual()) {
-    residualIdx = outInputs.size();
-    outInputs.push_back(x32);
-    outMaps.push_back(identity2());
-  }
+  GenericOperands out({down}, {identity2()});
+  int bDownIdx = out.addIf(op.getBDown(), colVector());
+  int residualIdx = out.addIf(op.getResidual() ? x32 : Value(), identity2());
   Type outType = postNorm ? f32 : storage;
   Value result = elementwise(
-      outInputs, outMaps, empty(dModel, outType), "out",
+      out.values, out.maps, empty(dModel, outType), "out",
       [&](OpBuilder &nb, Location l, ValueRange a) {
         Value v = a[0];
         if (bDownIdx >= 0)
