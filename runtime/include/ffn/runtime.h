@@ -12,6 +12,12 @@
  * arguments (null pointers, m < 1, wrong sizes, ABI or dtype mismatch).
  * A context may be used by one thread at a time; kernels of one context
  * share it.
+ *
+ * Room for the GPU target: kernels carry a device kind and a module image
+ * (ffn/kernel_abi.h). Device kernels will get their own calls next to these
+ * (device buffers, a run on a stream, a CUDA driver loaded with dlopen); the
+ * calls below stay the CPU path, and today a device kernel is refused with
+ * FFN_ERROR_UNSUPPORTED.
 \*===----------------------------------------------------------------------===*/
 
 #ifndef FFN_RUNTIME_H
