@@ -5,15 +5,46 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 #include <vector>
 
-static_assert(sizeof(ffn_kernel_desc) == 20 * 8,
-              "ffn_kernel_desc must have twenty 8-byte fields");
-static_assert(sizeof(ffn_param_desc) == 4 * 8,
-              "ffn_param_desc must have four 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 23 * 8,
+              "ffn_kernel_desc must have twenty-three 8-byte fields");
+static_assert(sizeof(ffn_param_desc) == 5 * 8,
+              "ffn_param_desc must have five 8-byte fields");
+
+namespace {
+/// 64-byte aligned heap memory: packed weight panels and the workspace are
+/// read with full-width vector loads.
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  ~AlignedBuffer() { std::free(data_); }
+  /// Ensures at least `bytes`; keeps the old block when it is big enough.
+  bool reserve(size_t bytes) {
+    if (bytes <= size_)
+      return true;
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, rounded);
+    if (!p)
+      return false;
+    std::free(data_);
+    data_ = p;
+    size_ = rounded;
+    return true;
+  }
+  void *data() const { return data_; }
+
+private:
+  void *data_ = nullptr;
+  size_t size_ = 0;
+};
+} // namespace
 
 struct ffn_context {
   std::string lastError;
@@ -24,9 +55,10 @@ struct ffn_kernel {
   ffn_context *ctx = nullptr;
   const ffn_kernel_desc *desc = nullptr;
   void *library = nullptr; // dlopen handle, or null for linked-in kernels
-  std::vector<std::vector<unsigned char>> params;
+  std::vector<AlignedBuffer> params; // packed, as the kernel reads them
   std::vector<bool> paramSet;
   std::vector<const void *> paramPointers;
+  AlignedBuffer workspace; // grows to the largest m run so far
 };
 
 namespace {
@@ -57,9 +89,12 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name +
                     "' is a device kernel; this runtime runs CPU kernels only");
-  if (!d->run)
+  if (!d->run || !d->pack)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "kernel '" + name + "' has no CPU entry point");
+  if (d->workspace_per_row < 0)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel '" + name + "' has an inconsistent descriptor");
   if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
       d->dtype != FFN_DTYPE_F16)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
@@ -72,7 +107,7 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
   for (int64_t i = 0; i < d->num_params; ++i) {
     const ffn_param_desc &p = d->params[i];
     if (!p.name || (p.rank != 1 && p.rank != 2) || p.shape[0] < 1 ||
-        (p.rank == 2 && p.shape[1] < 1))
+        (p.rank == 2 && p.shape[1] < 1) || p.packed_bytes < 1)
       return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                   "kernel '" + name + "' has an invalid parameter " +
                       std::to_string(i));
@@ -90,7 +125,7 @@ ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
   k->ctx = ctx;
   k->desc = desc;
   k->library = library;
-  k->params.resize(desc->num_params);
+  k->params = std::vector<AlignedBuffer>(desc->num_params);
   k->paramSet.assign(desc->num_params, false);
   k->paramPointers.assign(desc->num_params, nullptr);
   ++ctx->liveKernels;
@@ -229,25 +264,32 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                     " bytes (" + std::to_string(elements) + " elements of " +
                     std::to_string(esize) + " bytes), got " +
                     std::to_string(bytes));
-  std::vector<unsigned char> &dst = kernel->params[index];
-  try {
-    dst.resize(bytes);
-  } catch (const std::bad_alloc &) {
-    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
-                std::string("out of memory copying parameter '") + name + "'");
-  }
-  const auto *src = static_cast<const unsigned char *>(data);
+  // Bring the data to the logical [in, out] layout, then let the kernel's
+  // own pack function put it into the blocked layout its loops read.
+  const void *src = data;
+  std::vector<unsigned char> transposed;
   if (p.rank == 2 && layout == FFN_LAYOUT_OUT_IN) {
+    try {
+      transposed.resize(bytes);
+    } catch (const std::bad_alloc &) {
+      return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                  std::string("out of memory transposing '") + name + "'");
+    }
     // [out, in] -> [in, out]: element (o, i) of the source is (i, o) here.
-    size_t in = static_cast<size_t>(p.shape[0]);
-    size_t outs = static_cast<size_t>(p.shape[1]);
-    for (size_t o = 0; o < outs; ++o)
-      for (size_t i = 0; i < in; ++i)
-        std::memcpy(&dst[(i * outs + o) * esize], &src[(o * in + i) * esize],
-                    esize);
-  } else {
-    std::memcpy(dst.data(), src, bytes);
+    const auto *in = static_cast<const unsigned char *>(data);
+    size_t rows = static_cast<size_t>(p.shape[0]);
+    size_t cols = static_cast<size_t>(p.shape[1]);
+    for (size_t o = 0; o < cols; ++o)
+      for (size_t i = 0; i < rows; ++i)
+        std::memcpy(&transposed[(i * cols + o) * esize],
+                    &in[(o * rows + i) * esize], esize);
+    src = transposed.data();
   }
+  AlignedBuffer &dst = kernel->params[index];
+  if (!dst.reserve(static_cast<size_t>(p.packed_bytes)))
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                std::string("out of memory for parameter '") + name + "'");
+  d->pack(index, src, dst.data());
   kernel->paramSet[index] = true;
   kernel->paramPointers[index] = dst.data();
   return FFN_OK;
@@ -281,7 +323,13 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   if (xb < yb + bytes && yb < xb + bytes)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run: y overlaps x; use separate buffers");
-  d->run(m, x, kernel->paramPointers.data(), y);
+  if (d->workspace_per_row > 0 &&
+      !kernel->workspace.reserve(static_cast<size_t>(m) *
+                                 static_cast<size_t>(d->workspace_per_row)))
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                "ffn_kernel_run: out of memory for the workspace of m = " +
+                    std::to_string(m) + " rows");
+  d->run(m, x, kernel->paramPointers.data(), y, kernel->workspace.data());
   return FFN_OK;
 }
 

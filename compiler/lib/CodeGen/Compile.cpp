@@ -4,6 +4,7 @@
 
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
+#include "KernelGlue.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
 
 #include "ffn/Transforms/Passes.h"
@@ -63,15 +64,26 @@ llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
   if (stage == EmitStage::Linalg)
     return print(*module, printLocations);
 
+  mlir::PassManager abi(&context);
+  buildKernelABIPipeline(abi);
+  if (mlir::failed(abi.run(*module)))
+    return llvm::createStringError(
+        "internal error: building the kernel interface failed:\n" +
+        diagnostics);
+  auto signatures = collectKernelSignatures(*module, specs);
+  if (!signatures)
+    return signatures.takeError();
+
   mlir::PassManager pm(&context);
-  buildLinalgToLLVMPipeline(pm);
+  buildKernelToLLVMPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     return llvm::createStringError(
         "internal error: lowering to the LLVM dialect failed:\n" +
         diagnostics);
 
   llvm::LLVMContext llvmContext;
-  auto llvmModule = translateToLLVMIR(*module, specs, target, llvmContext);
+  auto llvmModule =
+      translateToLLVMIR(*module, specs, *signatures, target, llvmContext);
   if (!llvmModule)
     return llvmModule.takeError();
   if (stage == EmitStage::LLVMIR) {

@@ -7,6 +7,9 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
 using namespace ffnc;
 
 static int64_t abiDType(DType d) {
@@ -51,6 +54,65 @@ static int64_t abiNorm(NormKind n) {
   return FFN_NORM_NONE;
 }
 
+llvm::Expected<std::vector<KernelSignature>>
+ffnc::collectKernelSignatures(mlir::ModuleOp module,
+                              llvm::ArrayRef<FfnSpec> specs) {
+  auto argOf = [](mlir::Type type) {
+    KernelSignature::Arg arg;
+    auto memref = mlir::cast<mlir::MemRefType>(type);
+    arg.shape.assign(memref.getShape().begin(), memref.getShape().end());
+    arg.elementBytes = memref.getElementTypeBitWidth() / 8;
+    return arg;
+  };
+  std::vector<KernelSignature> result;
+  for (const FfnSpec &spec : specs) {
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(spec.name);
+    if (!func || !func->hasAttr("ffn.kernel"))
+      return llvm::createStringError("internal error: no kernel function '" +
+                                     spec.name + "'");
+    KernelSignature sig;
+    sig.name = spec.name;
+    llvm::ArrayRef<mlir::Type> types = func.getArgumentTypes();
+    size_t numParams = kernelParams(spec).size();
+    sig.hasWorkspace = func->hasAttr("ffn.workspace_per_row");
+    if (types.size() != numParams + 2 + (sig.hasWorkspace ? 1 : 0))
+      return llvm::createStringError(
+          "internal error: kernel '" + spec.name +
+          "' has an unexpected number of arguments");
+    sig.input = argOf(types[0]);
+    for (size_t i = 0; i < numParams; ++i)
+      sig.params.push_back(argOf(types[1 + i]));
+    sig.output = argOf(types[1 + numParams]);
+    if (sig.hasWorkspace)
+      sig.workspacePerRow =
+          mlir::cast<mlir::IntegerAttr>(func->getAttr("ffn.workspace_per_row"))
+              .getInt();
+    if (auto text = func->getAttrOfType<mlir::StringAttr>("ffn.strategy_text"))
+      sig.strategy = text.str();
+    else
+      sig.strategy = "baseline: unpacked weights, (m, k, n) loops "
+                     "vectorized by LLVM";
+    auto packs = func->getAttrOfType<mlir::ArrayAttr>("ffn.pack");
+    for (size_t i = 0; i < numParams; ++i) {
+      std::string pack;
+      if (packs && i < packs.size())
+        pack = mlir::cast<mlir::StringAttr>(packs[i]).str();
+      sig.packFunctions.push_back(pack);
+      KernelSignature::Arg source;
+      if (!pack.empty()) {
+        auto packFunc = module.lookupSymbol<mlir::func::FuncOp>(pack);
+        if (!packFunc)
+          return llvm::createStringError("internal error: no pack function '" +
+                                         pack + "'");
+        source = argOf(packFunc.getArgumentTypes()[0]);
+      }
+      sig.packSources.push_back(source);
+    }
+    result.push_back(std::move(sig));
+  }
+  return result;
+}
+
 namespace {
 class GlueBuilder {
 public:
@@ -58,7 +120,8 @@ public:
       : m(m), ctx(m.getContext()), i64(llvm::Type::getInt64Ty(ctx)),
         ptr(llvm::PointerType::getUnqual(ctx)) {}
 
-  llvm::Error add(const FfnSpec &spec, const TargetInfo &target);
+  llvm::Error add(const FfnSpec &spec, const KernelSignature &sig,
+                  const TargetInfo &target);
 
 private:
   llvm::Constant *i64c(int64_t v) { return llvm::ConstantInt::get(i64, v); }
@@ -70,8 +133,31 @@ private:
     g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     return g;
   }
-  llvm::Function *buildEntry(const FfnSpec &spec, llvm::Function *impl,
-                             const std::vector<ParamInfo> &params);
+  /// Appends the expanded memref descriptor of a dense row-major buffer:
+  /// (allocated, aligned, offset, sizes..., strides...). A dynamic leading
+  /// dimension is `rows`.
+  void appendMemRef(llvm::SmallVectorImpl<llvm::Value *> &args,
+                    llvm::Value *p, const KernelSignature::Arg &arg,
+                    llvm::Value *rows) {
+    args.append({p, p, i64c(0)});
+    for (int64_t d : arg.shape)
+      args.push_back(d < 0 ? rows : i64c(d));
+    for (size_t i = 0; i < arg.shape.size(); ++i) {
+      int64_t stride = 1;
+      for (size_t j = i + 1; j < arg.shape.size(); ++j)
+        stride *= arg.shape[j];
+      args.push_back(i64c(stride));
+    }
+  }
+  static int64_t bytes(const KernelSignature::Arg &arg) {
+    int64_t n = arg.elementBytes;
+    for (int64_t d : arg.shape)
+      n *= d;
+    return n;
+  }
+  llvm::Function *buildEntry(const FfnSpec &spec, const KernelSignature &sig,
+                             llvm::Function *impl);
+  llvm::Function *buildPack(const FfnSpec &spec, const KernelSignature &sig);
 
   llvm::Module &m;
   llvm::LLVMContext &ctx;
@@ -81,40 +167,65 @@ private:
 } // namespace
 
 llvm::Function *GlueBuilder::buildEntry(const FfnSpec &spec,
-                                        llvm::Function *impl,
-                                        const std::vector<ParamInfo> &params) {
+                                        const KernelSignature &sig,
+                                        llvm::Function *impl) {
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
-                                       {i64, ptr, ptr, ptr}, false);
+                                       {i64, ptr, ptr, ptr, ptr}, false);
   auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
                                        "ffn_" + spec.name + "_run", m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   llvm::Value *rows = entry->getArg(0);
-  llvm::Value *x = entry->getArg(1);
-  llvm::Value *paramArray = entry->getArg(2);
-  llvm::Value *y = entry->getArg(3);
-
-  // A memref descriptor expands to (allocated, aligned, offset, sizes...,
-  // strides...); our buffers are dense and row-major.
   llvm::SmallVector<llvm::Value *> args;
-  auto matrix = [&](llvm::Value *p, llvm::Value *r, int64_t cols) {
-    args.append({p, p, i64c(0), r, i64c(cols), i64c(cols), i64c(1)});
-  };
-  matrix(x, rows, spec.dModel);
-  for (auto [i, param] : llvm::enumerate(params)) {
-    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, paramArray, i);
-    llvm::Value *p = b.CreateLoad(ptr, slot, param.name);
-    if (param.rank() == 2)
-      matrix(p, i64c(param.rows), param.cols);
-    else
-      args.append({p, p, i64c(0), i64c(param.rows), i64c(1)});
+  appendMemRef(args, entry->getArg(1), sig.input, rows);
+  for (auto [i, param] : llvm::enumerate(sig.params)) {
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(2), i);
+    appendMemRef(args, b.CreateLoad(ptr, slot), param, rows);
   }
-  matrix(y, rows, spec.dModel);
+  appendMemRef(args, entry->getArg(3), sig.output, rows);
+  if (sig.hasWorkspace) {
+    llvm::Value *size = b.CreateMul(rows, i64c(sig.workspacePerRow));
+    KernelSignature::Arg ws{{-1}, 1};
+    appendMemRef(args, entry->getArg(4), ws, size);
+  }
   b.CreateCall(impl, args);
   b.CreateRetVoid();
   return entry;
 }
 
-llvm::Error GlueBuilder::add(const FfnSpec &spec, const TargetInfo &target) {
+llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
+                                       const KernelSignature &sig) {
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                       {i64, ptr, ptr}, false);
+  auto *pack = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                      "ffn_" + spec.name + "_pack", m);
+  llvm::Value *src = pack->getArg(1), *dst = pack->getArg(2);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", pack);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", pack, done));
+  llvm::SwitchInst *sw = b.CreateSwitch(pack->getArg(0), done,
+                                        sig.params.size());
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    auto *bb = llvm::BasicBlock::Create(ctx, "param", pack, done);
+    sw->addCase(llvm::cast<llvm::ConstantInt>(i64c(i)), bb);
+    llvm::IRBuilder<> cb(bb);
+    if (sig.packFunctions[i].empty()) {
+      cb.CreateMemCpy(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1),
+                      bytes(sig.params[i]));
+    } else {
+      llvm::Function *f = m.getFunction(sig.packFunctions[i]);
+      f->setLinkage(llvm::GlobalValue::InternalLinkage);
+      llvm::SmallVector<llvm::Value *> args;
+      appendMemRef(args, src, sig.packSources[i], nullptr);
+      appendMemRef(args, dst, sig.params[i], nullptr);
+      cb.CreateCall(f, args);
+    }
+    cb.CreateBr(done);
+  }
+  llvm::IRBuilder<>(done).CreateRetVoid();
+  return pack;
+}
+
+llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
+                             const TargetInfo &target) {
   llvm::Function *impl = m.getFunction(spec.name);
   if (!impl)
     return llvm::createStringError("internal error: no lowered function '" +
@@ -122,15 +233,16 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const TargetInfo &target) {
   impl->setName("__ffn_" + spec.name + "_impl");
   impl->setLinkage(llvm::GlobalValue::InternalLinkage);
   std::vector<ParamInfo> params = kernelParams(spec);
-  llvm::Function *entry = buildEntry(spec, impl, params);
+  llvm::Function *entry = buildEntry(spec, sig, impl);
+  llvm::Function *pack = buildPack(spec, sig);
 
-  // ffn_param_desc[] { name, rank, shape[2] }
-  auto *paramType = llvm::StructType::get(ctx, {ptr, i64, i64, i64});
+  // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
+  auto *paramType = llvm::StructType::get(ctx, {ptr, i64, i64, i64, i64});
   std::vector<llvm::Constant *> paramDescs;
-  for (const ParamInfo &p : params)
+  for (auto [i, p] : llvm::enumerate(params))
     paramDescs.push_back(llvm::ConstantStruct::get(
         paramType, {string(p.name, ".ffn.param"), i64c(p.rank()),
-                    i64c(p.rows), i64c(p.cols)}));
+                    i64c(p.rows), i64c(p.cols), i64c(bytes(sig.params[i]))}));
   auto *arrayType = llvm::ArrayType::get(paramType, paramDescs.size());
   auto *paramArray = new llvm::GlobalVariable(
       m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
@@ -141,7 +253,7 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const TargetInfo &target) {
   llvm::Type *f64 = llvm::Type::getDoubleTy(ctx);
   auto *descType = llvm::StructType::get(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
-            f64, i64, ptr, ptr, ptr, i64, ptr});
+            f64, i64, ptr, ptr, ptr, i64, ptr, ptr, i64, ptr});
   const llvm::DataLayout &layout = m.getDataLayout();
   uint64_t size = layout.getTypeAllocSize(descType);
   if (size != sizeof(ffn_kernel_desc))
@@ -167,6 +279,9 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const TargetInfo &target) {
       i64c(static_cast<int64_t>(params.size())),
       paramArray,
       entry,
+      pack,
+      i64c(sig.workspacePerRow),
+      string(sig.strategy, ".ffn.strategy"),
       llvm::ConstantPointerNull::get(ptr),
       i64c(0),
       llvm::ConstantPointerNull::get(ptr)};
@@ -179,10 +294,11 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const TargetInfo &target) {
 
 llvm::Error ffnc::addKernelGlue(llvm::Module &module,
                                 llvm::ArrayRef<FfnSpec> specs,
+                                llvm::ArrayRef<KernelSignature> signatures,
                                 const TargetInfo &target) {
   GlueBuilder builder(module);
-  for (const FfnSpec &spec : specs)
-    if (llvm::Error err = builder.add(spec, target))
+  for (auto [spec, sig] : llvm::zip(specs, signatures))
+    if (llvm::Error err = builder.add(spec, sig, target))
       return err;
   return llvm::Error::success();
 }

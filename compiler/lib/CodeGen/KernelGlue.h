@@ -6,15 +6,44 @@
 #include "ffnc/CodeGen/Target.h"
 #include "ffnc/Frontend/Spec.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
 namespace ffnc {
 
-/// For every spec, hides the lowered function `<name>` (memref-expanded
-/// arguments) behind `void ffn_<name>_run(i64 m, ptr x, ptr params, ptr y)`
-/// and exports the `ffn_kernel_<name>` descriptor of ffn/kernel_abi.h.
+/// The memref-level calling convention of one lowered kernel, read from the
+/// IR before it is converted to LLVM (so the glue and the kernel can never
+/// disagree): the shape of each argument (ShapedType::kDynamic = M rows),
+/// and for each parameter its packed size and pack function, if any.
+struct KernelSignature {
+  struct Arg {
+    std::vector<int64_t> shape;
+    unsigned elementBytes = 4;
+  };
+  std::string name;            ///< the spec's name, also the lowered func's
+  Arg input, output;
+  std::vector<Arg> params;     ///< packed shapes, kernelParams() order
+  std::vector<std::string> packFunctions; ///< "" = copy as is
+  std::vector<Arg> packSources;           ///< logical [in, out] shapes
+  bool hasWorkspace = false;
+  int64_t workspacePerRow = 0; ///< bytes
+  std::string strategy;        ///< human-readable schedule
+};
+
+/// Reads the signature of every kernel function of `module` (after
+/// ffn-kernel-interface or the packed lowering).
+llvm::Expected<std::vector<KernelSignature>>
+collectKernelSignatures(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs);
+
+/// For every spec, hides the lowered function `<name>` behind
+/// `ffn_<name>_run` and `ffn_<name>_pack` with the plain-pointer ABI of
+/// ffn/kernel_abi.h and exports the `ffn_kernel_<name>` descriptor.
 llvm::Error addKernelGlue(llvm::Module &module, llvm::ArrayRef<FfnSpec> specs,
+                          llvm::ArrayRef<KernelSignature> signatures,
                           const TargetInfo &target);
 
 } // namespace ffnc

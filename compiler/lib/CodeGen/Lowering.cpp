@@ -10,8 +10,10 @@ using namespace ffnc;
 llvm::Error ffnc::lowerModule(mlir::ModuleOp module, Stage stage) {
   mlir::PassManager pm(module.getContext());
   buildFfnToLinalgPipeline(pm);
-  if (stage == Stage::LLVMDialect)
-    buildLinalgToLLVMPipeline(pm);
+  if (stage == Stage::LLVMDialect) {
+    buildKernelABIPipeline(pm);
+    buildKernelToLLVMPipeline(pm);
+  }
   if (mlir::failed(pm.run(module)))
     return llvm::createStringError(
         "internal error: lowering the ffn dialect failed (please report "

@@ -74,6 +74,7 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 ffnc::translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+                        llvm::ArrayRef<KernelSignature> signatures,
                         const TargetInfo &target, llvm::LLVMContext &context) {
   mlir::DialectRegistry registry;
   mlir::registerBuiltinDialectTranslation(registry);
@@ -90,7 +91,7 @@ ffnc::translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
     return tm.takeError();
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
   llvmModule->setDataLayout((*tm)->createDataLayout());
-  if (llvm::Error err = addKernelGlue(*llvmModule, specs, target))
+  if (llvm::Error err = addKernelGlue(*llvmModule, specs, signatures, target))
     return std::move(err);
   // Every function gets the target's CPU and features, so the optimizer's
   // cost model and the vectorizer see the real vector width.

@@ -20,8 +20,11 @@ void ffnc::buildFfnToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void ffnc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+void ffnc::buildKernelABIPipeline(OpPassManager &pm) {
   pm.addPass(ffn::createFfnKernelInterface());
+}
+
+void ffnc::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(ffn::createFfnMatmulLoopOrder());
   pm.addPass(createCanonicalizerPass());
 
@@ -54,7 +57,8 @@ void ffnc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
 
 void ffnc::buildCPUPipeline(OpPassManager &pm) {
   buildFfnToLinalgPipeline(pm);
-  buildLinalgToLLVMPipeline(pm);
+  buildKernelABIPipeline(pm);
+  buildKernelToLLVMPipeline(pm);
 }
 
 void ffnc::registerCPUPipeline() {

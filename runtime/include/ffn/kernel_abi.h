@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 1
+#define FFN_KERNEL_ABI_VERSION 2
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -58,23 +58,32 @@ typedef enum ffn_device {
   FFN_DEVICE_CUDA = 1,
 } ffn_device;
 
-/* One parameter tensor. Matrices are described in the kernel's [in, out]
+/* One parameter tensor. Matrices are described in their logical [in, out]
  * row-major layout (shape[0] = in, shape[1] = out); vectors have rank 1 and
  * shape[1] = 0. The element type is the kernel's dtype. Names: "w_up",
  * "w_gate", "w_down", "b_up", "b_gate", "b_down", "norm_scale",
- * "norm_shift". */
+ * "norm_shift". packed_bytes is the size of the parameter after `pack`. */
 typedef struct ffn_param_desc {
   const char *name;
   int64_t rank;
   int64_t shape[2];
+  int64_t packed_bytes;
 } ffn_param_desc;
 
+/* Packs parameter `index` from its logical [in, out] layout (`src`) into the
+ * kernel's own blocked layout (`dst`, packed_bytes long), once, at load
+ * time. */
+typedef void (*ffn_pack_fn)(int64_t index, const void *src, void *dst);
+
 /* CPU entry point: y[m, d_model] = FFN(x[m, d_model]) for any m >= 1.
- * params[i] points to parameter i of `params`, in [in, out] layout. x, y
- * and the parameters are the kernel's dtype, row-major and contiguous; y
- * must not overlap any input. The kernel checks nothing: the runtime does. */
+ * params[i] points to parameter i, packed by `pack`. x and y are the
+ * kernel's dtype, row-major and contiguous; y must not overlap x.
+ * `workspace` is scratch of at least m * workspace_per_row bytes, 64-byte
+ * aligned (may be NULL when that is 0). The kernel checks nothing: the
+ * runtime does. */
 typedef void (*ffn_cpu_entry)(int64_t m, const void *x,
-                              const void *const *params, void *y);
+                              const void *const *params, void *y,
+                              void *workspace);
 
 typedef struct ffn_kernel_desc {
   uint64_t abi_version; /* FFN_KERNEL_ABI_VERSION of the generating ffnc */
@@ -94,6 +103,9 @@ typedef struct ffn_kernel_desc {
   int64_t num_params;
   const ffn_param_desc *params;
   ffn_cpu_entry run; /* NULL for device kernels */
+  ffn_pack_fn pack;
+  int64_t workspace_per_row; /* scratch bytes per token row */
+  const char *strategy;      /* the schedule, as text ("packed mr=8 ...") */
   /* Device kernels (reserved for the CUDA target): the module image
    * (PTX text or cubin) and the entry function's name. */
   const void *device_image;

@@ -24,8 +24,10 @@ llvm::Error lowerModule(mlir::ModuleOp module, Stage stage);
 /// Translates a module in the LLVM dialect to LLVM IR for `target`, adds the
 /// kernel ABI (`ffn_<name>_run` entry points and `ffn_kernel_<name>`
 /// descriptors) and optimizes it at -O3.
+struct KernelSignature;
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+                  llvm::ArrayRef<KernelSignature> signatures,
                   const TargetInfo &target, llvm::LLVMContext &context);
 
 enum class OutputKind { Assembly, Object };

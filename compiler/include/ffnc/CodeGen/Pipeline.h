@@ -10,9 +10,13 @@ namespace ffnc {
 /// ffn.ffn on tensors -> linalg on tensors (`--emit=linalg`).
 void buildFfnToLinalgPipeline(mlir::OpPassManager &pm);
 
-/// linalg on tensors -> LLVM dialect: kernel calling convention,
-/// bufferization, loops, polynomial math, LLVM conversion.
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+/// linalg on tensors -> kernel functions with their final memref calling
+/// convention (the signature the ABI glue reads).
+void buildKernelABIPipeline(mlir::OpPassManager &pm);
+
+/// Kernel functions -> LLVM dialect: bufferization, loops, polynomial math,
+/// LLVM conversion.
+void buildKernelToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Both, and registration as `ffn-cpu-pipeline` for ffn-opt.
 void buildCPUPipeline(mlir::OpPassManager &pm);
