@@ -34,6 +34,7 @@ static std::string print(mlir::ModuleOp module, bool locations) {
 llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
                                                const llvm::SourceMgr &sm,
                                                const TargetInfo &target,
+                                               const ScheduleOptions &schedule,
                                                EmitStage stage,
                                                bool printLocations) {
   mlir::DialectRegistry registry;
@@ -55,37 +56,54 @@ llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
     return llvm::createStringError(
         "internal error: the generated ffn dialect does not verify:\n" +
         diagnostics);
+  // Runs one stage's passes; a failure is an internal error with the
+  // diagnostics MLIR gave.
+  auto run = [&](llvm::function_ref<void(mlir::OpPassManager &)> build,
+                 llvm::StringRef what) -> llvm::Error {
+    mlir::PassManager pm(&context);
+    build(pm);
+    if (mlir::failed(pm.run(*module)))
+      return llvm::createStringError("internal error: " + what.str() +
+                                     " failed:\n" + diagnostics);
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = run(
+          [&](mlir::OpPassManager &pm) { buildStrategyPipeline(pm, schedule); },
+          "strategy selection"))
+    return std::move(err);
   if (stage == EmitStage::Ffn)
     return print(*module, printLocations);
-
-  if (llvm::Error err = lowerModule(*module, Stage::Linalg))
-    return llvm::createStringError(llvm::toString(std::move(err)) + "\n" +
-                                   diagnostics);
+  if (llvm::Error err = run(buildFfnLoweringPipeline, "lowering the ffn dialect"))
+    return std::move(err);
   if (stage == EmitStage::Linalg)
     return print(*module, printLocations);
-
-  mlir::PassManager abi(&context);
-  buildKernelABIPipeline(abi);
-  if (mlir::failed(abi.run(*module)))
-    return llvm::createStringError(
-        "internal error: building the kernel interface failed:\n" +
-        diagnostics);
+  if (llvm::Error err = run(buildKernelABIPipeline, "building the kernel interface"))
+    return std::move(err);
+  if (stage == EmitStage::Tiled)
+    return print(*module, printLocations);
   auto signatures = collectKernelSignatures(*module, specs);
   if (!signatures)
     return signatures.takeError();
+  // The ffn.* annotations have served their purpose (the signatures above);
+  // LLVM IR translation has no use for them.
+  module->walk([](mlir::func::FuncOp func) {
+    for (mlir::NamedAttribute attr :
+         llvm::to_vector(func->getDiscardableAttrs()))
+      if (attr.getName().strref().starts_with("ffn."))
+        func->removeAttr(attr.getName());
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.removeArgAttr(i, "ffn.param");
+  });
 
-  mlir::PassManager pm(&context);
-  buildKernelToLLVMPipeline(pm);
-  if (mlir::failed(pm.run(*module)))
-    return llvm::createStringError(
-        "internal error: lowering to the LLVM dialect failed:\n" +
-        diagnostics);
+  if (llvm::Error err = run(buildKernelToLLVMPipeline, "lowering to the LLVM dialect"))
+    return std::move(err);
 
   llvm::LLVMContext llvmContext;
   auto llvmModule =
       translateToLLVMIR(*module, specs, *signatures, target, llvmContext);
   if (!llvmModule)
-    return llvmModule.takeError();
+    return llvm::createStringError(llvm::toString(llvmModule.takeError()) +
+                                   "\n" + diagnostics);
   if (stage == EmitStage::LLVMIR) {
     std::string out;
     llvm::raw_string_ostream os(out);
@@ -100,8 +118,9 @@ llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
 llvm::Error ffnc::buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,
                                      const llvm::SourceMgr &sm,
                                      const TargetInfo &target,
+                                     const ScheduleOptions &schedule,
                                      llvm::StringRef outputPath) {
-  auto object = compileSpecs(specs, sm, target, EmitStage::Object);
+  auto object = compileSpecs(specs, sm, target, schedule, EmitStage::Object);
   if (!object)
     return object.takeError();
 

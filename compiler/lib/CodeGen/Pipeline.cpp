@@ -15,7 +15,20 @@
 
 using namespace mlir;
 
-void ffnc::buildFfnToLinalgPipeline(OpPassManager &pm) {
+void ffnc::buildStrategyPipeline(OpPassManager &pm,
+                                 const ScheduleOptions &options) {
+  if (options.baseline)
+    return;
+  ffn::FfnSelectStrategyOptions select;
+  select.vectorBits = options.vectorBits;
+  select.mr = options.mr;
+  select.nr = options.nr;
+  select.mc = options.mc;
+  pm.addNestedPass<func::FuncOp>(ffn::createFfnSelectStrategy(select));
+}
+
+void ffnc::buildFfnLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(ffn::createFfnLowerPacked());
   pm.addNestedPass<func::FuncOp>(ffn::createConvertFfnToLinalg());
   pm.addPass(createCanonicalizerPass());
 }
@@ -45,6 +58,7 @@ void ffnc::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -55,8 +69,10 @@ void ffnc::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void ffnc::buildCPUPipeline(OpPassManager &pm) {
-  buildFfnToLinalgPipeline(pm);
+void ffnc::buildCPUPipeline(OpPassManager &pm,
+                            const ScheduleOptions &options) {
+  buildStrategyPipeline(pm, options);
+  buildFfnLoweringPipeline(pm);
   buildKernelABIPipeline(pm);
   buildKernelToLLVMPipeline(pm);
 }
@@ -65,5 +81,5 @@ void ffnc::registerCPUPipeline() {
   PassPipelineRegistration<>(
       "ffn-cpu-pipeline",
       "Lower ffn.ffn all the way to the LLVM dialect (the CPU back end)",
-      [](OpPassManager &pm) { buildCPUPipeline(pm); });
+      [](OpPassManager &pm) { buildCPUPipeline(pm, ScheduleOptions()); });
 }

@@ -106,7 +106,8 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
       arg("norm_scale"), arg("norm_shift"),
       ffn::ActivationAttr::get(&ctx, toDialect(spec.activation)),
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
-      spec.residual ? builder.getUnitAttr() : UnitAttr(), norm);
+      spec.residual ? builder.getUnitAttr() : UnitAttr(), norm,
+      ffn::StrategyAttr());
   func::ReturnOp::create(builder, loc, op.getResult());
   return func;
 }

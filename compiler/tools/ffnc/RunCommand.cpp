@@ -268,7 +268,8 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
   llvm::sys::path::append(library, "kernels.so");
   int status = 0;
   if (llvm::Error err =
-          buildSharedLibrary(specs, sourceMgr, options.target, library)) {
+          buildSharedLibrary(specs, sourceMgr, options.target, options.schedule,
+                             library)) {
     llvm::errs() << "ffnc: error: " << llvm::toString(std::move(err)) << "\n";
     status = 1;
   } else {

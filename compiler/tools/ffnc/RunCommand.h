@@ -3,6 +3,7 @@
 #ifndef FFNC_TOOLS_RUNCOMMAND_H
 #define FFNC_TOOLS_RUNCOMMAND_H
 
+#include "ffnc/CodeGen/Pipeline.h"
 #include "ffnc/CodeGen/Target.h"
 #include "ffnc/Frontend/Spec.h"
 
@@ -22,6 +23,7 @@ struct RunOptions {
   double inputScale = 1.0;    ///< multiply the random input by this
   bool injectNonFinite = false; ///< NaN, +Inf, -Inf in the first rows
   TargetInfo target;
+  ScheduleOptions schedule;
 };
 
 /// Compiles `specs` for `options.target` into a temporary shared library,

@@ -43,7 +43,7 @@ cl::SubCommand runCommand(
            "through the runtime, time it, and with --check compare it with "
            "the f64 reference");
 
-enum class EmitKind { AST, Ffn, Linalg, LLVM, Asm, Obj, SharedLib };
+enum class EmitKind { AST, Ffn, Linalg, Tiled, LLVM, Asm, Obj, SharedLib };
 
 // Options of every subcommand.
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),
@@ -59,6 +59,13 @@ cl::opt<std::string> targetName(
              "x86-64-avx512"),
     cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<std::string> strategyOption(
+    "strategy",
+    cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
+             "any of mr=N,nr=N,mc=N (register tile rows/columns, cache "
+             "block rows)"),
+    cl::value_desc("spec"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<unsigned> maxErrors(
     "max-errors",
     cl::desc("Stop after this many errors (default 20; 0: no limit)"),
@@ -71,8 +78,13 @@ cl::opt<EmitKind> emit(
         clEnumValN(EmitKind::AST, "ast",
                    "the parsed spec, with evaluated dimensions"),
         clEnumValN(EmitKind::Ffn, "ffn",
-                   "the ffn dialect (one func per ffn block)"),
-        clEnumValN(EmitKind::Linalg, "linalg", "linalg on tensors"),
+                   "the ffn dialect (one func per ffn block) with the "
+                   "chosen #ffn.strategy"),
+        clEnumValN(EmitKind::Linalg, "linalg",
+                   "after lowering the ffn dialect: packed vector loops "
+                   "(scheduled) or linalg on tensors (baseline)"),
+        clEnumValN(EmitKind::Tiled, "tiled",
+                   "every kernel with its final memref calling convention"),
         clEnumValN(EmitKind::LLVM, "llvm",
                    "optimized LLVM IR with the kernel ABI glue"),
         clEnumValN(EmitKind::Asm, "asm", "x86-64 assembly"),
@@ -155,6 +167,38 @@ int writeOutput(llvm::StringRef path, llvm::StringRef text) {
   return 0;
 }
 
+/// Parses --strategy into `options`; false (after reporting) on error.
+bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
+  if (text.empty())
+    return true;
+  if (text == "baseline") {
+    options.baseline = true;
+    return true;
+  }
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',');
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    int64_t v;
+    if (value.getAsInteger(10, v) || v <= 0) {
+      fail("--strategy: expected key=positive-integer, got '" + item + "'");
+      return false;
+    }
+    if (key == "mr")
+      options.mr = v;
+    else if (key == "nr")
+      options.nr = v;
+    else if (key == "mc")
+      options.mc = v;
+    else {
+      fail("--strategy: unknown key '" + key +
+           "' (keys: mr, nr, mc; or 'baseline')");
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -234,8 +278,14 @@ int main(int argc, char **argv) {
   if (!target)
     return fail(llvm::toString(target.takeError()));
 
+  ScheduleOptions schedule;
+  schedule.vectorBits = target->vectorBits;
+  if (!parseStrategy(strategyOption, schedule))
+    return 1;
+
   if (runCommand) {
     RunOptions options;
+    options.schedule = schedule;
     options.tokens.assign(tokenCounts.begin(), tokenCounts.end());
     if (options.tokens.empty())
       options.tokens = {17};
@@ -271,16 +321,17 @@ int main(int argc, char **argv) {
 
   if (emit == EmitKind::SharedLib) {
     if (llvm::Error err =
-            buildSharedLibrary(specs, sourceMgr, *target, outputFile))
+            buildSharedLibrary(specs, sourceMgr, *target, schedule, outputFile))
       return fail(llvm::toString(std::move(err)));
   } else {
     EmitStage stage = emit == EmitKind::Ffn      ? EmitStage::Ffn
                       : emit == EmitKind::Linalg ? EmitStage::Linalg
+                      : emit == EmitKind::Tiled  ? EmitStage::Tiled
                       : emit == EmitKind::LLVM   ? EmitStage::LLVMIR
                       : emit == EmitKind::Asm    ? EmitStage::Assembly
                                                  : EmitStage::Object;
     llvm::Expected<std::string> output =
-        compileSpecs(specs, sourceMgr, *target, stage, printLocations);
+        compileSpecs(specs, sourceMgr, *target, schedule, stage, printLocations);
     if (!output)
       return fail(llvm::toString(output.takeError()));
     if (int rc = writeOutput(outputFile, *output))

@@ -29,6 +29,25 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t vectorBits, int64_t mr, int64_t nr, int64_t mc) {
+  if (vectorBits != 256 && vectorBits != 512)
+    return emitError() << "strategy vector_bits must be 256 or 512, got "
+                       << vectorBits;
+  int64_t lanes = vectorBits / 32;
+  if (mr < 1 || mr > 16)
+    return emitError() << "strategy mr must be in [1, 16], got " << mr;
+  if (nr < lanes || nr % lanes != 0 || nr > 8 * lanes)
+    return emitError() << "strategy nr must be a multiple of " << lanes
+                       << " (f32 lanes) up to " << 8 * lanes << ", got "
+                       << nr;
+  if (mc < mr || mc % mr != 0)
+    return emitError() << "strategy mc must be a positive multiple of mr ("
+                       << mr << "), got " << mc;
+  return success();
+}
+
 // <layernorm, post, eps = 1.0e-12>
 Attribute NormAttr::parse(AsmParser &parser, Type) {
   StringRef kindWord, positionWord;

@@ -17,11 +17,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "ffn/IR/FfnOps.h"
+#include "ffn/Transforms/Activation.h"
 #include "ffn/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_CONVERTFFNTOLINALG
@@ -239,45 +239,7 @@ Value FfnLowering::applyNorm(Value x32, Type resultType) {
 }
 
 Value FfnLowering::activation(OpBuilder &nb, Value v) {
-  switch (op.getActivation()) {
-  case Activation::relu:
-    // maximumf propagates NaN, as the reference's max does.
-    return arith::MaximumFOp::create(nb, loc, v, constant(nb, 0.0));
-  case Activation::gelu: {
-    // 0.5 x (1 + erf(x / sqrt(2)))
-    Value s = arith::MulFOp::create(nb, loc, v, constant(nb, M_SQRT1_2));
-    Value e = math::ErfOp::create(nb, loc, s);
-    Value onePlus = arith::AddFOp::create(nb, loc, e, constant(nb, 1.0));
-    Value half = arith::MulFOp::create(nb, loc, v, constant(nb, 0.5));
-    return arith::MulFOp::create(nb, loc, half, onePlus);
-  }
-  case Activation::gelu_tanh: {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x2 = arith::MulFOp::create(nb, loc, v, v);
-    Value x3 = arith::MulFOp::create(nb, loc, x2, v);
-    Value inner = arith::AddFOp::create(
-        nb, loc, v, arith::MulFOp::create(nb, loc, x3, constant(nb, 0.044715)));
-    Value scaled = arith::MulFOp::create(
-        nb, loc, inner, constant(nb, std::sqrt(2.0 / M_PI)));
-    Value t = math::TanhOp::create(nb, loc, scaled);
-    Value onePlus = arith::AddFOp::create(nb, loc, t, constant(nb, 1.0));
-    Value half = arith::MulFOp::create(nb, loc, v, constant(nb, 0.5));
-    return arith::MulFOp::create(nb, loc, half, onePlus);
-  }
-  case Activation::silu:
-  case Activation::sigmoid: {
-    // 1 / (1 + exp(-x)): exp overflows to +inf for very negative x, giving
-    // exactly 0 instead of NaN.
-    Value e = math::ExpOp::create(nb, loc, arith::NegFOp::create(nb, loc, v));
-    Value denom = arith::AddFOp::create(nb, loc, e, constant(nb, 1.0));
-    if (op.getActivation() == Activation::sigmoid)
-      return arith::DivFOp::create(nb, loc, constant(nb, 1.0), denom);
-    return arith::DivFOp::create(nb, loc, v, denom);
-  }
-  case Activation::identity:
-    return v;
-  }
-  llvm_unreachable("unknown activation");
+  return buildActivation(nb, loc, op.getActivation(), v);
 }
 
 Value FfnLowering::lower() {

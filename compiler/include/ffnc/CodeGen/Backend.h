@@ -15,15 +15,6 @@
 
 namespace ffnc {
 
-enum class Stage { Linalg, LLVMDialect };
-
-/// Runs the MLIR pipeline on an ffn-dialect module up to `stage`, in place.
-/// Pass failures are reported through the context's diagnostics.
-llvm::Error lowerModule(mlir::ModuleOp module, Stage stage);
-
-/// Translates a module in the LLVM dialect to LLVM IR for `target`, adds the
-/// kernel ABI (`ffn_<name>_run` entry points and `ffn_kernel_<name>`
-/// descriptors) and optimizes it at -O3.
 struct KernelSignature;
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,

@@ -3,6 +3,7 @@
 #ifndef FFNC_CODEGEN_COMPILE_H
 #define FFNC_CODEGEN_COMPILE_H
 
+#include "ffnc/CodeGen/Pipeline.h"
 #include "ffnc/CodeGen/Target.h"
 #include "ffnc/Frontend/Spec.h"
 
@@ -13,13 +14,14 @@
 
 namespace ffnc {
 
-enum class EmitStage { Ffn, Linalg, LLVMIR, Assembly, Object };
+enum class EmitStage { Ffn, Linalg, Tiled, LLVMIR, Assembly, Object };
 
 /// Compiles `specs` to `stage` and returns the output (text, or the bytes of
 /// an object file). `printLocations` keeps spec locations in MLIR output.
 llvm::Expected<std::string> compileSpecs(llvm::ArrayRef<FfnSpec> specs,
                                          const llvm::SourceMgr &sourceMgr,
                                          const TargetInfo &target,
+                                         const ScheduleOptions &schedule,
                                          EmitStage stage,
                                          bool printLocations = false);
 
@@ -28,6 +30,7 @@ llvm::Expected<std::string> compileSpecs(llvm::ArrayRef<FfnSpec> specs,
 llvm::Error buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,
                                const llvm::SourceMgr &sourceMgr,
                                const TargetInfo &target,
+                               const ScheduleOptions &schedule,
                                llvm::StringRef outputPath);
 
 } // namespace ffnc

@@ -5,21 +5,37 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdint>
+
 namespace ffnc {
 
-/// ffn.ffn on tensors -> linalg on tensors (`--emit=linalg`).
-void buildFfnToLinalgPipeline(mlir::OpPassManager &pm);
+/// How the CPU back end schedules the FFNs it compiles.
+struct ScheduleOptions {
+  /// The unscheduled path: unpacked weights, (m, k, n) loops vectorized by
+  /// LLVM. For comparison and debugging; never chosen automatically.
+  bool baseline = false;
+  int64_t vectorBits = 512; ///< from the target
+  int64_t mr = 0, nr = 0, mc = 0; ///< overrides; 0 = let the pass choose
+};
 
-/// linalg on tensors -> kernel functions with their final memref calling
-/// convention (the signature the ABI glue reads).
+/// Stage `ffn`: attach a #ffn.strategy to every ffn.ffn (unless baseline).
+void buildStrategyPipeline(mlir::OpPassManager &pm,
+                           const ScheduleOptions &options);
+
+/// Stage `linalg`: scheduled FFNs become packed kernels on memrefs; the
+/// others become linalg on tensors.
+void buildFfnLoweringPipeline(mlir::OpPassManager &pm);
+
+/// Stage `tiled`: every kernel has its final memref calling convention (the
+/// signature the ABI glue reads).
 void buildKernelABIPipeline(mlir::OpPassManager &pm);
 
 /// Kernel functions -> LLVM dialect: bufferization, loops, polynomial math,
 /// LLVM conversion.
 void buildKernelToLLVMPipeline(mlir::OpPassManager &pm);
 
-/// Both, and registration as `ffn-cpu-pipeline` for ffn-opt.
-void buildCPUPipeline(mlir::OpPassManager &pm);
+/// All of the above, and its registration as `ffn-cpu-pipeline` for ffn-opt.
+void buildCPUPipeline(mlir::OpPassManager &pm, const ScheduleOptions &options);
 void registerCPUPipeline();
 
 } // namespace ffnc

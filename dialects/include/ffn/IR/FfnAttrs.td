@@ -60,4 +60,29 @@ def Ffn_NormAttr : AttrDef<Ffn_Dialect, "Norm"> {
   let genVerifyDecl = 1;
 }
 
+def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
+  let mnemonic = "strategy";
+  let summary = "how the CPU back end schedules one FFN";
+  let description = [{
+    Written by `ffn-select-strategy`, read by `ffn-lower-packed`:
+
+    - `vector_bits`: SIMD width (512 for AVX-512 zmm, 256 for AVX2 ymm);
+    - `mr`: token rows of the register tile;
+    - `nr`: accumulator columns of the register tile, a multiple of the
+      vector lanes (a gated FFN splits them between gate and up, so both
+      projections of a column are computed in the same tile);
+    - `mc`: token rows per cache block (the A block kept in L2 while a
+      packed weight panel is reused across it).
+
+    Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
+    zero-padded), so the innermost loop reads one contiguous panel row.
+
+    Example: `#ffn.strategy<vector_bits = 512, mr = 8, nr = 32, mc = 64>`
+  }];
+  let parameters = (ins "int64_t":$vector_bits, "int64_t":$mr,
+                        "int64_t":$nr, "int64_t":$mc);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // FFN_IR_FFNATTRS_TD

@@ -59,7 +59,8 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     Ffn_ActivationAttr:$activation,
     UnitAttr:$gated,
     UnitAttr:$residual,
-    OptionalAttr<Ffn_NormAttr>:$norm
+    OptionalAttr<Ffn_NormAttr>:$norm,
+    OptionalAttr<Ffn_StrategyAttr>:$strategy
   );
   let results = (outs Ffn_FloatTensor:$result);
 
@@ -74,6 +75,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     (`bias_down` `(` $b_down^ `:` type($b_down) `)`)?
     (`norm_scale` `(` $norm_scale^ `:` type($norm_scale) `)`)?
     (`norm_shift` `(` $norm_shift^ `:` type($norm_shift) `)`)?
+    (`strategy` `` $strategy^)?
     attr-dict `->` type($result)
   }];
 

@@ -60,4 +60,48 @@ def FfnApproximateMath : Pass<"ffn-approximate-math"> {
                            "vector::VectorDialect"];
 }
 
+def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
+  let summary = "Choose the CPU schedule of each ffn.ffn";
+  let description = [{
+    Attaches a `#ffn.strategy` to every `ffn.ffn` that has none: the register
+    tile fills the SIMD register file (32 zmm with AVX-512: 8 rows x 2
+    vectors = 16 accumulators; 16 ymm with AVX2: 6 x 2 = 12), leaving room
+    for the weight vectors and the broadcast, and the cache block keeps
+    `mc` rows of the activations (`mc * d_model * 4` bytes) within 256 KiB of
+    L2. Options override each choice; the result is verified.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "SIMD width of the target: 512 (AVX-512) or 256 (AVX2)">,
+    Option<"mr", "mr", "int64_t", /*default=*/"0",
+           "Register tile rows (0: choose)">,
+    Option<"nr", "nr", "int64_t", /*default=*/"0",
+           "Register tile columns (0: choose)">,
+    Option<"mc", "mc", "int64_t", /*default=*/"0",
+           "Cache block rows (0: choose)">
+  ];
+}
+
+def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
+  let summary = "Lower scheduled FFNs to packed, register-tiled vector loops";
+  let description = [{
+    Rewrites each FFN function whose `ffn.ffn` carries a `#ffn.strategy`
+    into a kernel on memrefs that reads weights packed into `nr`-wide panels
+    (`[N/nr][K][nr]`, zero-padded), plus one pack function per packed
+    parameter (`<name>_pack_<param>`). Each projection is an `scf` loop nest
+    (cache block of `mc` rows, weight panel, `mr`-row register tile, K) whose
+    accumulators are `vector` values carried through the K loop; rows left
+    over at the end of a block use a one-row tile, so any M runs without
+    scalar fallback. The bias, activation and (for gated FFNs) the gate
+    product are applied to the accumulators in registers, and the gate and
+    up projections of a column are computed in the same tile. Norms, the
+    down bias, the residual and the storage conversion are row loops.
+    Scratch (the f32 hidden activations) lives in a caller-provided workspace
+    of `ffn.workspace_per_row` bytes per row, so the kernel never allocates.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect",
+                           "math::MathDialect"];
+}
+
 #endif // FFN_TRANSFORMS_PASSES_TD
