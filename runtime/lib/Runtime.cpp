@@ -2,17 +2,22 @@
 
 #include "ffn/runtime.h"
 
+#include "ThreadPool.h"
+
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 #include <vector>
 
-static_assert(sizeof(ffn_kernel_desc) == 23 * 8,
-              "ffn_kernel_desc must have twenty-three 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 26 * 8,
+              "ffn_kernel_desc must have twenty-six 8-byte fields");
 static_assert(sizeof(ffn_param_desc) == 5 * 8,
               "ffn_param_desc must have five 8-byte fields");
 
@@ -49,6 +54,21 @@ private:
 struct ffn_context {
   std::string lastError;
   int liveKernels = 0;
+  unsigned threads = 0; // 0 until first use: all cores
+  std::unique_ptr<ffn_rt::ThreadPool> pool;
+
+  unsigned threadCount() {
+    if (threads == 0)
+      threads = std::max(1u, std::thread::hardware_concurrency());
+    return threads;
+  }
+  ffn_rt::ThreadPool *threadPool() {
+    if (threadCount() == 1)
+      return nullptr;
+    if (!pool || pool->size() != threads)
+      pool = std::make_unique<ffn_rt::ThreadPool>(threads);
+    return pool.get();
+  }
 };
 
 struct ffn_kernel {
@@ -89,7 +109,8 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name +
                     "' is a device kernel; this runtime runs CPU kernels only");
-  if (!d->run || !d->pack)
+  if (!d->run || !d->pack || !d->phase || d->num_phases < 1 ||
+      d->num_phases > 16 || !d->phase_units)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "kernel '" + name + "' has no CPU entry point");
   if (d->workspace_per_row < 0)
@@ -167,6 +188,21 @@ ffn_status ffn_context_create(ffn_context **out) {
 }
 
 void ffn_context_destroy(ffn_context *ctx) { delete ctx; }
+
+ffn_status ffn_context_set_threads(ffn_context *ctx, int threads) {
+  if (!ctx)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  if (threads < 0 || threads > 1024)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_context_set_threads: threads must be in [0, 1024], got " +
+                    std::to_string(threads));
+  ctx->threads = static_cast<unsigned>(threads); // 0: all cores
+  return FFN_OK;
+}
+
+int ffn_context_threads(ffn_context *ctx) {
+  return ctx ? static_cast<int>(ctx->threadCount()) : 0;
+}
 
 const char *ffn_context_last_error(const ffn_context *ctx) {
   return ctx ? ctx->lastError.c_str() : "null context";
@@ -329,7 +365,29 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                 "ffn_kernel_run: out of memory for the workspace of m = " +
                     std::to_string(m) + " rows");
-  d->run(m, x, kernel->paramPointers.data(), y, kernel->workspace.data());
+  // Phase by phase; within a phase the units are split over the context's
+  // threads (rows for row phases, weight panels for the matmuls, so one
+  // token still uses every core).
+  const void *const *params = kernel->paramPointers.data();
+  void *ws = kernel->workspace.data();
+  // Waking the workers costs tens of microseconds per phase: not worth it
+  // for less than ~4 MFLOP per thread.
+  double flops = 2.0 * static_cast<double>(m) * d->d_model * d->d_ff *
+                 (d->gated ? 3 : 2);
+  ffn_rt::ThreadPool *pool =
+      flops >= 4e6 * ctx->threadCount() ? ctx->threadPool() : nullptr;
+  for (int64_t p = 0; p < d->num_phases; ++p) {
+    int64_t units = d->phase_units[p] < 0 ? m : d->phase_units[p];
+    if (units == 0)
+      continue;
+    if (!pool) {
+      d->phase(p, m, x, params, y, ws, 0, units);
+      continue;
+    }
+    pool->parallelFor(units, [&](int64_t begin, int64_t end) {
+      d->phase(p, m, x, params, y, ws, begin, end);
+    });
+  }
   return FFN_OK;
 }
 

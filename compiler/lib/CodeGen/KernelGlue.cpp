@@ -75,7 +75,11 @@ ffnc::collectKernelSignatures(mlir::ModuleOp module,
     llvm::ArrayRef<mlir::Type> types = func.getArgumentTypes();
     size_t numParams = kernelParams(spec).size();
     sig.hasWorkspace = func->hasAttr("ffn.workspace_per_row");
-    if (types.size() != numParams + 2 + (sig.hasWorkspace ? 1 : 0))
+    if (auto units = func->getAttrOfType<mlir::ArrayAttr>("ffn.phase_units"))
+      for (mlir::Attribute u : units)
+        sig.phaseUnits.push_back(mlir::cast<mlir::IntegerAttr>(u).getInt());
+    size_t extra = (sig.hasWorkspace ? 1 : 0) + (sig.phaseUnits.empty() ? 0 : 3);
+    if (types.size() != numParams + 2 + extra)
       return llvm::createStringError(
           "internal error: kernel '" + spec.name +
           "' has an unexpected number of arguments");
@@ -155,8 +159,15 @@ private:
       n *= d;
     return n;
   }
-  llvm::Function *buildEntry(const FfnSpec &spec, const KernelSignature &sig,
+  llvm::Function *buildPhase(const FfnSpec &spec, const KernelSignature &sig,
                              llvm::Function *impl);
+  llvm::Function *buildRun(const FfnSpec &spec, const KernelSignature &sig,
+                           llvm::Function *phase);
+  static std::vector<int64_t> phaseUnits(const KernelSignature &sig) {
+    if (sig.phaseUnits.empty())
+      return {1};
+    return sig.phaseUnits;
+  }
   llvm::Function *buildPack(const FfnSpec &spec, const KernelSignature &sig);
 
   llvm::Module &m;
@@ -166,30 +177,64 @@ private:
 };
 } // namespace
 
-llvm::Function *GlueBuilder::buildEntry(const FfnSpec &spec,
+llvm::Function *GlueBuilder::buildPhase(const FfnSpec &spec,
                                         const KernelSignature &sig,
                                         llvm::Function *impl) {
-  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
-                                       {i64, ptr, ptr, ptr, ptr}, false);
-  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                                       "ffn_" + spec.name + "_run", m);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  llvm::Value *rows = entry->getArg(0);
+  // void phase(i64 phase, i64 m, ptr x, ptr params, ptr y, ptr ws,
+  //            i64 begin, i64 end)
+  auto *type = llvm::FunctionType::get(
+      llvm::Type::getVoidTy(ctx), {i64, i64, ptr, ptr, ptr, ptr, i64, i64},
+      false);
+  auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                    "ffn_" + spec.name + "_phase", m);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  auto *call = llvm::BasicBlock::Create(ctx, "call", fn);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", fn);
+  llvm::IRBuilder<> b(entry);
+  llvm::Value *rows = fn->getArg(1);
+  // An empty range does nothing (the baseline kernel has one unit).
+  b.CreateCondBr(b.CreateICmpSLT(fn->getArg(6), fn->getArg(7)), call, done);
+  b.SetInsertPoint(call);
   llvm::SmallVector<llvm::Value *> args;
-  appendMemRef(args, entry->getArg(1), sig.input, rows);
+  appendMemRef(args, fn->getArg(2), sig.input, rows);
   for (auto [i, param] : llvm::enumerate(sig.params)) {
-    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(2), i);
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(3), i);
     appendMemRef(args, b.CreateLoad(ptr, slot), param, rows);
   }
-  appendMemRef(args, entry->getArg(3), sig.output, rows);
+  appendMemRef(args, fn->getArg(4), sig.output, rows);
   if (sig.hasWorkspace) {
     llvm::Value *size = b.CreateMul(rows, i64c(sig.workspacePerRow));
     KernelSignature::Arg ws{{-1}, 1};
-    appendMemRef(args, entry->getArg(4), ws, size);
+    appendMemRef(args, fn->getArg(5), ws, size);
   }
+  if (!sig.phaseUnits.empty())
+    args.append({fn->getArg(0), fn->getArg(6), fn->getArg(7)});
   b.CreateCall(impl, args);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
   b.CreateRetVoid();
-  return entry;
+  return fn;
+}
+
+llvm::Function *GlueBuilder::buildRun(const FfnSpec &spec,
+                                      const KernelSignature &sig,
+                                      llvm::Function *phase) {
+  // Every phase over all its units, in order, on the calling thread.
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                       {i64, ptr, ptr, ptr, ptr}, false);
+  auto *run = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                     "ffn_" + spec.name + "_run", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
+  llvm::Value *rows = run->getArg(0);
+  for (auto [p, units] : llvm::enumerate(phaseUnits(sig))) {
+    if (units == 0)
+      continue;
+    llvm::Value *end = units < 0 ? rows : i64c(units);
+    b.CreateCall(phase, {i64c(p), rows, run->getArg(1), run->getArg(2),
+                         run->getArg(3), run->getArg(4), i64c(0), end});
+  }
+  b.CreateRetVoid();
+  return run;
 }
 
 llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
@@ -233,8 +278,18 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   impl->setName("__ffn_" + spec.name + "_impl");
   impl->setLinkage(llvm::GlobalValue::InternalLinkage);
   std::vector<ParamInfo> params = kernelParams(spec);
-  llvm::Function *entry = buildEntry(spec, sig, impl);
+  llvm::Function *phase = buildPhase(spec, sig, impl);
+  llvm::Function *entry = buildRun(spec, sig, phase);
   llvm::Function *pack = buildPack(spec, sig);
+  std::vector<int64_t> units = phaseUnits(sig);
+  std::vector<llvm::Constant *> unitConstants;
+  for (int64_t u : units)
+    unitConstants.push_back(i64c(u));
+  auto *unitsType = llvm::ArrayType::get(i64, units.size());
+  auto *unitsArray = new llvm::GlobalVariable(
+      m, unitsType, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(unitsType, unitConstants),
+      "ffn_" + spec.name + "_phase_units");
 
   // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
   auto *paramType = llvm::StructType::get(ctx, {ptr, i64, i64, i64, i64});
@@ -253,7 +308,7 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   llvm::Type *f64 = llvm::Type::getDoubleTy(ctx);
   auto *descType = llvm::StructType::get(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
-            f64, i64, ptr, ptr, ptr, i64, ptr, ptr, i64, ptr});
+            f64, i64, ptr, ptr, ptr, i64, ptr, i64, ptr, ptr, ptr, i64, ptr});
   const llvm::DataLayout &layout = m.getDataLayout();
   uint64_t size = layout.getTypeAllocSize(descType);
   if (size != sizeof(ffn_kernel_desc))
@@ -282,6 +337,9 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       pack,
       i64c(sig.workspacePerRow),
       string(sig.strategy, ".ffn.strategy"),
+      i64c(static_cast<int64_t>(units.size())),
+      unitsArray,
+      phase,
       llvm::ConstantPointerNull::get(ptr),
       i64c(0),
       llvm::ConstantPointerNull::get(ptr)};

@@ -32,6 +32,9 @@ struct KernelSignature {
   bool hasWorkspace = false;
   int64_t workspacePerRow = 0; ///< bytes
   std::string strategy;        ///< human-readable schedule
+  /// Units of each phase (-1 = m rows). Empty: the kernel is one
+  /// indivisible call (the baseline path).
+  std::vector<int64_t> phaseUnits;
 };
 
 /// Reads the signature of every kernel function of `module` (after

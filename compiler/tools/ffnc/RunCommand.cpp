@@ -210,10 +210,10 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     }
     double gflops = static_cast<double>(flopsPerToken(spec)) * m / best / 1e9;
     llvm::outs() << fmt::format(
-        "ffn {}  target {}  M = {}\n  time {:.3f} ms (best of {}), {:.2f} "
-        "GFLOP/s\n",
-        spec.name, desc.target, m, best * 1e3, std::max(1u, options.repeat),
-        gflops);
+        "ffn {}  target {}  M = {}  threads {}\n  time {:.3f} ms (best of {}), "
+        "{:.2f} GFLOP/s\n",
+        spec.name, desc.target, m, ffn_context_threads(ctx), best * 1e3,
+        std::max(1u, options.repeat), gflops);
 
     if (!options.check)
       continue;
@@ -276,6 +276,7 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
     ffn_context *raw = nullptr;
     ffn_context_create(&raw);
     std::unique_ptr<ffn_context, ContextDeleter> ctx(raw);
+    ffn_context_set_threads(ctx.get(), static_cast<int>(options.threads));
     for (const FfnSpec &spec : specs)
       status |= runOne(spec, ctx.get(), library, options);
   }

@@ -131,6 +131,10 @@ cl::opt<unsigned> repeat("repeat",
                          cl::desc("Timed runs after one warm-up (default 3)"),
                          cl::init(3), cl::cat(ffncCategory),
                          cl::sub(runCommand));
+cl::opt<unsigned> threadCount(
+    "threads",
+    cl::desc("Runtime threads (default 0: one per core)"), cl::init(0),
+    cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<bool> outInLayout(
     "out-in",
     cl::desc("Hand weights to the runtime in PyTorch's [out, in] layout"),
@@ -302,6 +306,9 @@ int main(int argc, char **argv) {
     options.seed = seed;
     options.repeat = repeat;
     options.outInLayout = outInLayout;
+    if (threadCount > 1024)
+      return fail("--threads must be at most 1024");
+    options.threads = threadCount;
     options.inputScale = inputScale;
     options.injectNonFinite = injectNonFinite;
     return runSpecs(specs, sourceMgr, options);

@@ -80,9 +80,10 @@ public:
         vecF32(VectorType::get({l.lanes}, f32)),
         vecStorage(VectorType::get({l.lanes}, op.getStorageType())) {}
 
-  /// `args`: x, params (kernelParams order, by name), y, workspace.
+  /// `args`: x, params (kernelParams order, by name), y, workspace, and the
+  /// phase to run over units [begin, end) (see kernelPhaseUnits).
   void build(Value x, const llvm::StringMap<Value> &params, Value y,
-             Value ws);
+             Value ws, Value phase, Value begin, Value end);
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -139,7 +140,16 @@ private:
     std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
         epilogue;
   };
-  void gemm(const Gemm &g, Value m);
+  void gemm(const Gemm &g, Value m, Value panelBegin, Value panelEnd);
+  /// if (phase == index) body()
+  void inPhase(Value phase, int64_t index, function_ref<void()> body) {
+    Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, phase,
+                                     idx(index));
+    auto ifOp = scf::IfOp::create(b, loc, is, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
   void tile(const Gemm &g, Value row0, int64_t rows, Value panel);
 
   OpBuilder &b;
@@ -236,7 +246,8 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
   }
 }
 
-void KernelBuilder::gemm(const Gemm &g, Value m) {
+void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
+                         Value panelEnd) {
   Value mr = idx(l.mr), mc = idx(l.mc), one = idx(1);
   loop(idx(0), m, mc, [&](Value i0) {
     Value end = arith::MinSIOp::create(
@@ -248,7 +259,7 @@ void KernelBuilder::gemm(const Gemm &g, Value m) {
                               arith::DivUIOp::create(b, loc, count, mr), mr));
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
-    loop(idx(0), idx(g.np), one, [&](Value panel) {
+    loop(panelBegin, panelEnd, one, [&](Value panel) {
       loop(i0, full, mr, [&](Value row) { tile(g, row, l.mr, panel); });
       loop(full, end, one, [&](Value row) { tile(g, row, 1, panel); });
     });
@@ -256,7 +267,8 @@ void KernelBuilder::gemm(const Gemm &g, Value m) {
 }
 
 void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
-                          Value y, Value ws) {
+                          Value y, Value ws, Value phase, Value begin,
+                          Value end) {
   Value m = memref::DimOp::create(b, loc, x, 0);
   std::optional<NormAttr> norm = op.getNorm();
   bool preNorm = norm && norm->getPosition() == NormPosition::pre;
@@ -270,8 +282,9 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   Value h = view(ws, m, 4 * l.aWidth, l.hWidth);
   Value o = view(ws, m, 4 * (l.aWidth + l.hWidth), l.oWidth);
 
-  if (l.needA) {
-    loop(idx(0), m, idx(1), [&](Value r) {
+  // Phase 0, over rows: A = f32(pre-norm(x)).
+  if (l.needA) inPhase(phase, 0, [&] {
+    loop(begin, end, idx(1), [&](Value r) {
       auto load = [&](Value j) {
         return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
       };
@@ -283,7 +296,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
       else
         loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
     });
-  }
+  });
 
   // GEMM 1 with the bias/activation/gate epilogue in registers.
   Gemm up;
@@ -318,7 +331,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     }
     return out;
   };
-  gemm(up, m);
+  inPhase(phase, 1, [&] { gemm(up, m, begin, end); }); // over up panels
 
   // GEMM 2 into O; only the first d_ff columns of H are real.
   Gemm down;
@@ -328,11 +341,11 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   down.nr = l.nrDown;
   down.np = l.npDown;
   down.c = o;
-  gemm(down, m);
+  inPhase(phase, 2, [&] { gemm(down, m, begin, end); }); // over down panels
 
-  // Down bias, residual, post-norm, storage conversion.
+  // Phase 3, over rows: down bias, residual, post-norm, storage conversion.
   Value bDown = params.lookup("b_down");
-  loop(idx(0), m, idx(1), [&](Value r) {
+  inPhase(phase, 3, [&] { loop(begin, end, idx(1), [&](Value r) {
     auto finish = [&](Value j) -> Value {
       Value v = memref::LoadOp::create(b, loc, o, ValueRange{r, j});
       if (bDown)
@@ -360,7 +373,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
           return memref::LoadOp::create(b, loc, o, ValueRange{r, j}).getResult();
         },
         storeY, scale, shift);
-  });
+  }); });
 }
 
 /// dst[p][k][c] = src[k][p * nr + c], zero past the last column.
@@ -463,6 +476,10 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   argNames.push_back(b.getStringAttr("output"));
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI8Type()));
   argNames.push_back(b.getStringAttr("workspace"));
+  for (StringRef name : {"phase", "begin", "end"}) {
+    argTypes.push_back(b.getIndexType());
+    argNames.push_back(b.getStringAttr(name));
+  }
 
   auto kernel = func::FuncOp::create(b, loc, func.getName(),
                                      b.getFunctionType(argTypes, {}));
@@ -473,6 +490,9 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   kernel->setAttr("ffn.pack", b.getArrayAttr(packs));
   kernel->setAttr("ffn.workspace_per_row",
                   b.getI64IntegerAttr(l.workspacePerRow()));
+  // Work units of the phases: rows (-1 = m), panels, panels, rows.
+  kernel->setAttr("ffn.phase_units",
+                  b.getI64ArrayAttr({l.needA ? -1 : 0, l.npUp, l.npDown, -1}));
   std::string text =
       "packed: " + std::to_string(strategy.getVectorBits()) +
       "-bit vectors, register tile " + std::to_string(l.mr) + "x" +
@@ -491,8 +511,9 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
     params[name] = body->getArgument(1 + i);
   unsigned n = body->getNumArguments();
   KernelBuilder(b, loc, op, l)
-      .build(body->getArgument(0), params, body->getArgument(n - 2),
-             body->getArgument(n - 1));
+      .build(body->getArgument(0), params, body->getArgument(n - 5),
+             body->getArgument(n - 4), body->getArgument(n - 3),
+             body->getArgument(n - 2), body->getArgument(n - 1));
   func::ReturnOp::create(b, loc);
   (void)ctx;
   func.erase();

@@ -61,6 +61,13 @@ ffn_status ffn_context_create(ffn_context **out);
 /* Destroys the context; its kernels must have been destroyed first. NULL is
  * ignored. */
 void ffn_context_destroy(ffn_context *ctx);
+/* Threads used by kernel runs of this context: 0 (the default) means one
+ * per core. A pool of workers is kept between runs; with a fixed thread
+ * count results are bit-for-bit reproducible (they are in fact the same for
+ * any count: each output is computed by one thread). */
+ffn_status ffn_context_set_threads(ffn_context *ctx, int threads);
+int ffn_context_threads(ffn_context *ctx);
+
 /* The message of the last failed call on this context (or on one of its
  * kernels); "" if none. Valid until the next call. */
 const char *ffn_context_last_error(const ffn_context *ctx);
