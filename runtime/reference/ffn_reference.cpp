@@ -9,6 +9,14 @@
 
 namespace ffn_ref {
 
+double tolerance(int64_t dtype, int64_t dModel, int64_t dFF) {
+  const double u32 = std::ldexp(1.0, -24);
+  double uOut = dtype == FFN_DTYPE_F32    ? u32
+                : dtype == FFN_DTYPE_BF16 ? std::ldexp(1.0, -8)
+                                          : std::ldexp(1.0, -11);
+  return 2.0 * uOut + 16.0 * u32 * std::sqrt(static_cast<double>(dModel + dFF));
+}
+
 double activate(int64_t activation, double v) {
   switch (activation) {
   case FFN_ACT_RELU:
@@ -172,5 +180,50 @@ double load(int64_t dtype, const void *in, size_t i) {
     return static_cast<const float *>(in)[i];
   }
 }
+
+/// err_i = |y_i - ref_i| / (|ref_i| + rms(ref)): relative where outputs are
+/// large, absolute (scaled) where they pass near zero. Non-finite reference
+/// values must be reproduced exactly (NaN as NaN, Inf with its sign).
+Comparison compare(const std::vector<double> &got,
+                    const std::vector<double> &ref, double tolerance) {
+  Comparison r;
+  double sumSq = 0;
+  size_t finite = 0;
+  for (double v : ref)
+    if (std::isfinite(v)) {
+      sumSq += v * v;
+      ++finite;
+    }
+  r.scale = finite ? std::sqrt(sumSq / finite) : 1.0;
+  if (r.scale == 0)
+    r.scale = 1.0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double y = got[i], e = ref[i];
+    if (!std::isfinite(e) || !std::isfinite(y)) {
+      bool same = (std::isnan(e) && std::isnan(y)) || (y == e);
+      if (same)
+        ++r.nonFiniteMatches;
+      if (!same) {
+        ++r.nonFiniteMismatches;
+        if (r.firstMismatch == SIZE_MAX)
+          r.firstMismatch = i;
+        r.pass = false;
+      }
+      continue;
+    }
+    double abs = std::fabs(y - e);
+    double rel = abs / (std::fabs(e) + r.scale);
+    if (abs > r.maxAbs)
+      r.maxAbs = abs;
+    if (rel > r.maxRel) {
+      r.maxRel = rel;
+      r.worst = i;
+    }
+  }
+  if (r.maxRel > tolerance)
+    r.pass = false;
+  return r;
+}
+
 
 } // namespace ffn_ref

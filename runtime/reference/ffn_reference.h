@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdint>
 #include <vector>
 
 namespace ffn_ref {
@@ -22,6 +23,26 @@ namespace ffn_ref {
 /// of the descriptor in [in, out] layout; y is [m, d_model].
 void forward(const ffn_kernel_desc &desc, int64_t m, const double *x,
              const std::vector<const double *> &params, double *y);
+
+/// The bound `ffnc run --check` and ffn-bench apply to
+/// max |y - ref| / (|ref| + rms(ref)) (docs/numerics.md): two roundings of
+/// the output to the storage type plus f32 accumulation error growing like
+/// sqrt of the reduction lengths, with a safety factor.
+double tolerance(int64_t dtype, int64_t dModel, int64_t dFF);
+
+struct Comparison {
+  bool pass = true;
+  double maxAbs = 0, maxRel = 0, scale = 0;
+  size_t worst = 0;
+  size_t nonFiniteMismatches = 0;
+  size_t nonFiniteMatches = 0;
+  size_t firstMismatch = SIZE_MAX;
+};
+
+/// err_i = |y_i - ref_i| / (|ref_i| + rms(ref)); fails above `tolerance`,
+/// and where non-finite values differ (NaN must be NaN, Inf the same Inf).
+Comparison compare(const std::vector<double> &got,
+                   const std::vector<double> &ref, double tolerance);
 
 /// The activation functions, by their definitions.
 double activate(int64_t activation, double v);

@@ -21,16 +21,6 @@
 
 using namespace ffnc;
 
-double ffnc::checkTolerance(DType dtype, int64_t dModel, int64_t dFF) {
-  // Two roundings of the output to the storage type, plus f32 accumulation
-  // error growing like sqrt of the reduction lengths, with a safety factor.
-  const double u32 = std::ldexp(1.0, -24);
-  double uOut = dtype == DType::F32    ? u32
-                : dtype == DType::BF16 ? std::ldexp(1.0, -8)
-                                       : std::ldexp(1.0, -11);
-  return 2.0 * uOut + 16.0 * u32 * std::sqrt(static_cast<double>(dModel + dFF));
-}
-
 namespace {
 
 /// splitmix64: tiny, fast, and the same sequence on every platform.
@@ -67,59 +57,6 @@ void fill(Buffer &b, int64_t dtype, Random &rng, double lo, double hi) {
     b.values[i] = v;
     ffn_ref::store(dtype, b.bytes.data(), i, v);
   }
-}
-
-struct CheckResult {
-  bool pass = true;
-  double maxAbs = 0, maxRel = 0, scale = 0;
-  size_t worst = 0;
-  size_t nonFiniteMismatches = 0;
-  size_t nonFiniteMatches = 0;
-  size_t firstMismatch = SIZE_MAX;
-};
-
-/// err_i = |y_i - ref_i| / (|ref_i| + rms(ref)): relative where outputs are
-/// large, absolute (scaled) where they pass near zero. Non-finite reference
-/// values must be reproduced exactly (NaN as NaN, Inf with its sign).
-CheckResult compare(const std::vector<double> &got,
-                    const std::vector<double> &ref, double tolerance) {
-  CheckResult r;
-  double sumSq = 0;
-  size_t finite = 0;
-  for (double v : ref)
-    if (std::isfinite(v)) {
-      sumSq += v * v;
-      ++finite;
-    }
-  r.scale = finite ? std::sqrt(sumSq / finite) : 1.0;
-  if (r.scale == 0)
-    r.scale = 1.0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    double y = got[i], e = ref[i];
-    if (!std::isfinite(e) || !std::isfinite(y)) {
-      bool same = (std::isnan(e) && std::isnan(y)) || (y == e);
-      if (same)
-        ++r.nonFiniteMatches;
-      if (!same) {
-        ++r.nonFiniteMismatches;
-        if (r.firstMismatch == SIZE_MAX)
-          r.firstMismatch = i;
-        r.pass = false;
-      }
-      continue;
-    }
-    double abs = std::fabs(y - e);
-    double rel = abs / (std::fabs(e) + r.scale);
-    if (abs > r.maxAbs)
-      r.maxAbs = abs;
-    if (rel > r.maxRel) {
-      r.maxRel = rel;
-      r.worst = i;
-    }
-  }
-  if (r.maxRel > tolerance)
-    r.pass = false;
-  return r;
 }
 
 struct ContextDeleter {
@@ -224,8 +161,8 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     for (const Buffer &b : params)
       paramValues.push_back(b.values.data());
     ffn_ref::forward(desc, m, x.values.data(), paramValues, ref.data());
-    double tol = checkTolerance(spec.dtype, spec.dModel, spec.dFF);
-    CheckResult r = compare(got, ref, tol);
+    double tol = ffn_ref::tolerance(dtype, spec.dModel, spec.dFF);
+    ffn_ref::Comparison r = ffn_ref::compare(got, ref, tol);
     size_t row = r.worst / desc.d_model, col = r.worst % desc.d_model;
     llvm::outs() << fmt::format(
         "  check vs f64 reference: max abs err {:.3e}, max rel err {:.3e} "

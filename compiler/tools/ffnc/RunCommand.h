@@ -34,10 +34,6 @@ struct RunOptions {
 int runSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sourceMgr,
              const RunOptions &options);
 
-/// The tolerance `run --check` applies (docs/numerics.md): the bound on
-/// |y - ref| / (|ref| + rms(ref)) for a dtype and the FFN's dimensions.
-double checkTolerance(DType dtype, int64_t dModel, int64_t dFF);
-
 } // namespace ffnc
 
 #endif // FFNC_TOOLS_RUNCOMMAND_H

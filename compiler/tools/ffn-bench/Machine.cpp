@@ -1,0 +1,151 @@
+//===- Machine.cpp - measure this machine's FMA peak and bandwidth --------===//
+
+#include "Machine.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace ffn_bench {
+
+namespace {
+
+double seconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Runs `work` on `threads` threads started together; returns wall seconds.
+template <typename Work> double together(unsigned threads, Work work) {
+  std::atomic<unsigned> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ++ready;
+      while (!go.load())
+        ;
+      work(t);
+    });
+  while (ready.load() != threads)
+    ;
+  double start = seconds();
+  go = true;
+  for (std::thread &t : pool)
+    t.join();
+  return seconds() - start;
+}
+
+__attribute__((target("avx512f"))) void fmaLoop512(long iterations) {
+  // 16 independent accumulator chains hide the FMA latency.
+  __asm__ volatile("vxorps %%xmm0, %%xmm0, %%xmm0" ::: "xmm0");
+  for (long i = 0; i < iterations; ++i)
+    __asm__ volatile(
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm0\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm1\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm2\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm3\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm4\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm5\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm6\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm7\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm8\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm9\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm10\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm11\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm12\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm13\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm14\n\t"
+        "vfmadd231ps %%zmm30, %%zmm31, %%zmm15\n\t" ::
+            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+              "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
+              "xmm15");
+}
+
+__attribute__((target("avx2,fma"))) void fmaLoop256(long iterations) {
+  for (long i = 0; i < iterations; ++i)
+    __asm__ volatile(
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm0\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm1\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm3\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm4\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm6\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm7\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm9\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm10\n\t"
+        "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t" ::
+            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+              "xmm8", "xmm9", "xmm10", "xmm11");
+}
+
+__attribute__((target("avx2"))) double sumBuffer(const float *p, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
+    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  double total = 0;
+  for (float v : out)
+    total += v;
+  return total;
+}
+
+} // namespace
+
+double measurePeakGflops(unsigned threads, bool avx512) {
+  const long iterations = 20000000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t = together(threads, [&](unsigned) {
+      if (avx512)
+        fmaLoop512(iterations);
+      else
+        fmaLoop256(iterations);
+    });
+    double flops = threads * static_cast<double>(iterations) *
+                   (avx512 ? 16 * 32 : 12 * 16);
+    best = std::max(best, flops / t / 1e9);
+  }
+  return best;
+}
+
+double measureReadBandwidth(unsigned threads) {
+  // 1 GiB: several times any last-level cache these machines have.
+  const size_t bytes = size_t(1) << 30;
+  const size_t n = bytes / sizeof(float);
+  float *buffer = static_cast<float *>(std::aligned_alloc(64, bytes));
+  if (!buffer)
+    return 0;
+  std::memset(buffer, 0, bytes); // fault the pages in outside the timing
+  std::atomic<double> sink{0};
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t = together(threads, [&](unsigned i) {
+      size_t per = n / threads;
+      double s = sumBuffer(buffer + i * per, per);
+      double old = sink.load();
+      while (!sink.compare_exchange_weak(old, old + s))
+        ;
+    });
+    best = std::max(best, bytes / t / 1e9);
+  }
+  std::free(buffer);
+  return best;
+}
+
+} // namespace ffn_bench

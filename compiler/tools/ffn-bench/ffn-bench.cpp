@@ -1,0 +1,251 @@
+//===- ffn-bench.cpp - ffnc against oneDNN, side by side ------------------===//
+//
+// Measures this machine's FMA peak and read bandwidth, compiles the FFNs of
+// bench.ffn with ffnc for the host, and times each (config, M, threads)
+// with ffnc and with oneDNN interleaved in one process, best of several
+// runs each. Prints per row: time, GFLOP/s, % of peak, weight GB/s, % of the
+// roofline bound min(peak, intensity x bandwidth), the ratio to oneDNN, the
+// cost model's prediction, and ffnc's error against the f64 reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Machine.h"
+#include "OneDnnFfn.h"
+
+#include "ffnc/Analysis/FfnInfo.h"
+#include "ffnc/CodeGen/Compile.h"
+#include "ffnc/Frontend/Sema.h"
+
+#include "ffn/runtime.h"
+#include "ffn_reference.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+namespace cl = llvm::cl;
+using namespace ffnc;
+
+namespace {
+
+cl::opt<bool> quick("quick",
+                    cl::desc("Only the small configs (M <= 16), one pass"));
+cl::opt<double> seconds("seconds",
+                        cl::desc("Time budget per (config, implementation)"),
+                        cl::init(0.5));
+cl::opt<std::string> specPath("spec",
+                              cl::desc("The bench specs (default: built in)"),
+                              cl::init(FFN_BENCH_SPEC));
+
+struct Config {
+  std::string name;
+  int64_t m;
+};
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Uniform in [-a, a], deterministic.
+void fillRandom(std::vector<float> &v, uint64_t seed, double a) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (float &x : v) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = static_cast<float>(a * (static_cast<double>(s >> 11) * 0x1.0p-52 - 1.0));
+  }
+}
+
+struct Machine {
+  double peak1, peakAll, bw1, bwAll;
+  unsigned cores;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // Idle OpenMP workers spin by default and would steal the core ffnc's
+  // threads run on; make them sleep, as in a fair serving process.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "ffn-bench: ffnc against oneDNN, side by side\n");
+
+  llvm::Expected<TargetInfo> target = resolveTarget("host");
+  if (!target) {
+    fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(target.takeError()));
+    return 1;
+  }
+  bool avx512 = target->vectorBits == 512;
+  Machine mc;
+  mc.cores = std::max(1u, std::thread::hardware_concurrency());
+  mc.peak1 = ffn_bench::measurePeakGflops(1, avx512);
+  mc.peakAll = ffn_bench::measurePeakGflops(mc.cores, avx512);
+  mc.bw1 = ffn_bench::measureReadBandwidth(1);
+  mc.bwAll = ffn_bench::measureReadBandwidth(mc.cores);
+  fmt::print("machine: {} ({}), {} cores; FMA peak {:.1f} GFLOP/s (1 thread), "
+             "{:.1f} ({} threads); read bandwidth {:.1f} GB/s (1 thread), "
+             "{:.1f} ({} threads)\n",
+             target->hostCpu, target->name, mc.cores, mc.peak1, mc.peakAll,
+             mc.cores, mc.bw1, mc.bwAll, mc.cores);
+
+  // Compile the bench specs for this machine.
+  auto buffer = llvm::MemoryBuffer::getFile(specPath);
+  if (!buffer) {
+    fmt::print(stderr, "ffn-bench: cannot open {}\n", specPath.getValue());
+    return 1;
+  }
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  DiagnosticEngine diags(sm, llvm::errs());
+  std::vector<FfnSpec> specs = compileSpecBuffer(
+      sm.getMemoryBuffer(sm.getMainFileID())->getBuffer(), diags);
+  if (diags.hadError())
+    return 1;
+  llvm::SmallString<128> dir, library;
+  llvm::sys::fs::createUniqueDirectory("ffn-bench", dir);
+  library = dir;
+  llvm::sys::path::append(library, "bench.so");
+  ScheduleOptions schedule;
+  schedule.vectorBits = target->vectorBits;
+  double compileStart = now();
+  if (llvm::Error err =
+          buildSharedLibrary(specs, sm, *target, schedule, library)) {
+    fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+    return 1;
+  }
+  fmt::print("compiled {} FFNs in {:.2f} s\n", specs.size(),
+             now() - compileStart);
+
+  std::vector<Config> configs = {
+      {"bert_base_gelu", 1},   {"bert_base_gelu", 8},
+      {"bert_base_gelu", 128}, {"bert_base_gelu", 2048},
+      {"llama7b_swiglu", 1},   {"llama7b_swiglu", 16},
+      {"llama7b_swiglu", 256}, {"transformer_base_relu", 64}};
+  if (quick)
+    configs.erase(std::remove_if(configs.begin(), configs.end(),
+                                 [](const Config &c) { return c.m > 16; }),
+                  configs.end());
+
+  ffn_context *ctx = nullptr;
+  ffn_context_create(&ctx);
+  int failures = 0;
+  fmt::print("\n| FFN | M | thr | ffnc ms | GFLOP/s | % peak | weight GB/s "
+             "| % roofline | oneDNN ms | oneDNN GFLOP/s | ffnc / oneDNN "
+             "| predicted ms | max err (tol) |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (unsigned threads : {1u, mc.cores}) {
+    ffn_context_set_threads(ctx, static_cast<int>(threads));
+    ffn_bench::setOneDnnThreads(static_cast<int>(threads));
+    double peak = threads == 1 ? mc.peak1 : mc.peakAll;
+    double bw = threads == 1 ? mc.bw1 : mc.bwAll;
+    for (const Config &c : configs) {
+      const FfnSpec *spec = nullptr;
+      for (const FfnSpec &s : specs)
+        if (s.name == c.name)
+          spec = &s;
+      ffn_kernel *kernel = nullptr;
+      if (ffn_kernel_load_library(ctx, library.c_str(), c.name.c_str(),
+                                  &kernel) != FFN_OK) {
+        fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
+        return 1;
+      }
+      const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel);
+      // Same weights for both implementations.
+      std::vector<std::vector<float>> params;
+      std::vector<const float *> dnnlWeights;
+      for (int64_t i = 0; i < desc.num_params; ++i) {
+        const ffn_param_desc &p = desc.params[i];
+        size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
+        params.emplace_back(n);
+        fillRandom(params.back(), 17 + i,
+                   p.rank == 2 ? 1.0 / std::sqrt(double(p.shape[0])) : 0.1);
+        ffn_kernel_set_param(kernel, p.name, params.back().data(),
+                             n * sizeof(float), FFN_LAYOUT_IN_OUT);
+      }
+      for (const auto &p : params)
+        dnnlWeights.push_back(p.data());
+      ffn_bench::OneDnnFfn::Config dc{spec->dModel, spec->dFF, c.m,
+                                      spec->isGated(),
+                                      spec->activation == Activation::Relu
+                                          ? "relu"
+                                          : "gelu",
+                                      spec->biasUp};
+      ffn_bench::OneDnnFfn dnnl(dc, dnnlWeights);
+
+      std::vector<float> x(c.m * spec->dModel), y(x.size()), yd(x.size());
+      fillRandom(x, 5, 1.0);
+      // Interleaved: ffnc, oneDNN, ffnc, oneDNN, ... best of each.
+      double bestF = INFINITY, bestD = INFINITY, spentF = 0, spentD = 0;
+      for (int r = 0; r < 200 && (r < 4 || spentF + spentD < 2 * seconds);
+           ++r) {
+        double t0 = now();
+        ffn_kernel_run(kernel, c.m, x.data(), y.data());
+        double t1 = now();
+        dnnl.run(x.data(), yd.data());
+        double t2 = now();
+        if (r > 0) { // the first round is warm-up
+          bestF = std::min(bestF, t1 - t0);
+          bestD = std::min(bestD, t2 - t1);
+        }
+        spentF += t1 - t0;
+        spentD += t2 - t1;
+        if (quick && r >= 3)
+          break;
+      }
+
+      // ffnc's numerics on the first rows against the f64 reference.
+      int64_t rows = std::min<int64_t>(c.m, 2);
+      std::vector<double> xd(x.begin(), x.begin() + rows * spec->dModel);
+      std::vector<std::vector<double>> pd;
+      std::vector<const double *> pptr;
+      for (const auto &p : params)
+        pd.emplace_back(p.begin(), p.end());
+      for (const auto &p : pd)
+        pptr.push_back(p.data());
+      std::vector<double> ref(xd.size()), got(xd.size());
+      ffn_ref::forward(desc, rows, xd.data(), pptr, ref.data());
+      for (size_t i = 0; i < got.size(); ++i)
+        got[i] = y[i];
+      double tol = ffn_ref::tolerance(desc.dtype, spec->dModel, spec->dFF);
+      ffn_ref::Comparison cmp = ffn_ref::compare(got, ref, tol);
+      if (!cmp.pass)
+        ++failures;
+
+      double flops = double(flopsPerToken(*spec)) * c.m;
+      double wbytes = double(weightBytes(*spec));
+      double bytes = wbytes + 2.0 * c.m * spec->dModel * 4;
+      double bound = std::min(peak, flops / bytes * bw); // GFLOP/s
+      double gf = flops / bestF / 1e9, gd = flops / bestD / 1e9;
+      // The cost model: the slower of compute at 90% of peak and streaming
+      // every byte once at the measured bandwidth.
+      double predicted = std::max(flops / (0.9 * peak * 1e9), bytes / (bw * 1e9));
+      fmt::print("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
+                 "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {:.1e} ({:.0e}){} |\n",
+                 c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,
+                 wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
+                 bestD / bestF, predicted * 1e3, cmp.maxRel, tol,
+                 cmp.pass ? "" : " FAIL");
+      std::fflush(stdout);
+      ffn_kernel_destroy(kernel);
+    }
+  }
+  ffn_context_destroy(ctx);
+  llvm::sys::fs::remove(library);
+  llvm::sys::fs::remove(dir);
+  fmt::print("\n{} numerics failures\n", failures);
+  return failures ? 1 : 0;
+}
