@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <unistd.h>
 #include <thread>
 
 namespace cl = llvm::cl;
@@ -77,10 +78,15 @@ struct Machine {
 } // namespace
 
 int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
   // Idle OpenMP workers spin by default and would steal the core ffnc's
-  // threads run on; make them sleep, as in a fair serving process.
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  // threads run on right after each oneDNN call; make them sleep. GNU
+  // OpenMP reads this when it is loaded, before main, so set it and start
+  // again.
+  if (!getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    execv("/proc/self/exe", argv);
+  }
+  llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "ffn-bench: ffnc against oneDNN, side by side\n");
 

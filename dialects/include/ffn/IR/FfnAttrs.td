@@ -71,8 +71,8 @@ def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
     - `nr`: accumulator columns of the register tile, a multiple of the
       vector lanes (a gated FFN splits them between gate and up, so both
       projections of a column are computed in the same tile);
-    - `mc`: token rows per cache block (the A block kept in L2 while a
-      packed weight panel is reused across it).
+    - `mc`: token rows per cache block (a packed weight panel is reused,
+      from L2, by all rows of a block).
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.

@@ -66,9 +66,11 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     Attaches a `#ffn.strategy` to every `ffn.ffn` that has none: the register
     tile fills the SIMD register file (32 zmm with AVX-512: 8 rows x 2
     vectors = 16 accumulators; 16 ymm with AVX2: 6 x 2 = 12), leaving room
-    for the weight vectors and the broadcast, and the cache block keeps
-    `mc` rows of the activations (`mc * d_model * 4` bytes) within 256 KiB of
-    L2. Options override each choice; the result is verified.
+    for the weight vectors and the broadcast. The cache block is 256 rows
+    (rounded to a multiple of `mr`): a packed weight panel stays in L2
+    while the block's rows stream past it, so larger blocks read the
+    weights from memory fewer times. Options override each choice; the
+    result is verified.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",

@@ -1,0 +1,29 @@
+// RUN: ffn-opt %s --ffn-select-strategy | FileCheck %s --check-prefix=AVX512
+// RUN: ffn-opt %s --ffn-select-strategy=vector-bits=256 | FileCheck %s --check-prefix=AVX2
+// RUN: ffn-opt %s --ffn-select-strategy="mr=4 nr=64 mc=32" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: not ffn-opt %s --ffn-select-strategy="nr=24" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// AVX-512: 8 rows x 32 columns (16 zmm accumulators), 256-row blocks.
+// With AVX2, 6 rows x 16 columns (12 ymm accumulators), 252-row blocks (a
+// multiple of 6).
+// AVX512-LABEL: func.func @bert
+// AVX512: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256>
+// AVX2-LABEL: func.func @bert
+// AVX2: strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252>
+// OVERRIDE-LABEL: func.func @bert
+// OVERRIDE: strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32>
+// BAD: error: 'ffn.ffn' op strategy nr must be a multiple of 16 (f32 lanes) up to 128, got 24
+func.func @bert(%x: tensor<?x768xf32>, %w1: tensor<768x3072xf32>, %w2: tensor<3072x768xf32>) -> tensor<?x768xf32> {
+  %y = ffn.ffn gelu ins(%x : tensor<?x768xf32>) up(%w1 : tensor<768x3072xf32>) down(%w2 : tensor<3072x768xf32>) -> tensor<?x768xf32>
+  return %y : tensor<?x768xf32>
+}
+
+// An existing strategy is kept.
+// AVX512-LABEL: func.func @small
+// AVX512: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256>
+// AVX512: strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2>
+func.func @small(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %y = ffn.ffn relu ins(%x : tensor<?x64xf32>) up(%w1 : tensor<64x64xf32>) down(%w2 : tensor<64x64xf32>) -> tensor<?x64xf32>
+  %z = ffn.ffn relu ins(%x : tensor<?x64xf32>) up(%w1 : tensor<64x64xf32>) down(%w2 : tensor<64x64xf32>) strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2> -> tensor<?x64xf32>
+  return %y, %z : tensor<?x64xf32>, tensor<?x64xf32>
+}
