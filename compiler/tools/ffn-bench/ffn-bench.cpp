@@ -9,10 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Machine.h"
 #include "OneDnnFfn.h"
 
+#include "ffnc/Analysis/CostModel.h"
 #include "ffnc/Analysis/FfnInfo.h"
+#include "ffnc/Analysis/MachineProbe.h"
 #include "ffnc/CodeGen/Compile.h"
 #include "ffnc/Frontend/Sema.h"
 
@@ -98,10 +99,10 @@ int main(int argc, char **argv) {
   bool avx512 = target->vectorBits == 512;
   Machine mc;
   mc.cores = std::max(1u, std::thread::hardware_concurrency());
-  mc.peak1 = ffn_bench::measurePeakGflops(1, avx512);
-  mc.peakAll = ffn_bench::measurePeakGflops(mc.cores, avx512);
-  mc.bw1 = ffn_bench::measureReadBandwidth(1);
-  mc.bwAll = ffn_bench::measureReadBandwidth(mc.cores);
+  mc.peak1 = measurePeakGflops(1, avx512);
+  mc.peakAll = measurePeakGflops(mc.cores, avx512);
+  mc.bw1 = measureReadBandwidth(1);
+  mc.bwAll = measureReadBandwidth(mc.cores);
   fmt::print("machine: {} ({}), {} cores; FMA peak {:.1f} GFLOP/s (1 thread), "
              "{:.1f} ({} threads); read bandwidth {:.1f} GB/s (1 thread), "
              "{:.1f} ({} threads)\n",
@@ -236,9 +237,8 @@ int main(int argc, char **argv) {
       double bytes = wbytes + 2.0 * c.m * spec->dModel * 4;
       double bound = std::min(peak, flops / bytes * bw); // GFLOP/s
       double gf = flops / bestF / 1e9, gd = flops / bestD / 1e9;
-      // The cost model: the slower of compute at 90% of peak and streaming
-      // every byte once at the measured bandwidth.
-      double predicted = std::max(flops / (0.9 * peak * 1e9), bytes / (bw * 1e9));
+      // The cost model ffnc info uses, with this machine's measurements.
+      double predicted = predict(*spec, c.m, MachineModel{peak, bw}).seconds;
       fmt::print("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
                  "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {:.1e} ({:.0e}){} |\n",
                  c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,

@@ -47,7 +47,8 @@ static std::string biasList(const FfnSpec &spec) {
 
 std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
                              llvm::ArrayRef<uint64_t> tokenCounts,
-                             const llvm::SourceMgr &sm) {
+                             const llvm::SourceMgr &sm,
+                             const InfoSchedule *schedule) {
   std::string out;
   for (const FfnSpec &spec : specs) {
     unsigned id = sm.FindBufferContainingLoc(spec.loc);
@@ -94,11 +95,36 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
                        humanBytes(bytes));
     out += fmt::format("  {:<22}{}\n", "FLOPs per token",
                        grouped(flopsPerToken(spec)));
-    out += fmt::format("  arithmetic intensity (FLOP per byte of weights + "
-                       "input + output):\n");
-    for (uint64_t m : tokenCounts)
-      out += fmt::format("    M = {:<6} {:>10.2f}\n", m,
-                         arithmeticIntensity(spec, m));
+    if (!schedule) {
+      out += fmt::format("  arithmetic intensity (FLOP per byte of weights + "
+                         "input + output):\n");
+      for (uint64_t m : tokenCounts)
+        out += fmt::format("    M = {:<6} {:>10.2f}\n", m,
+                           arithmeticIntensity(spec, m));
+      out += "\n";
+      continue;
+    }
+    int64_t nrUp = spec.isGated() ? schedule->nr / 2 : schedule->nr;
+    out += fmt::format(
+        "  {:<22}{}: packed {}-bit, register tile {}x{}{}, cache block {} "
+        "rows\n",
+        "schedule", schedule->target, schedule->vectorBits, schedule->mr,
+        schedule->nr,
+        spec.isGated() ? fmt::format(" (gate+up {}+{})", nrUp, nrUp) : "",
+        schedule->mc);
+    out += fmt::format(
+        "  arithmetic intensity (FLOP per byte of weights + input + output) "
+        "and predicted time\n  ({} thread{}, {} {:.0f} GFLOP/s peak, "
+        "{:.1f} GB/s):\n",
+        schedule->threads, schedule->threads == 1 ? "" : "s",
+        schedule->machineSource, schedule->machine.peakGflops,
+        schedule->machine.bandwidthGBs);
+    for (uint64_t m : tokenCounts) {
+      Prediction p = predict(spec, m, schedule->machine);
+      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {}\n", m,
+                         arithmeticIntensity(spec, m), p.seconds * 1e3,
+                         p.memoryBound ? "memory-bound" : "compute-bound");
+    }
     out += "\n";
   }
   return out;

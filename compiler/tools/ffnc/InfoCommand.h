@@ -3,6 +3,7 @@
 #ifndef FFNC_TOOLS_INFOCOMMAND_H
 #define FFNC_TOOLS_INFOCOMMAND_H
 
+#include "ffnc/Analysis/CostModel.h"
 #include "ffnc/Frontend/Spec.h"
 
 #include "llvm/Support/SourceMgr.h"
@@ -12,11 +13,24 @@
 
 namespace ffnc {
 
+/// What `info --target` adds: the schedule the compiler picks and the
+/// machine the cost model predicts for.
+struct InfoSchedule {
+  std::string target;   ///< "x86-64-avx512"
+  std::string strategy; ///< the schedule, as text
+  int64_t vectorBits = 512, mr = 0, nr = 0, mc = 0;
+  unsigned threads = 1;
+  MachineModel machine;
+  std::string machineSource; ///< "measured" or "nominal"
+};
+
 /// Renders the `info` report of every spec: dims, parameter counts, weight
-/// bytes, FLOPs per token and arithmetic intensity at each token count.
+/// bytes, FLOPs per token and arithmetic intensity at each token count, and
+/// with a schedule, the chosen strategy and the predicted time at each.
 std::string renderInfo(llvm::ArrayRef<FfnSpec> specs,
                        llvm::ArrayRef<uint64_t> tokenCounts,
-                       const llvm::SourceMgr &sourceMgr);
+                       const llvm::SourceMgr &sourceMgr,
+                       const InfoSchedule *schedule = nullptr);
 
 } // namespace ffnc
 

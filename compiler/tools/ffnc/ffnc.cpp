@@ -8,6 +8,8 @@
 #include "InfoCommand.h"
 #include "RunCommand.h"
 
+#include "ffn/Transforms/StrategyChoice.h"
+#include "ffnc/Analysis/MachineProbe.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Compile.h"
 
@@ -58,14 +60,16 @@ cl::opt<std::string> targetName(
     cl::desc("Code generation target: host (default), x86-64-avx2, "
              "x86-64-avx512"),
     cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
-    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+    cl::sub(infoCommand));
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
              "any of mr=N,nr=N,mc=N (register tile rows/columns, cache "
              "block rows)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
-    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+    cl::sub(infoCommand));
 cl::opt<unsigned> maxErrors(
     "max-errors",
     cl::desc("Stop after this many errors (default 20; 0: no limit)"),
@@ -118,6 +122,15 @@ cl::list<uint64_t> tokenCounts(
              "(default 1,16,128,2048); run runs each (default 17)"),
     cl::value_desc("M,M,..."), cl::CommaSeparated, cl::cat(ffncCategory),
     cl::sub(infoCommand), cl::sub(runCommand));
+
+cl::opt<bool> measureMachine(
+    "measure",
+    cl::desc("With --target=host: measure this machine's FMA peak and read "
+             "bandwidth for the predictions (a few seconds)"),
+    cl::cat(ffncCategory), cl::sub(infoCommand));
+cl::opt<unsigned> infoThreads(
+    "info-threads", cl::desc("Threads the predictions assume (default 1)"),
+    cl::init(1), cl::cat(ffncCategory), cl::sub(infoCommand));
 
 // run.
 cl::opt<bool> checkResults(
@@ -273,7 +286,45 @@ int main(int argc, char **argv) {
     for (uint64_t m : tokens)
       if (m == 0)
         return fail("--tokens: token counts must be at least 1");
-    llvm::outs() << renderInfo(specs, tokens, sourceMgr);
+    if (targetName.getNumOccurrences() == 0) {
+      llvm::outs() << renderInfo(specs, tokens, sourceMgr);
+      return 0;
+    }
+    // With a target: what the compiler picks and what it should cost.
+    llvm::Expected<TargetInfo> target = resolveTarget(targetName);
+    if (!target)
+      return fail(llvm::toString(target.takeError()));
+    ScheduleOptions options;
+    if (!parseStrategy(strategyOption, options))
+      return 1;
+    if (options.baseline)
+      return fail("info --strategy: the baseline has no schedule to report");
+    if (infoThreads < 1 || infoThreads > 1024)
+      return fail("--info-threads must be in [1, 1024]");
+    mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
+        target->vectorBits, options.mr, options.nr, options.mc);
+    InfoSchedule schedule;
+    schedule.target = target->name;
+    schedule.vectorBits = choice.vectorBits;
+    schedule.mr = choice.mr;
+    schedule.nr = choice.nr;
+    schedule.mc = choice.mc;
+    schedule.threads = infoThreads;
+    if (measureMachine) {
+      if (targetName != "host")
+        return fail("--measure needs --target=host");
+      schedule.machine.peakGflops =
+          measurePeakGflops(infoThreads, target->vectorBits == 512);
+      schedule.machine.bandwidthGBs = measureReadBandwidth(infoThreads);
+      schedule.machineSource = "measured";
+    } else {
+      // Nominal per core: one 512-bit (or two 256-bit) FMAs per cycle at
+      // 3.5 GHz, and 20 GB/s of memory bandwidth for the whole process.
+      schedule.machine.peakGflops = 112.0 * infoThreads;
+      schedule.machine.bandwidthGBs = 20.0;
+      schedule.machineSource = "nominal";
+    }
+    llvm::outs() << renderInfo(specs, tokens, sourceMgr, &schedule);
     return 0;
   }
 

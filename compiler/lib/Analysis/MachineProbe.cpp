@@ -1,6 +1,6 @@
-//===- Machine.cpp - measure this machine's FMA peak and bandwidth --------===//
+//===- MachineProbe.cpp - measure this machine's peak and bandwidth -------===//
 
-#include "Machine.h"
+#include "ffnc/Analysis/MachineProbe.h"
 
 #include <immintrin.h>
 
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace ffn_bench {
+namespace ffnc {
 
 namespace {
 
@@ -148,4 +148,4 @@ double measureReadBandwidth(unsigned threads) {
   return best;
 }
 
-} // namespace ffn_bench
+} // namespace ffnc

@@ -1,9 +1,9 @@
-//===- Machine.h - measure this machine's FMA peak and bandwidth -*- C++ -*-===//
+//===- MachineProbe.h - measure this machine's peak and bandwidth -*- C++ -*-===//
 
-#ifndef FFN_BENCH_MACHINE_H
-#define FFN_BENCH_MACHINE_H
+#ifndef FFNC_ANALYSIS_MACHINEPROBE_H
+#define FFNC_ANALYSIS_MACHINEPROBE_H
 
-namespace ffn_bench {
+namespace ffnc {
 
 /// FMA throughput in GFLOP/s with `threads` threads, each running 16
 /// independent chains of 512-bit (or 256-bit) FMAs.
@@ -13,6 +13,6 @@ double measurePeakGflops(unsigned threads, bool avx512);
 /// than the last-level cache.
 double measureReadBandwidth(unsigned threads);
 
-} // namespace ffn_bench
+} // namespace ffnc
 
-#endif // FFN_BENCH_MACHINE_H
+#endif // FFNC_ANALYSIS_MACHINEPROBE_H

@@ -1,0 +1,35 @@
+//===- CostModel.h - predicted time of an FFN on a machine ------*- C++ -*-===//
+//
+// A roofline model: a run takes the longer of computing every FLOP at a
+// fraction of the FMA peak and moving every compulsory byte (weights once,
+// input and output once) at the memory bandwidth.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFNC_ANALYSIS_COSTMODEL_H
+#define FFNC_ANALYSIS_COSTMODEL_H
+
+#include "ffnc/Frontend/Spec.h"
+
+#include <cstdint>
+
+namespace ffnc {
+
+struct MachineModel {
+  double peakGflops;   ///< FMA peak of the threads used
+  double bandwidthGBs; ///< memory read bandwidth of the threads used
+};
+
+struct Prediction {
+  double seconds = 0;
+  bool memoryBound = false;
+};
+
+/// `efficiency`: the fraction of peak the kernels reach when compute-bound
+/// (0.9: what ffn-bench measures for the packed schedule).
+Prediction predict(const FfnSpec &spec, uint64_t tokens,
+                   const MachineModel &machine, double efficiency = 0.9);
+
+} // namespace ffnc
+
+#endif // FFNC_ANALYSIS_COSTMODEL_H

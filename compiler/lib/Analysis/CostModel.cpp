@@ -1,0 +1,22 @@
+//===- CostModel.cpp - predicted time of an FFN on a machine --------------===//
+
+#include "ffnc/Analysis/CostModel.h"
+
+#include "ffnc/Analysis/FfnInfo.h"
+
+#include <algorithm>
+
+using namespace ffnc;
+
+Prediction ffnc::predict(const FfnSpec &spec, uint64_t tokens,
+                         const MachineModel &machine, double efficiency) {
+  double flops = static_cast<double>(flopsPerToken(spec)) * tokens;
+  double bytes = static_cast<double>(weightBytes(spec)) +
+                 2.0 * tokens * spec.dModel * byteWidth(spec.dtype);
+  double compute = flops / (efficiency * machine.peakGflops * 1e9);
+  double memory = bytes / (machine.bandwidthGBs * 1e9);
+  Prediction p;
+  p.seconds = std::max(compute, memory);
+  p.memoryBound = memory >= compute;
+  return p;
+}
