@@ -27,6 +27,9 @@ config.substitutions.append(("%python", config.python_executable))
 # The front-end fuzzer needs clang's libFuzzer; built when the compiler is clang.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-spec-fuzzer")):
     config.available_features.add("fuzzer")
+# ffn-bench is built when oneDNN is installed.
+if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-bench")):
+    config.available_features.add("ffn-bench")
 
 # Which x86 vector ISAs this machine runs: kernels for a target only run
 # where the CPU has it.

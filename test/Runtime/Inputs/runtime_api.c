@@ -102,6 +102,31 @@ int main(void) {
   printf("y[1][3] matches: %s\n", fabs(y[D + 3] - ref) <= 1e-5 * (1 + fabs(ref)) ? "yes" : "no");
 
   ffn_kernel_destroy(k);
+
+  /* Threads: the same bits for 1 and 2 threads (work large enough that the
+   * runtime really splits it), and the thread count is validated. */
+  report("threads -1", ffn_context_set_threads(ctx, -1));
+  ffn_kernel *w = NULL;
+  report("wide", ffn_kernel_create(ctx, &ffn_kernel_wide, &w));
+  static float wu[256 * 1024], wg[256 * 1024], wd[1024 * 256], xw[16 * 256],
+      yw1[16 * 256], yw2[16 * 256];
+  for (int i = 0; i < 256 * 1024; ++i) {
+    wu[i] = (float)((i * 7 % 23) - 11) / 256.0f;
+    wg[i] = (float)((i * 5 % 19) - 9) / 256.0f;
+    wd[i] = (float)((i * 3 % 29) - 14) / 512.0f;
+  }
+  for (int i = 0; i < 16 * 256; ++i)
+    xw[i] = (float)((i * 11 % 13) - 6) / 6.0f;
+  ffn_kernel_set_param(w, "w_up", wu, sizeof wu, FFN_LAYOUT_IN_OUT);
+  ffn_kernel_set_param(w, "w_gate", wg, sizeof wg, FFN_LAYOUT_IN_OUT);
+  ffn_kernel_set_param(w, "w_down", wd, sizeof wd, FFN_LAYOUT_IN_OUT);
+  ffn_context_set_threads(ctx, 1);
+  report("1 thread", ffn_kernel_run(w, 16, xw, yw1));
+  ffn_context_set_threads(ctx, 2);
+  printf("threads now %d\n", ffn_context_threads(ctx));
+  report("2 threads", ffn_kernel_run(w, 16, xw, yw2));
+  printf("threads agree: %s\n", memcmp(yw1, yw2, sizeof yw1) == 0 ? "yes" : "no");
+  ffn_kernel_destroy(w);
   ffn_kernel_destroy(NULL);
   ffn_context_destroy(ctx);
   ffn_context_destroy(NULL);
