@@ -18,6 +18,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <thread>
+
 using namespace ffnc;
 
 static std::string print(mlir::ModuleOp module, bool locations) {
@@ -31,16 +33,15 @@ static std::string print(mlir::ModuleOp module, bool locations) {
   return out;
 }
 
-llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
-                                               const llvm::SourceMgr &sm,
-                                               const TargetInfo &target,
-                                               const ScheduleOptions &schedule,
-                                               EmitStage stage,
-                                               bool printLocations) {
+/// One module, one thread: every stage of compileSpecs.
+static llvm::Expected<std::string>
+compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
+              const TargetInfo &target, const ScheduleOptions &schedule,
+              EmitStage stage, bool printLocations) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  mlir::MLIRContext context(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   loadDialects(context);
 
   // Collect MLIR diagnostics (pass failures) to return them as an error.
@@ -97,6 +98,15 @@ llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
 
   if (llvm::Error err = run(buildKernelToLLVMPipeline, "lowering to the LLVM dialect"))
     return std::move(err);
+  // scf-to-cf carries a loop's annotation to its back edge as a discardable
+  // attribute; LLVM IR translation reads the branch's own loop_annotation.
+  module->walk([](mlir::LLVM::BrOp br) {
+    if (auto annotation = br->getAttrOfType<mlir::LLVM::LoopAnnotationAttr>(
+            "llvm.loop_annotation")) {
+      br.setLoopAnnotationAttr(annotation);
+      br->removeAttr("llvm.loop_annotation");
+    }
+  });
 
   llvm::LLVMContext llvmContext;
   auto llvmModule =
@@ -113,6 +123,48 @@ llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
   return emitMachineCode(**llvmModule, target,
                          stage == EmitStage::Object ? OutputKind::Object
                                                     : OutputKind::Assembly);
+}
+
+llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
+                                               const llvm::SourceMgr &sm,
+                                               const TargetInfo &target,
+                                               const ScheduleOptions &schedule,
+                                               EmitStage stage,
+                                               bool printLocations) {
+  // Objects of several FFNs compile in parallel, a group per core, each in
+  // its own MLIR and LLVM context; the group objects are then joined into
+  // one relocatable object. Text stages stay one module, so their output
+  // reads as one.
+  unsigned groups = std::min<unsigned>(
+      specs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  if (stage != EmitStage::Object || groups < 2)
+    return compileModule(specs, sm, target, schedule, stage, printLocations);
+
+  std::vector<std::vector<FfnSpec>> parts(groups);
+  for (size_t i = 0; i < specs.size(); ++i)
+    parts[i % groups].push_back(specs[i]);
+  std::vector<llvm::Expected<std::string>> objects;
+  for (unsigned g = 0; g < groups; ++g)
+    objects.emplace_back(std::string());
+  std::vector<std::thread> workers;
+  for (unsigned g = 0; g < groups; ++g)
+    workers.emplace_back([&, g] {
+      objects[g] = compileModule(parts[g], sm, target, schedule,
+                                 EmitStage::Object, printLocations);
+    });
+  for (std::thread &t : workers)
+    t.join();
+  std::vector<std::string> bytes;
+  llvm::Error errors = llvm::Error::success();
+  for (auto &object : objects) {
+    if (!object)
+      errors = llvm::joinErrors(std::move(errors), object.takeError());
+    else
+      bytes.push_back(std::move(*object));
+  }
+  if (errors)
+    return std::move(errors);
+  return joinObjects(bytes);
 }
 
 llvm::Error ffnc::buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,

@@ -21,6 +21,7 @@
 #include "ffn/Transforms/Activation.h"
 #include "ffn/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::ffn {
@@ -87,6 +88,29 @@ public:
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Attribute noUnroll() {
+    MLIRContext *ctx = b.getContext();
+    return LLVM::LoopAnnotationAttr::get(
+        ctx, /*disableNonforced=*/nullptr,
+        LLVM::LoopVectorizeAttr::get(ctx, /*disable=*/b.getBoolAttr(true),
+                                     /*predicateEnable=*/nullptr,
+                                     /*scalableEnable=*/nullptr,
+                                     /*width=*/nullptr,
+                                     /*followupVectorized=*/nullptr,
+                                     /*followupEpilogue=*/nullptr,
+                                     /*followupAll=*/nullptr),
+        /*interleave=*/nullptr,
+        LLVM::LoopUnrollAttr::get(ctx, /*disable=*/b.getBoolAttr(true),
+                                  /*count=*/nullptr,
+                                  /*runtimeDisable=*/nullptr,
+                                  /*full=*/nullptr, /*followupUnrolled=*/nullptr,
+                                  /*followupRemainder=*/nullptr,
+                                  /*followupAll=*/nullptr),
+        /*unrollAndJam=*/nullptr, /*licm=*/nullptr, /*distribute=*/nullptr,
+        /*pipeline=*/nullptr, /*peeled=*/nullptr, /*unswitch=*/nullptr,
+        /*mustProgress=*/nullptr, /*isVectorized=*/nullptr,
+        /*startLoc=*/nullptr, /*endLoc=*/nullptr, /*parallelAccesses=*/{});
+  }
   Value toF32(Value v) {
     Type t = v.getType();
     Type target = isa<VectorType>(t) ? Type(vecF32) : f32;
@@ -206,6 +230,10 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
   };
 
   auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(g.k), idx(1), init);
+  // The body is already a full register tile of FMAs; unrolling or
+  // re-vectorizing the K loop only multiplies code (and compile time).
+  kLoop->setAttr("llvm.loop_annotation",
+                 noUnroll());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());

@@ -28,6 +28,9 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
                                             const TargetInfo &target,
                                             OutputKind kind);
 
+/// Joins relocatable objects into one (`clang-22 -r`).
+llvm::Expected<std::string> joinObjects(llvm::ArrayRef<std::string> objects);
+
 /// Links one object into a shared library with the system's clang-22.
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath);

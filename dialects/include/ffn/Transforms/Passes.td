@@ -103,7 +103,7 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
   }];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",
-                           "math::MathDialect"];
+                           "math::MathDialect", "LLVM::LLVMDialect"];
 }
 
 #endif // FFN_TRANSFORMS_PASSES_TD
