@@ -404,9 +404,16 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   }); });
 }
 
-/// dst[p][k][c] = src[k][p * nr + c], zero past the last column.
-func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
-                             MemRefType src, MemRefType dst) {
+/// A private `func @name(%src, %dst)` whose body copies src into dst as
+/// `copy(iv)` says, reading zero where `col(iv)` is at or past `limit` (the
+/// padding of the last panel).
+func::FuncOp buildPack(OpBuilder &b, Location loc, StringRef name,
+                       MemRefType src, MemRefType dst, int64_t limit,
+                       function_ref<Value(OpBuilder &, Location, ValueRange,
+                                          function_ref<Value(int64_t)>)>
+                           column,
+                       function_ref<SmallVector<Value>(ValueRange, Value)>
+                           sourceIndex) {
   auto func = func::FuncOp::create(b, loc, name,
                                    b.getFunctionType({src, dst}, {}));
   func.setPrivate();
@@ -414,20 +421,24 @@ func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   Value s = body->getArgument(0), d = body->getArgument(1);
-  int64_t np = dst.getDimSize(0), k = dst.getDimSize(1), nr = dst.getDimSize(2);
-  int64_t n = src.getDimSize(1);
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(src.getElementType()));
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(src.getElementType()));
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : dst.getShape()) {
+    lbs.push_back(c(0));
+    ubs.push_back(c(size));
+    steps.push_back(c(1));
+  }
   scf::buildLoopNest(
-      b, loc, ValueRange{c(0), c(0), c(0)}, ValueRange{c(np), c(k), c(nr)},
-      ValueRange{c(1), c(1), c(1)},
-      [&](OpBuilder &nb, Location l, ValueRange iv) {
-        Value col = arith::AddIOp::create(
-            nb, l, arith::MulIOp::create(nb, l, iv[0], c(nr)), iv[2]);
+      b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location l, ValueRange iv) {
+        Value col = column(nb, l, iv, c);
         Value inside = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                             col, c(n));
+                                             col, c(limit));
         Value safe = arith::SelectOp::create(nb, l, inside, col, c(0));
-        Value v = memref::LoadOp::create(nb, l, s, ValueRange{iv[1], safe});
+        Value v = memref::LoadOp::create(nb, l, s, sourceIndex(iv, safe));
         v = arith::SelectOp::create(nb, l, inside, v, zero);
         memref::StoreOp::create(nb, l, v, d, iv);
       });
@@ -435,32 +446,28 @@ func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
   return func;
 }
 
+/// dst[p][k][c] = src[k][p * nr + c], zero past the last column.
+func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
+                             MemRefType src, MemRefType dst) {
+  int64_t nr = dst.getDimSize(2);
+  return buildPack(
+      b, loc, name, src, dst, src.getDimSize(1),
+      [&](OpBuilder &nb, Location l, ValueRange iv,
+          function_ref<Value(int64_t)> c) -> Value {
+        return arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, iv[0], c(nr)), iv[2]);
+      },
+      [](ValueRange iv, Value col) { return SmallVector<Value>{iv[1], col}; });
+}
+
 /// dst[i] = src[i], zero past the end.
 func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
                              MemRefType src, MemRefType dst) {
-  auto func = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType({src, dst}, {}));
-  func.setPrivate();
-  Block *body = func.addEntryBlock();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(body);
-  Value s = body->getArgument(0), d = body->getArgument(1);
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(src.getElementType()));
-  scf::buildLoopNest(b, loc, ValueRange{c(0)}, ValueRange{c(dst.getDimSize(0))},
-                     ValueRange{c(1)},
-                     [&](OpBuilder &nb, Location l, ValueRange iv) {
-                       Value inside = arith::CmpIOp::create(
-                           nb, l, arith::CmpIPredicate::slt, iv[0],
-                           c(src.getDimSize(0)));
-                       Value safe =
-                           arith::SelectOp::create(nb, l, inside, iv[0], c(0));
-                       Value v = memref::LoadOp::create(nb, l, s, ValueRange{safe});
-                       v = arith::SelectOp::create(nb, l, inside, v, zero);
-                       memref::StoreOp::create(nb, l, v, d, iv);
-                     });
-  func::ReturnOp::create(b, loc);
-  return func;
+  return buildPack(
+      b, loc, name, src, dst, src.getDimSize(0),
+      [](OpBuilder &, Location, ValueRange iv,
+         function_ref<Value(int64_t)>) -> Value { return iv[0]; },
+      [](ValueRange, Value col) { return SmallVector<Value>{col}; });
 }
 
 LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
