@@ -53,7 +53,6 @@ private:
 
 struct ffn_context {
   std::string lastError;
-  int liveKernels = 0;
   unsigned threads = 0; // 0 until first use: all cores
   std::unique_ptr<ffn_rt::ThreadPool> pool;
 
@@ -149,7 +148,6 @@ ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
   k->params = std::vector<AlignedBuffer>(desc->num_params);
   k->paramSet.assign(desc->num_params, false);
   k->paramPointers.assign(desc->num_params, nullptr);
-  ++ctx->liveKernels;
   *out = k;
   return FFN_OK;
 }
@@ -253,7 +251,6 @@ ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
 void ffn_kernel_destroy(ffn_kernel *kernel) {
   if (!kernel)
     return;
-  --kernel->ctx->liveKernels;
   if (kernel->library)
     dlclose(kernel->library);
   delete kernel;

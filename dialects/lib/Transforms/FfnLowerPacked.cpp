@@ -473,7 +473,6 @@ func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
 LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   StrategyAttr strategy = *op.getStrategy();
   Layout l = layoutFor(op, strategy);
-  MLIRContext *ctx = func.getContext();
   OpBuilder b(func);
   Location loc = func.getLoc();
   Type t = op.getStorageType();
@@ -550,7 +549,6 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
              body->getArgument(n - 4), body->getArgument(n - 3),
              body->getArgument(n - 2), body->getArgument(n - 1));
   func::ReturnOp::create(b, loc);
-  (void)ctx;
   func.erase();
   return success();
 }
