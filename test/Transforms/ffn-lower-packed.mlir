@@ -38,6 +38,8 @@
 // CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.load %[[WU]][%[[P]], %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
 // CHECK: vector.load %[[WU]][%[[P]], %[[K]], %c16{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
+// The next panel's row k is prefetched while this one computes.
+// CHECK: memref.prefetch %[[WU]][%[[NEXT:.*]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
 // CHECK: memref.load %[[X]]
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK-COUNT-2: vector.fma

@@ -174,7 +174,8 @@ private:
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   }
-  void tile(const Gemm &g, Value row0, int64_t rows, Value panel);
+  void tile(const Gemm &g, Value row0, int64_t rows, Value panel,
+            Value prefetchPanel);
 
   OpBuilder &b;
   Location loc;
@@ -220,7 +221,7 @@ void KernelBuilder::normRow(function_ref<Value(Value)> load,
 }
 
 void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
-                         Value panel) {
+                         Value panel, Value prefetchPanel) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
   Value zero = f32Constant(b, loc, vecF32, 0.0);
@@ -245,6 +246,14 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
         weights.push_back(toF32(vector::LoadOp::create(
             b, loc, vecStorage, g.panels[mat],
             ValueRange{panel, k, idx(v * l.lanes)})));
+    // Pull the next panel's row k toward L2 while this one computes, so the
+    // first tile of the next panel does not wait on DRAM.
+    if (prefetchPanel)
+      for (int64_t mat = 0; mat < nmat; ++mat)
+        memref::PrefetchOp::create(b, loc, g.panels[mat],
+                                   ValueRange{prefetchPanel, k, idx(0)},
+                                   /*isWrite=*/false, /*localityHint=*/2,
+                                   /*isDataCache=*/true);
     for (int64_t r = 0; r < rows; ++r) {
       Value row = arith::AddIOp::create(b, loc, row0, idx(r));
       Value a = memref::LoadOp::create(b, loc, g.a, ValueRange{row, k});
@@ -288,8 +297,10 @@ void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
     loop(panelBegin, panelEnd, one, [&](Value panel) {
-      loop(i0, full, mr, [&](Value row) { tile(g, row, l.mr, panel); });
-      loop(full, end, one, [&](Value row) { tile(g, row, 1, panel); });
+      Value next = arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, panel, one), idx(g.np - 1));
+      loop(i0, full, mr, [&](Value row) { tile(g, row, l.mr, panel, next); });
+      loop(full, end, one, [&](Value row) { tile(g, row, 1, panel, next); });
     });
   });
 }
