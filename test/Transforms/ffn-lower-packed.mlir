@@ -65,7 +65,7 @@
 // CHECK: memref.load %[[BD]]
 // CHECK: memref.store %{{.*}}, %[[Y]][%[[R]], %{{.*}}]
 func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}, %b1: tensor<40xf32> {ffn.param = "b_up"}, %b2: tensor<20xf32> {ffn.param = "b_down"}) -> tensor<?x20xf32> {
-  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) bias_up(%b1 : tensor<40xf32>) bias_down(%b2 : tensor<20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8> -> tensor<?x20xf32>
+  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) bias_up(%b1 : tensor<40xf32>) bias_down(%b2 : tensor<20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = true> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
 

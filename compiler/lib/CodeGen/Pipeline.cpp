@@ -24,6 +24,7 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
   select.mr = options.mr;
   select.nr = options.nr;
   select.mc = options.mc;
+  select.prefetch = options.prefetch;
   pm.addNestedPass<func::FuncOp>(ffn::createFfnSelectStrategy(select));
 }
 

@@ -4,6 +4,8 @@
 
 #include "ffnc/Analysis/FfnInfo.h"
 
+#include "ffn/Transforms/StrategyChoice.h"
+
 #include <fmt/format.h>
 
 using namespace ffnc;
@@ -104,14 +106,18 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       out += "\n";
       continue;
     }
-    int64_t nrUp = spec.isGated() ? schedule->nr / 2 : schedule->nr;
+    uint64_t matrixBytes =
+        countParameters(spec).matrixWeights * byteWidth(spec.dtype);
+    mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
+        schedule->vectorBits, matrixBytes, schedule->mr, schedule->nr,
+        schedule->mc, static_cast<int>(schedule->prefetch));
+    int64_t nrUp = spec.isGated() ? choice.nr / 2 : choice.nr;
     out += fmt::format(
         "  {:<22}{}: packed {}-bit, register tile {}x{}{}, cache block {} "
-        "rows\n",
-        "schedule", schedule->target, schedule->vectorBits, schedule->mr,
-        schedule->nr,
+        "rows{}\n",
+        "schedule", schedule->target, choice.vectorBits, choice.mr, choice.nr,
         spec.isGated() ? fmt::format(" (gate+up {}+{})", nrUp, nrUp) : "",
-        schedule->mc);
+        choice.mc, choice.prefetch ? ", next-panel prefetch" : "");
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
         "and predicted time\n  ({} thread{}, {} {:.0f} GFLOP/s peak, "

@@ -17,8 +17,9 @@ namespace ffnc {
 /// machine the cost model predicts for.
 struct InfoSchedule {
   std::string target;   ///< "x86-64-avx512"
-  std::string strategy; ///< the schedule, as text
-  int64_t vectorBits = 512, mr = 0, nr = 0, mc = 0;
+  int64_t vectorBits = 512;
+  /// --strategy overrides (0 / -1: the compiler's choice, made per FFN).
+  int64_t mr = 0, nr = 0, mc = 0, prefetch = -1;
   unsigned threads = 1;
   MachineModel machine;
   std::string machineSource; ///< "measured" or "nominal"

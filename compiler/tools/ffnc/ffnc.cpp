@@ -8,7 +8,6 @@
 #include "InfoCommand.h"
 #include "RunCommand.h"
 
-#include "ffn/Transforms/StrategyChoice.h"
 #include "ffnc/Analysis/MachineProbe.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Compile.h"
@@ -65,8 +64,8 @@ cl::opt<std::string> targetName(
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
-             "any of mr=N,nr=N,mc=N (register tile rows/columns, cache "
-             "block rows)"),
+             "any of mr=N,nr=N,mc=N,prefetch=0|1 (register tile "
+             "rows/columns, cache block rows, next-panel prefetch)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand));
@@ -197,6 +196,14 @@ bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   for (llvm::StringRef item : items) {
     auto [key, value] = item.split('=');
     int64_t v;
+    if (key == "prefetch") {
+      if (value.getAsInteger(10, v) || (v != 0 && v != 1)) {
+        fail("--strategy: prefetch takes 0 or 1, got '" + value + "'");
+        return false;
+      }
+      options.prefetch = v;
+      continue;
+    }
     if (value.getAsInteger(10, v) || v <= 0) {
       fail("--strategy: expected key=positive-integer, got '" + item + "'");
       return false;
@@ -209,7 +216,7 @@ bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
       options.mc = v;
     else {
       fail("--strategy: unknown key '" + key +
-           "' (keys: mr, nr, mc; or 'baseline')");
+           "' (keys: mr, nr, mc, prefetch; or 'baseline')");
       return false;
     }
   }
@@ -301,14 +308,13 @@ int main(int argc, char **argv) {
       return fail("info --strategy: the baseline has no schedule to report");
     if (infoThreads < 1 || infoThreads > 1024)
       return fail("--info-threads must be in [1, 1024]");
-    mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
-        target->vectorBits, options.mr, options.nr, options.mc);
     InfoSchedule schedule;
     schedule.target = target->name;
-    schedule.vectorBits = choice.vectorBits;
-    schedule.mr = choice.mr;
-    schedule.nr = choice.nr;
-    schedule.mc = choice.mc;
+    schedule.vectorBits = target->vectorBits;
+    schedule.mr = options.mr;
+    schedule.nr = options.nr;
+    schedule.mc = options.mc;
+    schedule.prefetch = options.prefetch;
     schedule.threads = infoThreads;
     if (measureMachine) {
       if (targetName != "host")

@@ -31,7 +31,8 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t vectorBits, int64_t mr, int64_t nr, int64_t mc) {
+                     int64_t vectorBits, int64_t mr, int64_t nr, int64_t mc,
+                     bool prefetch) {
   if (vectorBits != 256 && vectorBits != 512)
     return emitError() << "strategy vector_bits must be 256 or 512, got "
                        << vectorBits;

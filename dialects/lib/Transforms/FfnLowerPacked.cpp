@@ -43,6 +43,7 @@ struct Layout {
   int64_t nrDown, npDown, dp; // down panels
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
   bool needA;
+  bool prefetch;
   int64_t workspacePerRow() const { return 4 * (aWidth + hWidth + oWidth); }
 };
 
@@ -53,6 +54,7 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
   l.lanes = s.getVectorBits() / 32;
   l.mr = s.getMr();
   l.mc = s.getMc();
+  l.prefetch = s.getPrefetch();
   // A gated FFN splits the tile's columns between gate and up.
   l.nrUp = op.getGated() ? std::max(l.lanes, s.getNr() / 2) : s.getNr();
   l.nrUp = l.nrUp / l.lanes * l.lanes;
@@ -248,7 +250,7 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
             ValueRange{panel, k, idx(v * l.lanes)})));
     // Pull the next panel's row k toward L2 while this one computes, so the
     // first tile of the next panel does not wait on DRAM.
-    if (prefetchPanel)
+    if (l.prefetch)
       for (int64_t mat = 0; mat < nmat; ++mat)
         memref::PrefetchOp::create(b, loc, g.panels[mat],
                                    ValueRange{prefetchPanel, k, idx(0)},
@@ -545,8 +547,9 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
       (op.getGated() ? " (gate+up " + std::to_string(l.nrUp) + "+" +
                            std::to_string(l.nrUp) + ")"
                      : std::string()) +
-      ", cache block " + std::to_string(l.mc) +
-      " rows, fused bias+activation epilogue";
+      ", cache block " + std::to_string(l.mc) + " rows" +
+      (l.prefetch ? ", next-panel prefetch" : "") +
+      ", fused bias+activation epilogue";
   kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
 
   Block *body = kernel.addEntryBlock();

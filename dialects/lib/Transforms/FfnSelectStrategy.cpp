@@ -21,14 +21,18 @@ struct FfnSelectStrategyPass
     WalkResult result = getOperation().walk([&](FfnOp op) {
       if (op.getStrategy())
         return WalkResult::advance();
-      StrategyChoice c = chooseStrategy(vectorBits, mr, nr, mc);
+      uint64_t weights = (op.getGated() ? 3 : 2) *
+                         static_cast<uint64_t>(op.getDModel()) * op.getDFf() *
+                         (op.getStorageType().getIntOrFloatBitWidth() / 8);
+      StrategyChoice c = chooseStrategy(vectorBits, weights, mr, nr, mc,
+                                        static_cast<int>(prefetch));
       int64_t tileMr = c.mr, tileNr = c.nr, blockMc = c.mc;
       int64_t bits = vectorBits;
       if (failed(StrategyAttr::verify([&] { return op.emitOpError(); }, bits,
-                                      tileMr, tileNr, blockMc)))
+                                      tileMr, tileNr, blockMc, c.prefetch)))
         return WalkResult::interrupt();
       op.setStrategyAttr(StrategyAttr::get(op.getContext(), bits, tileMr,
-                                           tileNr, blockMc));
+                                           tileNr, blockMc, c.prefetch));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

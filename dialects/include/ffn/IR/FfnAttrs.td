@@ -72,15 +72,19 @@ def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
       vector lanes (a gated FFN splits them between gate and up, so both
       projections of a column are computed in the same tile);
     - `mc`: token rows per cache block (a packed weight panel is reused,
-      from L2, by all rows of a block).
+      from L2, by all rows of a block);
+    - `prefetch`: whether the K loop prefetches the next weight panel (pays
+      off when the weights stream from DRAM, costs a little when they stay
+      in cache).
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.
 
-    Example: `#ffn.strategy<vector_bits = 512, mr = 8, nr = 32, mc = 64>`
+    Example:
+    `#ffn.strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true>`
   }];
   let parameters = (ins "int64_t":$vector_bits, "int64_t":$mr,
-                        "int64_t":$nr, "int64_t":$mc);
+                        "int64_t":$nr, "int64_t":$mc, "bool":$prefetch);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

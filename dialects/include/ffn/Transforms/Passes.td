@@ -69,8 +69,9 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     for the weight vectors and the broadcast. The cache block is 256 rows
     (rounded to a multiple of `mr`): a packed weight panel stays in L2
     while the block's rows stream past it, so larger blocks read the
-    weights from memory fewer times. Options override each choice; the
-    result is verified.
+    weights from memory fewer times. The K loop prefetches the next weight
+    panel when the FFN's weights exceed 64 MiB (they stream from DRAM).
+    Options override each choice; the result is verified.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
@@ -80,7 +81,10 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     Option<"nr", "nr", "int64_t", /*default=*/"0",
            "Register tile columns (0: choose)">,
     Option<"mc", "mc", "int64_t", /*default=*/"0",
-           "Cache block rows (0: choose)">
+           "Cache block rows (0: choose)">,
+    Option<"prefetch", "prefetch", "int64_t", /*default=*/"-1",
+           "Prefetch the next weight panel: 1 or 0 (-1: choose by weight "
+           "size)">
   ];
 }
 
