@@ -57,8 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        << weightBytes(spec) << flopsPerToken(spec)
        << arithmeticIntensity(spec, 1) << arithmeticIntensity(spec, 4096);
   }
-  mlir::ScopedDiagnosticHandler quiet(&context(),
-                                      [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::ScopedDiagnosticHandler quiet(
+      &context(), [](mlir::Diagnostic &) { return mlir::success(); });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       buildModule(context(), specs, sourceMgr);
   if (failed(mlir::verify(*module)))

@@ -44,10 +44,14 @@ int main(void) {
   if (ffn_context_create(&ctx) != FFN_OK)
     return 1;
   if (check(ffn_kernel_create(ctx, &ffn_kernel_tiny_gelu, &k), ctx, "create") ||
-      check(ffn_kernel_set_param(k, "w_up", w1, sizeof w1, FFN_LAYOUT_OUT_IN), ctx, "w_up") ||
-      check(ffn_kernel_set_param(k, "w_down", w2, sizeof w2, FFN_LAYOUT_OUT_IN), ctx, "w_down") ||
-      check(ffn_kernel_set_param(k, "b_up", b1, sizeof b1, FFN_LAYOUT_IN_OUT), ctx, "b_up") ||
-      check(ffn_kernel_set_param(k, "b_down", b2, sizeof b2, FFN_LAYOUT_IN_OUT), ctx, "b_down") ||
+      check(ffn_kernel_set_param(k, "w_up", w1, sizeof w1, FFN_LAYOUT_OUT_IN),
+            ctx, "w_up") ||
+      check(ffn_kernel_set_param(k, "w_down", w2, sizeof w2, FFN_LAYOUT_OUT_IN),
+            ctx, "w_down") ||
+      check(ffn_kernel_set_param(k, "b_up", b1, sizeof b1, FFN_LAYOUT_IN_OUT),
+            ctx, "b_up") ||
+      check(ffn_kernel_set_param(k, "b_down", b2, sizeof b2, FFN_LAYOUT_IN_OUT),
+            ctx, "b_down") ||
       check(ffn_kernel_run(k, M, x, y), ctx, "run"))
     return 1;
 

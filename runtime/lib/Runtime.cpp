@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 static_assert(sizeof(ffn_kernel_desc) == 26 * 8,
@@ -120,8 +120,8 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' has unknown dtype " +
                     std::to_string(d->dtype));
-  if (d->d_model < 1 || d->d_ff < 1 || d->num_params < 2 ||
-      d->num_params > 8 || !d->params)
+  if (d->d_model < 1 || d->d_ff < 1 || d->num_params < 2 || d->num_params > 8 ||
+      !d->params)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "kernel '" + name + "' has an inconsistent descriptor");
   for (int64_t i = 0; i < d->num_params; ++i) {
@@ -230,12 +230,12 @@ ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
   if (!library) {
     const char *why = dlerror();
     return fail(ctx, FFN_ERROR_LOAD_FAILED,
-                std::string("cannot load '") + path + "': " +
-                    (why ? why : "unknown error"));
+                std::string("cannot load '") + path +
+                    "': " + (why ? why : "unknown error"));
   }
   std::string symbol = std::string("ffn_kernel_") + name;
-  auto *desc = static_cast<const ffn_kernel_desc *>(
-      dlsym(library, symbol.c_str()));
+  auto *desc =
+      static_cast<const ffn_kernel_desc *>(dlsym(library, symbol.c_str()));
   if (!desc) {
     dlclose(library);
     return fail(ctx, FFN_ERROR_NOT_FOUND,
@@ -293,8 +293,8 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
   if (bytes != elements * esize)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 std::string("parameter '") + name + "' of kernel '" + d->name +
-                    "' needs " + std::to_string(elements * esize) +
-                    " bytes (" + std::to_string(elements) + " elements of " +
+                    "' needs " + std::to_string(elements * esize) + " bytes (" +
+                    std::to_string(elements) + " elements of " +
                     std::to_string(esize) + " bytes), got " +
                     std::to_string(bytes));
   // Bring the data to the logical [in, out] layout, then let the kernel's
@@ -369,8 +369,8 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   void *ws = kernel->workspace.data();
   // Waking the workers costs tens of microseconds per phase: not worth it
   // for less than ~4 MFLOP per thread.
-  double flops = 2.0 * static_cast<double>(m) * d->d_model * d->d_ff *
-                 (d->gated ? 3 : 2);
+  double flops =
+      2.0 * static_cast<double>(m) * d->d_model * d->d_ff * (d->gated ? 3 : 2);
   ffn_rt::ThreadPool *pool =
       flops >= 4e6 * ctx->threadCount() ? ctx->threadPool() : nullptr;
   for (int64_t p = 0; p < d->num_phases; ++p) {

@@ -26,8 +26,8 @@ void ThreadPool::chunk(int64_t units, unsigned parts, unsigned i,
   end = begin + per + (static_cast<int64_t>(i) < extra ? 1 : 0);
 }
 
-void ThreadPool::parallelFor(
-    int64_t count, const std::function<void(int64_t, int64_t)> &fn) {
+void ThreadPool::parallelFor(int64_t count,
+                             const std::function<void(int64_t, int64_t)> &fn) {
   if (workers.empty() || count <= 1) {
     if (count > 0)
       fn(0, count);

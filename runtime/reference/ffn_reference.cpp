@@ -80,8 +80,7 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
   const double *scale = find(d, params, "norm_scale");
   const double *shift = find(d, params, "norm_shift");
   const bool pre = d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_PRE;
-  const bool post =
-      d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_POST;
+  const bool post = d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_POST;
 
   std::vector<double> in(dm), up(df), gate(df), out(dm);
   for (int64_t r = 0; r < m; ++r) {
@@ -136,7 +135,8 @@ float fromBF16(uint16_t v) {
 }
 
 uint16_t toF16(float v) {
-  return static_cast<uint16_t>(__builtin_bit_cast(uint16_t, static_cast<_Float16>(v)));
+  return static_cast<uint16_t>(
+      __builtin_bit_cast(uint16_t, static_cast<_Float16>(v)));
 }
 
 float fromF16(uint16_t v) {
@@ -185,7 +185,7 @@ double load(int64_t dtype, const void *in, size_t i) {
 /// large, absolute (scaled) where they pass near zero. Non-finite reference
 /// values must be reproduced exactly (NaN as NaN, Inf with its sign).
 Comparison compare(const std::vector<double> &got,
-                    const std::vector<double> &ref, double tolerance) {
+                   const std::vector<double> &ref, double tolerance) {
   Comparison r;
   double sumSq = 0;
   size_t finite = 0;
@@ -224,6 +224,5 @@ Comparison compare(const std::vector<double> &got,
     r.pass = false;
   return r;
 }
-
 
 } // namespace ffn_ref

@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdint>
 #include <vector>
 
 namespace ffn_ref {

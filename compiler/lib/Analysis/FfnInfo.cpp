@@ -36,7 +36,7 @@ uint64_t ffnc::flopsPerToken(const FfnSpec &spec) {
 
 double ffnc::arithmeticIntensity(const FfnSpec &spec, uint64_t tokens) {
   double flops = static_cast<double>(flopsPerToken(spec)) * tokens;
-  double activationBytes = 2.0 * static_cast<double>(tokens) * spec.dModel *
-                           byteWidth(spec.dtype);
+  double activationBytes =
+      2.0 * static_cast<double>(tokens) * spec.dModel * byteWidth(spec.dtype);
   return flops / (static_cast<double>(weightBytes(spec)) + activationBytes);
 }

@@ -47,45 +47,43 @@ __attribute__((target("avx512f"))) void fmaLoop512(long iterations) {
   // 16 independent accumulator chains hide the FMA latency.
   __asm__ volatile("vxorps %%xmm0, %%xmm0, %%xmm0" ::: "xmm0");
   for (long i = 0; i < iterations; ++i)
-    __asm__ volatile(
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm0\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm1\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm2\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm3\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm4\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm5\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm6\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm7\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm8\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm9\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm10\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm11\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm12\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm13\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm14\n\t"
-        "vfmadd231ps %%zmm30, %%zmm31, %%zmm15\n\t" ::
-            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-              "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
-              "xmm15");
+    __asm__ volatile("vfmadd231ps %%zmm30, %%zmm31, %%zmm0\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm1\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm2\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm3\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm4\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm5\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm6\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm7\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm8\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm9\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm10\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm11\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm12\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm13\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm14\n\t"
+                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm15\n\t" ::
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+                           "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+                           "xmm12", "xmm13", "xmm14", "xmm15");
 }
 
 __attribute__((target("avx2,fma"))) void fmaLoop256(long iterations) {
   for (long i = 0; i < iterations; ++i)
-    __asm__ volatile(
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm0\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm1\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm3\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm4\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm6\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm7\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm9\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm10\n\t"
-        "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t" ::
-            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-              "xmm8", "xmm9", "xmm10", "xmm11");
+    __asm__ volatile("vfmadd231ps %%ymm14, %%ymm15, %%ymm0\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm1\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm3\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm4\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm6\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm7\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm9\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm10\n\t"
+                     "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t" ::
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+                           "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11");
 }
 
 __attribute__((target("avx2"))) double sumBuffer(const float *p, size_t n) {

@@ -2,9 +2,9 @@
 
 #include "ffnc/CodeGen/Compile.h"
 
+#include "KernelGlue.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
-#include "KernelGlue.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
 
 #include "ffn/Transforms/Passes.h"
@@ -74,11 +74,13 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
     return std::move(err);
   if (stage == EmitStage::Ffn)
     return print(*module, printLocations);
-  if (llvm::Error err = run(buildFfnLoweringPipeline, "lowering the ffn dialect"))
+  if (llvm::Error err =
+          run(buildFfnLoweringPipeline, "lowering the ffn dialect"))
     return std::move(err);
   if (stage == EmitStage::Linalg)
     return print(*module, printLocations);
-  if (llvm::Error err = run(buildKernelABIPipeline, "building the kernel interface"))
+  if (llvm::Error err =
+          run(buildKernelABIPipeline, "building the kernel interface"))
     return std::move(err);
   if (stage == EmitStage::Tiled)
     return print(*module, printLocations);
@@ -96,7 +98,8 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
       func.removeArgAttr(i, "ffn.param");
   });
 
-  if (llvm::Error err = run(buildKernelToLLVMPipeline, "lowering to the LLVM dialect"))
+  if (llvm::Error err =
+          run(buildKernelToLLVMPipeline, "lowering to the LLVM dialect"))
     return std::move(err);
   // scf-to-cf carries a loop's annotation to its back edge as a discardable
   // attribute; LLVM IR translation reads the branch's own loop_annotation.
@@ -125,12 +128,10 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
                                                     : OutputKind::Assembly);
 }
 
-llvm::Expected<std::string> ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs,
-                                               const llvm::SourceMgr &sm,
-                                               const TargetInfo &target,
-                                               const ScheduleOptions &schedule,
-                                               EmitStage stage,
-                                               bool printLocations) {
+llvm::Expected<std::string>
+ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
+                   const TargetInfo &target, const ScheduleOptions &schedule,
+                   EmitStage stage, bool printLocations) {
   // Objects of several FFNs compile in parallel, a group per core, each in
   // its own MLIR and LLVM context; the group objects are then joined into
   // one relocatable object. Text stages stay one module, so their output

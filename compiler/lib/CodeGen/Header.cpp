@@ -26,8 +26,8 @@ std::string ffnc::emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
         out += fmt::format(" *   {:<11} [{}]\n", p.name, p.rows);
     }
     out += " */\n";
-    out += fmt::format("extern const ffn_kernel_desc ffn_kernel_{};\n",
-                       spec.name);
+    out +=
+        fmt::format("extern const ffn_kernel_desc ffn_kernel_{};\n", spec.name);
     out += fmt::format("void ffn_{}_run(int64_t m, const void *x, "
                        "const void *const *params, void *y);\n\n",
                        spec.name);

@@ -78,11 +78,11 @@ ffnc::collectKernelSignatures(mlir::ModuleOp module,
     if (auto units = func->getAttrOfType<mlir::ArrayAttr>("ffn.phase_units"))
       for (mlir::Attribute u : units)
         sig.phaseUnits.push_back(mlir::cast<mlir::IntegerAttr>(u).getInt());
-    size_t extra = (sig.hasWorkspace ? 1 : 0) + (sig.phaseUnits.empty() ? 0 : 3);
+    size_t extra =
+        (sig.hasWorkspace ? 1 : 0) + (sig.phaseUnits.empty() ? 0 : 3);
     if (types.size() != numParams + 2 + extra)
-      return llvm::createStringError(
-          "internal error: kernel '" + spec.name +
-          "' has an unexpected number of arguments");
+      return llvm::createStringError("internal error: kernel '" + spec.name +
+                                     "' has an unexpected number of arguments");
     sig.input = argOf(types[0]);
     for (size_t i = 0; i < numParams; ++i)
       sig.params.push_back(argOf(types[1 + i]));
@@ -140,9 +140,8 @@ private:
   /// Appends the expanded memref descriptor of a dense row-major buffer:
   /// (allocated, aligned, offset, sizes..., strides...). A dynamic leading
   /// dimension is `rows`.
-  void appendMemRef(llvm::SmallVectorImpl<llvm::Value *> &args,
-                    llvm::Value *p, const KernelSignature::Arg &arg,
-                    llvm::Value *rows) {
+  void appendMemRef(llvm::SmallVectorImpl<llvm::Value *> &args, llvm::Value *p,
+                    const KernelSignature::Arg &arg, llvm::Value *rows) {
     args.append({p, p, i64c(0)});
     for (int64_t d : arg.shape)
       args.push_back(d < 0 ? rows : i64c(d));
@@ -182,9 +181,9 @@ llvm::Function *GlueBuilder::buildPhase(const FfnSpec &spec,
                                         llvm::Function *impl) {
   // void phase(i64 phase, i64 m, ptr x, ptr params, ptr y, ptr ws,
   //            i64 begin, i64 end)
-  auto *type = llvm::FunctionType::get(
-      llvm::Type::getVoidTy(ctx), {i64, i64, ptr, ptr, ptr, ptr, i64, i64},
-      false);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                              {i64, i64, ptr, ptr, ptr, ptr, i64, i64}, false);
   auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
                                     "ffn_" + spec.name + "_phase", m);
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
@@ -246,8 +245,8 @@ llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
   llvm::Value *src = pack->getArg(1), *dst = pack->getArg(2);
   auto *done = llvm::BasicBlock::Create(ctx, "done", pack);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", pack, done));
-  llvm::SwitchInst *sw = b.CreateSwitch(pack->getArg(0), done,
-                                        sig.params.size());
+  llvm::SwitchInst *sw =
+      b.CreateSwitch(pack->getArg(0), done, sig.params.size());
   for (size_t i = 0; i < sig.params.size(); ++i) {
     auto *bb = llvm::BasicBlock::Create(ctx, "param", pack, done);
     sw->addCase(llvm::cast<llvm::ConstantInt>(i64c(i)), bb);
@@ -296,8 +295,8 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   std::vector<llvm::Constant *> paramDescs;
   for (auto [i, p] : llvm::enumerate(params))
     paramDescs.push_back(llvm::ConstantStruct::get(
-        paramType, {string(p.name, ".ffn.param"), i64c(p.rank()),
-                    i64c(p.rows), i64c(p.cols), i64c(bytes(sig.params[i]))}));
+        paramType, {string(p.name, ".ffn.param"), i64c(p.rank()), i64c(p.rows),
+                    i64c(p.cols), i64c(bytes(sig.params[i]))}));
   auto *arrayType = llvm::ArrayType::get(paramType, paramDescs.size());
   auto *paramArray = new llvm::GlobalVariable(
       m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
@@ -329,8 +328,8 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       i64c(abiNorm(spec.norm)),
       i64c(spec.normPosition == NormPosition::Post ? FFN_NORM_POST
                                                    : FFN_NORM_PRE),
-      llvm::ConstantFP::get(f64, spec.norm == NormKind::None ? 0.0
-                                                             : spec.normEps),
+      llvm::ConstantFP::get(f64,
+                            spec.norm == NormKind::None ? 0.0 : spec.normEps),
       i64c(static_cast<int64_t>(params.size())),
       paramArray,
       entry,
@@ -343,10 +342,9 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       llvm::ConstantPointerNull::get(ptr),
       i64c(0),
       llvm::ConstantPointerNull::get(ptr)};
-  new llvm::GlobalVariable(m, descType, true,
-                           llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantStruct::get(descType, fields),
-                           "ffn_kernel_" + spec.name);
+  new llvm::GlobalVariable(
+      m, descType, true, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantStruct::get(descType, fields), "ffn_kernel_" + spec.name);
   return llvm::Error::success();
 }
 

@@ -24,9 +24,9 @@ struct KernelSignature {
     std::vector<int64_t> shape;
     unsigned elementBytes = 4;
   };
-  std::string name;            ///< the spec's name, also the lowered func's
+  std::string name; ///< the spec's name, also the lowered func's
   Arg input, output;
-  std::vector<Arg> params;     ///< packed shapes, kernelParams() order
+  std::vector<Arg> params; ///< packed shapes, kernelParams() order
   std::vector<std::string> packFunctions; ///< "" = copy as is
   std::vector<Arg> packSources;           ///< logical [in, out] shapes
   bool hasWorkspace = false;

@@ -75,9 +75,8 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &tm,
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      pb.buildPerModuleDefaultPipeline(scheduled ? llvm::OptimizationLevel::O2
-                                                 : llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(
+      scheduled ? llvm::OptimizationLevel::O2 : llvm::OptimizationLevel::O3);
   mpm.run(module, mam);
 }
 
@@ -196,8 +195,7 @@ ffnc::joinObjects(llvm::ArrayRef<std::string> objects) {
   llvm::sys::path::append(joined, "joined.o");
   std::string out;
   if (!result) {
-    llvm::SmallVector<llvm::StringRef> args = {"-r", "-nostdlib", "-o",
-                                               joined};
+    llvm::SmallVector<llvm::StringRef> args = {"-r", "-nostdlib", "-o", joined};
     for (const std::string &p : paths)
       args.push_back(p);
     result = runClang(args, "joining objects");

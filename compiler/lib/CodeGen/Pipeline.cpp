@@ -70,8 +70,7 @@ void ffnc::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void ffnc::buildCPUPipeline(OpPassManager &pm,
-                            const ScheduleOptions &options) {
+void ffnc::buildCPUPipeline(OpPassManager &pm, const ScheduleOptions &options) {
   buildStrategyPipeline(pm, options);
   buildFfnLoweringPipeline(pm);
   buildKernelABIPipeline(pm);

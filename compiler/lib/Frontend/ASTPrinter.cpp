@@ -49,8 +49,8 @@ std::string ffnc::summarize(const FfnSpec &spec) {
        << ")";
   else
     os << "plain " << toString(spec.activation);
-  os << ", d_model=" << spec.dModel << ", d_ff=" << spec.dFF << ", bias(up="
-     << (spec.biasUp ? "on" : "off");
+  os << ", d_model=" << spec.dModel << ", d_ff=" << spec.dFF
+     << ", bias(up=" << (spec.biasUp ? "on" : "off");
   if (spec.isGated())
     os << ", gate=" << (spec.biasGate ? "on" : "off");
   os << ", down=" << (spec.biasDown ? "on" : "off") << ")";
@@ -58,9 +58,8 @@ std::string ffnc::summarize(const FfnSpec &spec) {
   if (spec.norm == NormKind::None)
     os << ", norm=none";
   else
-    os << ", norm=" << toString(spec.norm) << "("
-       << toString(spec.normPosition) << ", eps="
-       << llvm::format("%g", spec.normEps) << ")";
+    os << ", norm=" << toString(spec.norm) << "(" << toString(spec.normPosition)
+       << ", eps=" << llvm::format("%g", spec.normEps) << ")";
   os << ", dtype=" << toString(spec.dtype);
   return out;
 }

@@ -61,8 +61,9 @@ ffnc::closestMatch(llvm::StringRef word,
     if (candidate == lower) // 'GELU' or 'SwiGLU': only the case is off.
       return candidate;
   for (llvm::StringRef candidate : candidates) {
-    unsigned distance = word.edit_distance(candidate, /*AllowReplacements=*/true,
-                                           /*MaxEditDistance=*/limit + 1);
+    unsigned distance =
+        word.edit_distance(candidate, /*AllowReplacements=*/true,
+                           /*MaxEditDistance=*/limit + 1);
     if (distance < bestDistance) {
       bestDistance = distance;
       best = candidate;

@@ -118,17 +118,18 @@ Token Lexer::next() {
   // one character so the caret points at it.
   auto byte = static_cast<unsigned char>(c);
   if (byte >= 0x80)
-    while (cur != buffer.end() && (static_cast<unsigned char>(*cur) & 0xC0) == 0x80)
+    while (cur != buffer.end() &&
+           (static_cast<unsigned char>(*cur) & 0xC0) == 0x80)
       ++cur;
   std::string shown;
   if (llvm::isPrint(c))
     shown = ("'" + llvm::Twine(c) + "'").str();
   else
     shown = "byte 0x" + llvm::utohexstr(byte, /*LowerCase=*/true);
-  diags.error(llvm::SMLoc::getFromPointer(start),
-              "unexpected character " + shown + " in spec",
-              {llvm::SMLoc::getFromPointer(start),
-               llvm::SMLoc::getFromPointer(cur)});
+  diags.error(
+      llvm::SMLoc::getFromPointer(start),
+      "unexpected character " + shown + " in spec",
+      {llvm::SMLoc::getFromPointer(start), llvm::SMLoc::getFromPointer(cur)});
   return make(Token::Invalid, start);
 }
 
@@ -158,11 +159,11 @@ Token Lexer::lexNumber(const char *start) {
     const char *suffix = cur;
     while (cur != end && (isIdentChar(*cur) || *cur == '.'))
       ++cur;
-    diags.error(llvm::SMLoc::getFromPointer(suffix),
-                "invalid suffix '" + llvm::StringRef(suffix, cur - suffix) +
-                    "' on number",
-                {llvm::SMLoc::getFromPointer(start),
-                 llvm::SMLoc::getFromPointer(cur)});
+    diags.error(
+        llvm::SMLoc::getFromPointer(suffix),
+        "invalid suffix '" + llvm::StringRef(suffix, cur - suffix) +
+            "' on number",
+        {llvm::SMLoc::getFromPointer(start), llvm::SMLoc::getFromPointer(cur)});
     return make(Token::Invalid, start);
   }
   return make(isDecimal ? Token::Decimal : Token::Integer, start);

@@ -50,7 +50,8 @@ private:
   ExprPtr checkDepth(ExprPtr e, llvm::SMLoc where);
   void reportTooDeep(llvm::SMLoc where) {
     diags.error(where, "expression is too long or nested too deeply (more "
-                       "than " + llvm::Twine(kMaxExprDepth) + " levels)");
+                       "than " +
+                           llvm::Twine(kMaxExprDepth) + " levels)");
   }
 
   ExprPtr parseExpr(unsigned depth);
@@ -147,8 +148,8 @@ bool Parser::parseField(FfnDecl &decl) {
   field.nameRange = tok.range();
   consume();
   if (!tok.is(Token::Equal)) {
-    errorAtToken("expected '=' after field name '" + field.name +
-                 "', found " + describe(tok));
+    errorAtToken("expected '=' after field name '" + field.name + "', found " +
+                 describe(tok));
     return false;
   }
   consume();
@@ -267,9 +268,9 @@ ExprPtr Parser::parsePrimary(unsigned depth) {
   switch (tok.kind) {
   case Token::Integer:
   case Token::Decimal: {
-    auto lit = std::make_unique<Expr>(
-        tok.is(Token::Integer) ? Expr::Integer : Expr::Decimal, tok.range(),
-        tok.text);
+    auto lit = std::make_unique<Expr>(tok.is(Token::Integer) ? Expr::Integer
+                                                             : Expr::Decimal,
+                                      tok.range(), tok.text);
     consume();
     return lit;
   }
@@ -331,8 +332,8 @@ bool Parser::parseCallArgs(Expr &call, unsigned depth) {
         return false;
       if (tok.is(Token::Equal)) {
         if (value->kind != Expr::Name) {
-          errorAtToken("expected ',' or ')' in the arguments of '" +
-                       call.text + "', found '='");
+          errorAtToken("expected ',' or ')' in the arguments of '" + call.text +
+                       "', found '='");
           return false;
         }
         arg.name = name.text;

@@ -18,10 +18,9 @@ using llvm::StringRef;
 
 namespace {
 
-const StringRef kFields[] = {"d_model",   "d_ff",      "activation",
-                             "gate",      "bias",      "bias_up",
-                             "bias_gate", "bias_down", "residual",
-                             "norm",      "dtype",     "dropout"};
+const StringRef kFields[] = {"d_model",  "d_ff",    "activation", "gate",
+                             "bias",     "bias_up", "bias_gate",  "bias_down",
+                             "residual", "norm",    "dtype",      "dropout"};
 const StringRef kIntFields[] = {"d_model", "d_ff"};
 const StringRef kFunctions[] = {"round_up", "ceil_div", "min", "max"};
 const StringRef kBools[] = {"true", "false"};
@@ -144,8 +143,8 @@ std::optional<FfnSpec> DeclSema::run() {
     }
     auto [it, inserted] = seen.try_emplace(field.name, &field);
     if (!inserted) {
-      diags.error(field.nameRange.Start,
-                  "duplicate field '" + field.name + "'", field.nameRange);
+      diags.error(field.nameRange.Start, "duplicate field '" + field.name + "'",
+                  field.nameRange);
       diags.note(it->second->nameRange.Start, "first set here",
                  it->second->nameRange);
       ok = false;
@@ -178,7 +177,8 @@ void DeclSema::handleField(const Field &field) {
     } else if (parseGate(*word)) {
       error(*field.value, "'" + *word +
                               "' is a gated variant, not an activation; "
-                              "write 'gate = " + *word + "'");
+                              "write 'gate = " +
+                              *word + "'");
     } else if (std::optional<StringRef> alias = activationAlias(*word)) {
       error(*field.value,
             "unknown activation '" + *word + "'; did you mean '" + *alias +
@@ -197,10 +197,11 @@ void DeclSema::handleField(const Field &field) {
     } else if (std::optional<Activation> a = parseActivation(*word)) {
       std::optional<StringRef> gate = gateFor(*a);
       if (gate)
-        error(*field.value, "'" + *word +
-                                "' is an activation, not a gate variant; the "
-                                "gated variant applying it is '" + *gate +
-                                "'",
+        error(*field.value,
+              "'" + *word +
+                  "' is an activation, not a gate variant; the "
+                  "gated variant applying it is '" +
+                  *gate + "'",
               *gate);
       else
         error(*field.value, "'" + *word +
@@ -258,7 +259,8 @@ std::optional<int64_t> DeclSema::evalDimension(const Field &field) {
   if (v->num > kMaxDimension) {
     error(*field.value, field.name + " = " + llvm::Twine(v->num) +
                             " is larger than the largest supported "
-                            "dimension, " + llvm::Twine(kMaxDimension));
+                            "dimension, " +
+                            llvm::Twine(kMaxDimension));
     return std::nullopt;
   }
   return v->num;
@@ -289,21 +291,22 @@ std::optional<Rational> DeclSema::eval(const Expr &e) {
       error(e, "'" + e.text + "' refers to itself");
     } else if (llvm::is_contained(kIntFields, e.text)) {
       if (decl.find(e.text))
-        error(e, "'" + e.text + "' is used before it is defined; define it "
-                                "on an earlier line");
+        error(e, "'" + e.text +
+                     "' is used before it is defined; define it "
+                     "on an earlier line");
       else
-        error(e, "'" + e.text + "' is not defined in ffn '" + decl.name +
-                     "'");
+        error(e, "'" + e.text + "' is not defined in ffn '" + decl.name + "'");
     } else if (llvm::is_contained(kFields, e.text)) {
-      error(e, "'" + e.text + "' is not a number; only d_model and d_ff can "
-                              "be used in a dimension");
+      error(e, "'" + e.text +
+                   "' is not a number; only d_model and d_ff can "
+                   "be used in a dimension");
     } else {
       llvm::SmallVector<StringRef, 2> known;
       for (StringRef f : kIntFields)
         if (dims.count(f))
           known.push_back(f);
-      errorWithSuggestion(e, "use of undefined name '" + e.text + "'",
-                          e.text, known);
+      errorWithSuggestion(e, "use of undefined name '" + e.text + "'", e.text,
+                          known);
     }
     return std::nullopt;
   }
@@ -357,12 +360,11 @@ std::optional<Rational> DeclSema::evalCall(const Expr &e) {
     std::string msg = ("unknown function '" + e.text + "'").str();
     if (std::optional<StringRef> best = closestMatch(e.text, kFunctions))
       diags.error(e.loc(), msg + "; did you mean '" + *best + "'?",
-                  SMRange(e.loc(), llvm::SMLoc::getFromPointer(
-                                       e.text.data() + e.text.size())),
+                  SMRange(e.loc(), llvm::SMLoc::getFromPointer(e.text.data() +
+                                                               e.text.size())),
                   *best);
     else
-      diags.error(e.loc(),
-                  msg + " (functions: round_up, ceil_div, min, max)",
+      diags.error(e.loc(), msg + " (functions: round_up, ceil_div, min, max)",
                   e.range);
     ok = false;
     return std::nullopt;
@@ -407,7 +409,8 @@ std::optional<Rational> DeclSema::evalCall(const Expr &e) {
   if (e.text == "round_up") {
     if (!values[1].isInteger()) {
       error(divisor, "the multiple in 'round_up' must be a whole number, "
-                     "got " + values[1].str());
+                     "got " +
+                         values[1].str());
       return std::nullopt;
     }
     r = roundUp(values[0], values[1].num);
@@ -463,7 +466,8 @@ void DeclSema::handleNorm(const Field &field) {
   const Expr &value = *field.value;
   if (value.kind != Expr::Name && value.kind != Expr::Call) {
     error(value, "expected none, layernorm(...) or rmsnorm(...) for 'norm', "
-                 "found " + describeExpr(value));
+                 "found " +
+                     describeExpr(value));
     return;
   }
   std::optional<NormKind> kind = parseNormKind(value.text);
@@ -507,8 +511,8 @@ void DeclSema::handleNorm(const Field &field) {
     }
     auto [it, inserted] = given.try_emplace(arg.name, &arg);
     if (!inserted) {
-      diags.error(arg.nameRange.Start,
-                  "duplicate argument '" + arg.name + "'", arg.nameRange);
+      diags.error(arg.nameRange.Start, "duplicate argument '" + arg.name + "'",
+                  arg.nameRange);
       diags.note(it->second->nameRange.Start, "first given here",
                  it->second->nameRange);
       ok = false;
@@ -573,18 +577,19 @@ void DeclSema::checkCombination() {
   const Field *activation = seen.lookup("activation");
   const Field *gate = seen.lookup("gate");
   if (activation && gate) {
-    diags.error(activation->nameRange.Start,
-                "'activation' cannot be combined with 'gate = " +
-                    gate->value->text + "': the gate variant already fixes "
-                    "the activation; remove one of them",
-                activation->nameRange);
+    diags.error(
+        activation->nameRange.Start,
+        "'activation' cannot be combined with 'gate = " + gate->value->text +
+            "': the gate variant already fixes "
+            "the activation; remove one of them",
+        activation->nameRange);
     diags.note(gate->nameRange.Start, "gate set here", gate->nameRange);
     ok = false;
   }
   if (spec.isGated())
     spec.activation = gateActivation(spec.gate);
-  if (const Field *bg = seen.lookup("bias_gate"); bg && gate == nullptr &&
-                                                  activation != nullptr) {
+  if (const Field *bg = seen.lookup("bias_gate");
+      bg && gate == nullptr && activation != nullptr) {
     diags.error(bg->nameRange.Start,
                 "'bias_gate' only applies to a gated FFN (one with 'gate = "
                 "...')",

@@ -10,8 +10,8 @@ using namespace ffnc;
 // enumerator; parse and print both read them.
 static const llvm::StringRef kActivationNames[] = {
     "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "identity"};
-static const llvm::StringRef kGateNames[] = {"none",   "glu",    "reglu",
-                                             "geglu",  "swiglu", "bilinear"};
+static const llvm::StringRef kGateNames[] = {"none",  "glu",    "reglu",
+                                             "geglu", "swiglu", "bilinear"};
 static const llvm::StringRef kNormNames[] = {"none", "layernorm", "rmsnorm"};
 static const llvm::StringRef kPositionNames[] = {"pre", "post"};
 static const llvm::StringRef kDTypeNames[] = {"f32", "bf16", "f16"};
@@ -28,7 +28,9 @@ static std::optional<Enum> lookup(const llvm::StringRef (&names)[N],
 llvm::StringRef ffnc::toString(Activation a) {
   return kActivationNames[static_cast<int>(a)];
 }
-llvm::StringRef ffnc::toString(Gate g) { return kGateNames[static_cast<int>(g)]; }
+llvm::StringRef ffnc::toString(Gate g) {
+  return kGateNames[static_cast<int>(g)];
+}
 llvm::StringRef ffnc::toString(NormKind n) {
   return kNormNames[static_cast<int>(n)];
 }

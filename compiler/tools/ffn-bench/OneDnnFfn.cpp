@@ -9,9 +9,7 @@
 
 using namespace dnnl;
 
-namespace ffn_bench {
-
-} // namespace ffn_bench
+namespace ffn_bench {} // namespace ffn_bench
 
 // From GNU OpenMP, which oneDNN runs on (declared here: clang ships no
 // omp.h for it).
@@ -91,23 +89,25 @@ OneDnnFfn::OneDnnFfn(const Config &config,
     s.gateOut = memory(hDesc, s.eng);
   } else {
     post_ops ops;
-    ops.append_eltwise(1.f, config.activation == "relu"
+    ops.append_eltwise(1.f,
+                       config.activation == "relu"
                            ? algorithm::eltwise_relu
                            : algorithm::eltwise_gelu_erf,
                        0.f, 0.f);
     primitive_attr attr;
     attr.set_post_ops(ops);
-    s.upPd = config.bias ? matmul::primitive_desc(
-                               matmul::desc(xDesc, w1Any, b1, hDesc), attr, s.eng)
-                         : matmul::primitive_desc(
-                               matmul::desc(xDesc, w1Any, hDesc), attr, s.eng);
+    s.upPd = config.bias
+                 ? matmul::primitive_desc(matmul::desc(xDesc, w1Any, b1, hDesc),
+                                          attr, s.eng)
+                 : matmul::primitive_desc(matmul::desc(xDesc, w1Any, hDesc),
+                                          attr, s.eng);
   }
   s.up = matmul(s.upPd);
   s.upW = s.reorderWeights(s.upPd.weights_desc(), wUp, d, f);
-  s.downPd = config.bias ? matmul::primitive_desc(
-                               matmul::desc(hDesc, w2Any, b2, yDesc), s.eng)
-                         : matmul::primitive_desc(
-                               matmul::desc(hDesc, w2Any, yDesc), s.eng);
+  s.downPd =
+      config.bias
+          ? matmul::primitive_desc(matmul::desc(hDesc, w2Any, b2, yDesc), s.eng)
+          : matmul::primitive_desc(matmul::desc(hDesc, w2Any, yDesc), s.eng);
   s.down = matmul(s.downPd);
   s.downW = s.reorderWeights(s.downPd.weights_desc(), wDown, f, d);
   if (config.bias) {
@@ -130,12 +130,11 @@ void OneDnnFfn::run(const float *x, float *y) {
     s.gate.execute(s.strm, {{DNNL_ARG_SRC, xm},
                             {DNNL_ARG_WEIGHTS, s.gateW},
                             {DNNL_ARG_DST, s.gateOut}});
-    s.up.execute(s.strm,
-                 {{DNNL_ARG_SRC, xm},
-                  {DNNL_ARG_WEIGHTS, s.upW},
-                  {DNNL_ARG_DST, s.hidden},
-                  {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                   s.gateOut}});
+    s.up.execute(s.strm, {{DNNL_ARG_SRC, xm},
+                          {DNNL_ARG_WEIGHTS, s.upW},
+                          {DNNL_ARG_DST, s.hidden},
+                          {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                           s.gateOut}});
   } else {
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, xm},
                                             {DNNL_ARG_WEIGHTS, s.upW},

@@ -1,4 +1,5 @@
-//===- OneDnnFfn.h - the same FFN built from oneDNN primitives ---*- C++ -*-===//
+//===- OneDnnFfn.h - the same FFN built from oneDNN primitives ---*- C++
+//-*-===//
 
 #ifndef FFN_BENCH_ONEDNNFFN_H
 #define FFN_BENCH_ONEDNNFFN_H
@@ -18,7 +19,7 @@ class OneDnnFfn {
 public:
   struct Config {
     int64_t dModel, dFF, m;
-    bool gated;        ///< SwiGLU when true
+    bool gated;             ///< SwiGLU when true
     std::string activation; ///< "relu" or "gelu" (plain FFNs)
     bool bias;
   };

@@ -32,8 +32,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <unistd.h>
 #include <thread>
+#include <unistd.h>
 
 namespace cl = llvm::cl;
 using namespace ffnc;
@@ -67,7 +67,8 @@ void fillRandom(std::vector<float> &v, uint64_t seed, double a) {
     s ^= s << 13;
     s ^= s >> 7;
     s ^= s << 17;
-    x = static_cast<float>(a * (static_cast<double>(s >> 11) * 0x1.0p-52 - 1.0));
+    x = static_cast<float>(a *
+                           (static_cast<double>(s >> 11) * 0x1.0p-52 - 1.0));
   }
 }
 
@@ -185,12 +186,13 @@ int main(int argc, char **argv) {
       }
       for (const auto &p : params)
         dnnlWeights.push_back(p.data());
-      ffn_bench::OneDnnFfn::Config dc{spec->dModel, spec->dFF, c.m,
-                                      spec->isGated(),
-                                      spec->activation == Activation::Relu
-                                          ? "relu"
-                                          : "gelu",
-                                      spec->biasUp};
+      ffn_bench::OneDnnFfn::Config dc{
+          spec->dModel,
+          spec->dFF,
+          c.m,
+          spec->isGated(),
+          spec->activation == Activation::Relu ? "relu" : "gelu",
+          spec->biasUp};
       ffn_bench::OneDnnFfn dnnl(dc, dnnlWeights);
 
       std::vector<float> x(c.m * spec->dModel), y(x.size()), yd(x.size());
@@ -239,12 +241,13 @@ int main(int argc, char **argv) {
       double gf = flops / bestF / 1e9, gd = flops / bestD / 1e9;
       // The cost model ffnc info uses, with this machine's measurements.
       double predicted = predict(*spec, c.m, MachineModel{peak, bw}).seconds;
-      fmt::print("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
-                 "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {:.1e} ({:.0e}){} |\n",
-                 c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,
-                 wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
-                 bestD / bestF, predicted * 1e3, cmp.maxRel, tol,
-                 cmp.pass ? "" : " FAIL");
+      fmt::print(
+          "| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
+          "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {:.1e} ({:.0e}){} |\n",
+          c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,
+          wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
+          bestD / bestF, predicted * 1e3, cmp.maxRel, tol,
+          cmp.pass ? "" : " FAIL");
       std::fflush(stdout);
       ffn_kernel_destroy(kernel);
     }

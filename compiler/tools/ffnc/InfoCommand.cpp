@@ -57,9 +57,8 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     std::string where = "";
     if (id != 0) {
       auto [line, col] = sm.getLineAndColumn(spec.loc, id);
-      where = fmt::format("{}:{}",
-                          sm.getMemoryBuffer(id)->getBufferIdentifier().str(),
-                          line);
+      where = fmt::format(
+          "{}:{}", sm.getMemoryBuffer(id)->getBufferIdentifier().str(), line);
     }
     FfnCounts counts = countParameters(spec);
     std::string family =
@@ -78,15 +77,15 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     out += fmt::format("  {:<22}{}\n", "d_model", spec.dModel);
     out += fmt::format("  {:<22}{}\n", "d_ff", spec.dFF);
     out += fmt::format("  {:<22}{}\n", "biases", biasList(spec));
-    out += fmt::format("  {:<22}{}\n", "residual",
-                       spec.residual ? "yes" : "no");
+    out +=
+        fmt::format("  {:<22}{}\n", "residual", spec.residual ? "yes" : "no");
     out += fmt::format("  {:<22}{}\n", "norm", norm);
     out += fmt::format("  {:<22}{} (accumulate f32)\n", "dtype",
                        toString(spec.dtype).str());
-    out += fmt::format("  {:<22}{} (matrices {}, biases {})\n",
-                       "FFN parameters", grouped(counts.ffnParams()),
-                       grouped(counts.matrixWeights),
-                       grouped(counts.biasParams));
+    out +=
+        fmt::format("  {:<22}{} (matrices {}, biases {})\n", "FFN parameters",
+                    grouped(counts.ffnParams()), grouped(counts.matrixWeights),
+                    grouped(counts.biasParams));
     if (counts.normParams != 0)
       out += fmt::format("  {:<22}{}\n", "norm parameters",
                          grouped(counts.normParams));

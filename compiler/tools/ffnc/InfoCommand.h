@@ -16,7 +16,7 @@ namespace ffnc {
 /// What `info --target` adds: the schedule the compiler picks and the
 /// machine the cost model predicts for.
 struct InfoSchedule {
-  std::string target;   ///< "x86-64-avx512"
+  std::string target; ///< "x86-64-avx512"
   int64_t vectorBits = 512;
   /// --strategy overrides (0 / -1: the compiler's choice, made per FFN).
   int64_t mr = 0, nr = 0, mc = 0, prefetch = -1;

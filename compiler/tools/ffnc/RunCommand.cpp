@@ -104,8 +104,8 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
       transposed.resize(b.bytes.size());
       for (size_t r = 0; r < in; ++r)
         for (size_t c = 0; c < out; ++c)
-          std::memcpy(&transposed[(c * in + r) * es], &b.bytes[(r * out + c) * es],
-                      es);
+          std::memcpy(&transposed[(c * in + r) * es],
+                      &b.bytes[(r * out + c) * es], es);
       data = transposed.data();
       layout = FFN_LAYOUT_OUT_IN;
     }
@@ -141,7 +141,8 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
         llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
         return 1;
       }
-      std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
+      std::chrono::duration<double> t =
+          std::chrono::steady_clock::now() - start;
       if (r > 0 || options.repeat == 0)
         best = std::min(best, t.count());
     }
@@ -204,9 +205,8 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
   llvm::SmallString<128> library(dir);
   llvm::sys::path::append(library, "kernels.so");
   int status = 0;
-  if (llvm::Error err =
-          buildSharedLibrary(specs, sourceMgr, options.target, options.schedule,
-                             library)) {
+  if (llvm::Error err = buildSharedLibrary(specs, sourceMgr, options.target,
+                                           options.schedule, library)) {
     llvm::errs() << "ffnc: error: " << llvm::toString(std::move(err)) << "\n";
     status = 1;
   } else {

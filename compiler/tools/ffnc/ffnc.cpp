@@ -36,13 +36,15 @@ namespace {
 
 cl::OptionCategory ffncCategory("ffnc options");
 
-cl::SubCommand infoCommand(
-    "info", "Print dimensions, parameter count, weight bytes, FLOPs per "
-            "token and arithmetic intensity of each FFN");
-cl::SubCommand runCommand(
-    "run", "Compile for this machine, run each FFN on seeded random data "
-           "through the runtime, time it, and with --check compare it with "
-           "the f64 reference");
+cl::SubCommand
+    infoCommand("info",
+                "Print dimensions, parameter count, weight bytes, FLOPs per "
+                "token and arithmetic intensity of each FFN");
+cl::SubCommand
+    runCommand("run",
+               "Compile for this machine, run each FFN on seeded random data "
+               "through the runtime, time it, and with --check compare it with "
+               "the f64 reference");
 
 enum class EmitKind { AST, Ffn, Linalg, Tiled, LLVM, Asm, Obj, SharedLib };
 
@@ -54,13 +56,13 @@ cl::opt<std::string>
     onlyFfn("ffn", cl::desc("Process only the ffn block with this name"),
             cl::value_desc("name"), cl::cat(ffncCategory),
             cl::sub(cl::SubCommand::getAll()));
-cl::opt<std::string> targetName(
-    "target",
-    cl::desc("Code generation target: host (default), x86-64-avx2, "
-             "x86-64-avx512"),
-    cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
-    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
-    cl::sub(infoCommand));
+cl::opt<std::string>
+    targetName("target",
+               cl::desc("Code generation target: host (default), x86-64-avx2, "
+                        "x86-64-avx512"),
+               cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
+               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+               cl::sub(infoCommand));
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
@@ -69,10 +71,11 @@ cl::opt<std::string> strategyOption(
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand));
-cl::opt<unsigned> maxErrors(
-    "max-errors",
-    cl::desc("Stop after this many errors (default 20; 0: no limit)"),
-    cl::init(20), cl::cat(ffncCategory), cl::sub(cl::SubCommand::getAll()));
+cl::opt<unsigned>
+    maxErrors("max-errors",
+              cl::desc("Stop after this many errors (default 20; 0: no limit)"),
+              cl::init(20), cl::cat(ffncCategory),
+              cl::sub(cl::SubCommand::getAll()));
 
 // Compilation (no subcommand).
 cl::opt<EmitKind> emit(
@@ -103,12 +106,12 @@ cl::opt<std::string> outputFile(
     cl::value_desc("file"), cl::init("-"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()));
 
-cl::opt<std::string> headerFile(
-    "header",
-    cl::desc("Also write the C header declaring the kernels (with "
-             "--emit=obj or --emit=so)"),
-    cl::value_desc("file"), cl::cat(ffncCategory),
-    cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<std::string>
+    headerFile("header",
+               cl::desc("Also write the C header declaring the kernels (with "
+                        "--emit=obj or --emit=so)"),
+               cl::value_desc("file"), cl::cat(ffncCategory),
+               cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<bool> printLocations(
     "print-locations",
     cl::desc("Print source locations (spec file:line:col) in MLIR output"),
@@ -127,9 +130,10 @@ cl::opt<bool> measureMachine(
     cl::desc("With --target=host: measure this machine's FMA peak and read "
              "bandwidth for the predictions (a few seconds)"),
     cl::cat(ffncCategory), cl::sub(infoCommand));
-cl::opt<unsigned> infoThreads(
-    "info-threads", cl::desc("Threads the predictions assume (default 1)"),
-    cl::init(1), cl::cat(ffncCategory), cl::sub(infoCommand));
+cl::opt<unsigned>
+    infoThreads("info-threads",
+                cl::desc("Threads the predictions assume (default 1)"),
+                cl::init(1), cl::cat(ffncCategory), cl::sub(infoCommand));
 
 // run.
 cl::opt<bool> checkResults(
@@ -143,10 +147,10 @@ cl::opt<unsigned> repeat("repeat",
                          cl::desc("Timed runs after one warm-up (default 3)"),
                          cl::init(3), cl::cat(ffncCategory),
                          cl::sub(runCommand));
-cl::opt<unsigned> threadCount(
-    "threads",
-    cl::desc("Runtime threads (default 0: one per core)"), cl::init(0),
-    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<unsigned>
+    threadCount("threads",
+                cl::desc("Runtime threads (default 0: one per core)"),
+                cl::init(0), cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<bool> outInLayout(
     "out-in",
     cl::desc("Hand weights to the runtime in PyTorch's [out, in] layout"),
@@ -172,14 +176,14 @@ int fail(const llvm::Twine &message) {
 /// Writes `text` to the output file through a temporary file that is renamed
 /// into place, so a failed run never leaves a half-written output behind.
 int writeOutput(llvm::StringRef path, llvm::StringRef text) {
-  llvm::Error err = llvm::writeToOutput(
-      path, [&](llvm::raw_ostream &os) -> llvm::Error {
+  llvm::Error err =
+      llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
         os << text;
         return llvm::Error::success();
       });
   if (err)
-    return fail("cannot write '" + path + "': " +
-                llvm::toString(std::move(err)));
+    return fail("cannot write '" + path +
+                "': " + llvm::toString(std::move(err)));
   return 0;
 }
 
@@ -356,8 +360,8 @@ int main(int argc, char **argv) {
     if (!(inputScale > 0) || !std::isfinite(inputScale))
       return fail("--input-scale must be positive and finite");
     if (!hostCanRun(*target))
-      return fail("this machine cannot run code for target '" +
-                  target->name + "'");
+      return fail("this machine cannot run code for target '" + target->name +
+                  "'");
     options.target = *target;
     options.check = checkResults;
     options.seed = seed;
@@ -394,15 +398,14 @@ int main(int argc, char **argv) {
                       : emit == EmitKind::LLVM   ? EmitStage::LLVMIR
                       : emit == EmitKind::Asm    ? EmitStage::Assembly
                                                  : EmitStage::Object;
-    llvm::Expected<std::string> output =
-        compileSpecs(specs, sourceMgr, *target, schedule, stage, printLocations);
+    llvm::Expected<std::string> output = compileSpecs(
+        specs, sourceMgr, *target, schedule, stage, printLocations);
     if (!output)
       return fail(llvm::toString(output.takeError()));
     if (int rc = writeOutput(outputFile, *output))
       return rc;
   }
   if (!headerFile.empty())
-    return writeOutput(headerFile,
-                       emitKernelHeader(specs, *target, inputFile));
+    return writeOutput(headerFile, emitKernelHeader(specs, *target, inputFile));
   return 0;
 }

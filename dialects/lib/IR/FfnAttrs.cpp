@@ -24,15 +24,13 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // eps guards a division by sqrt(variance + eps): zero, negative or
   // non-finite values make the kernel produce Inf/NaN on constant rows.
   if (!(value > 0.0) || !std::isfinite(value))
-    return emitError() << "norm eps must be positive and finite, got "
-                       << value;
+    return emitError() << "norm eps must be positive and finite, got " << value;
   return success();
 }
 
-LogicalResult
-StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t vectorBits, int64_t mr, int64_t nr, int64_t mc,
-                     bool prefetch) {
+LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t vectorBits, int64_t mr, int64_t nr,
+                                   int64_t mc, bool prefetch) {
   if (vectorBits != 256 && vectorBits != 512)
     return emitError() << "strategy vector_bits must be 256 or 512, got "
                        << vectorBits;
@@ -41,8 +39,7 @@ StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "strategy mr must be in [1, 16], got " << mr;
   if (nr < lanes || nr % lanes != 0 || nr > 8 * lanes)
     return emitError() << "strategy nr must be a multiple of " << lanes
-                       << " (f32 lanes) up to " << 8 * lanes << ", got "
-                       << nr;
+                       << " (f32 lanes) up to " << 8 * lanes << ", got " << nr;
   if (mc < mr || mc % mr != 0)
     return emitError() << "strategy mc must be a positive multiple of mr ("
                        << mr << "), got " << mc;

@@ -42,13 +42,12 @@ public:
   OperandChecker(FfnOp op, Type elementType)
       : op(op), elementType(elementType) {}
 
-  LogicalResult check(Value value, StringRef name,
-                      ArrayRef<int64_t> expected) {
+  LogicalResult check(Value value, StringRef name, ArrayRef<int64_t> expected) {
     auto type = cast<RankedTensorType>(value.getType());
     if (type.getElementType() != elementType)
-      return op.emitOpError() << name << " has element type "
-                              << type.getElementType()
-                              << " but the input has " << elementType;
+      return op.emitOpError()
+             << name << " has element type " << type.getElementType()
+             << " but the input has " << elementType;
     if (type.getShape() != expected)
       return op.emitOpError()
              << name << " must have shape [" << formatShape(expected)

@@ -30,21 +30,20 @@ Value mlir::ffn::buildActivation(OpBuilder &b, Location loc,
     return arith::MaximumFOp::create(b, loc, v, c(0.0));
   case Activation::gelu: {
     // 0.5 x (1 + erf(x / sqrt(2)))
-    Value e = math::ErfOp::create(b, loc,
-                                  arith::MulFOp::create(b, loc, v, c(M_SQRT1_2)));
+    Value e = math::ErfOp::create(
+        b, loc, arith::MulFOp::create(b, loc, v, c(M_SQRT1_2)));
     Value onePlus = arith::AddFOp::create(b, loc, e, c(1.0));
     Value half = arith::MulFOp::create(b, loc, v, c(0.5));
     return arith::MulFOp::create(b, loc, half, onePlus);
   }
   case Activation::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = arith::MulFOp::create(b, loc,
-                                     arith::MulFOp::create(b, loc, v, v), v);
+    Value x3 =
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, v, v), v);
     Value inner = arith::AddFOp::create(
         b, loc, v, arith::MulFOp::create(b, loc, x3, c(0.044715)));
     Value t = math::TanhOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, inner, c(std::sqrt(2.0 / M_PI))));
+        b, loc, arith::MulFOp::create(b, loc, inner, c(std::sqrt(2.0 / M_PI))));
     Value onePlus = arith::AddFOp::create(b, loc, t, c(1.0));
     Value half = arith::MulFOp::create(b, loc, v, c(0.5));
     return arith::MulFOp::create(b, loc, half, onePlus);

@@ -22,7 +22,6 @@
 
 #include "mlir/IR/PatternMatch.h"
 
-
 namespace mlir::ffn {
 #define GEN_PASS_DEF_CONVERTFFNTOLINALG
 #include "ffn/Transforms/Passes.h.inc"
@@ -71,7 +70,8 @@ private:
   int64_t staticRows() { return op.getInput().getType().getDimSize(0); }
 
   Value empty(int64_t cols, Type elementType) {
-    return tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{staticRows(), cols},
+    return tensor::EmptyOp::create(b, loc,
+                                   ArrayRef<int64_t>{staticRows(), cols},
                                    elementType, dynamicRows());
   }
   Value emptyRows(Type elementType) {
@@ -105,8 +105,8 @@ private:
   Value elementwise(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                     Value init, StringRef role, BodyFn body);
   /// Row-wise sum over columns of f(x, extra...) into a [M] f32 tensor.
-  Value rowSum(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-               StringRef role, BodyFn term);
+  Value rowSum(ValueRange inputs, ArrayRef<AffineMap> inputMaps, StringRef role,
+               BodyFn term);
   /// 1-D elementwise generic over rows.
   Value rowwise(ValueRange inputs, StringRef role, BodyFn body);
 
@@ -143,16 +143,15 @@ Value FfnLowering::rowSum(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                           StringRef role, BodyFn term) {
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(rowVector());
-  SmallVector<utils::IteratorType> iterators = {
-      utils::IteratorType::parallel, utils::IteratorType::reduction};
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction};
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{RankedTensorType::get({staticRows()}, f32)}, inputs,
       ValueRange{zerosLike(emptyRows(f32))}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value t = term(nb, l, args.drop_back());
-        linalg::YieldOp::create(nb, l,
-                                arith::AddFOp::create(nb, l, args.back(), t)
-                                    .getResult());
+        linalg::YieldOp::create(
+            nb, l, arith::AddFOp::create(nb, l, args.back(), t).getResult());
       });
   tag(generic, role);
   return generic.getResult(0);
@@ -192,8 +191,9 @@ Value FfnLowering::applyNorm(Value x32, Type resultType) {
   Value mean;
   Value sumSq;
   if (layer) {
-    Value sum = rowSum({x32}, {identity2()}, "norm",
-                       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    Value sum =
+        rowSum({x32}, {identity2()}, "norm",
+               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     mean = rowwise({sum}, "norm", [&](OpBuilder &nb, Location l, ValueRange a) {
       return arith::MulFOp::create(nb, l, a[0], constant(nb, invD)).getResult();
     });
@@ -203,17 +203,19 @@ Value FfnLowering::applyNorm(Value x32, Type resultType) {
                      return arith::MulFOp::create(nb, l, c, c).getResult();
                    });
   } else {
-    sumSq = rowSum({x32}, {identity2()}, "norm",
-                   [](OpBuilder &nb, Location l, ValueRange a) {
-                     return arith::MulFOp::create(nb, l, a[0], a[0]).getResult();
-                   });
+    sumSq =
+        rowSum({x32}, {identity2()}, "norm",
+               [](OpBuilder &nb, Location l, ValueRange a) {
+                 return arith::MulFOp::create(nb, l, a[0], a[0]).getResult();
+               });
   }
   Value rstd =
       rowwise({sumSq}, "norm", [&](OpBuilder &nb, Location l, ValueRange a) {
         Value var = arith::MulFOp::create(nb, l, a[0], constant(nb, invD));
         Value sum = arith::AddFOp::create(nb, l, var, constant(nb, eps));
         Value root = math::SqrtOp::create(nb, l, sum);
-        return arith::DivFOp::create(nb, l, constant(nb, 1.0), root).getResult();
+        return arith::DivFOp::create(nb, l, constant(nb, 1.0), root)
+            .getResult();
       });
 
   SmallVector<Value> inputs = {x32, rstd, scale};
@@ -222,20 +224,19 @@ Value FfnLowering::applyNorm(Value x32, Type resultType) {
     inputs.append({mean, shift});
     maps.append({rowVector(), colVector()});
   }
-  return elementwise(
-      inputs, maps, empty(dModel, resultType), "norm",
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value centered = a[0];
-        if (layer)
-          centered = arith::SubFOp::create(nb, l, a[0], a[3]);
-        Value v = arith::MulFOp::create(nb, l, centered, a[1]);
-        v = arith::MulFOp::create(nb, l, v, ext(nb, a[2]));
-        if (layer)
-          v = arith::AddFOp::create(nb, l, v, ext(nb, a[4]));
-        if (resultType != f32)
-          v = arith::TruncFOp::create(nb, l, resultType, v);
-        return v;
-      });
+  return elementwise(inputs, maps, empty(dModel, resultType), "norm",
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       Value centered = a[0];
+                       if (layer)
+                         centered = arith::SubFOp::create(nb, l, a[0], a[3]);
+                       Value v = arith::MulFOp::create(nb, l, centered, a[1]);
+                       v = arith::MulFOp::create(nb, l, v, ext(nb, a[2]));
+                       if (layer)
+                         v = arith::AddFOp::create(nb, l, v, ext(nb, a[4]));
+                       if (resultType != f32)
+                         v = arith::TruncFOp::create(nb, l, resultType, v);
+                       return v;
+                     });
 }
 
 Value FfnLowering::activation(OpBuilder &nb, Value v) {
@@ -248,10 +249,9 @@ Value FfnLowering::lower() {
 
   Value x32 = x;
   if (storage != f32)
-    x32 = elementwise({x}, {identity2()}, empty(dModel, f32), "in",
-                      [&](OpBuilder &nb, Location, ValueRange a) {
-                        return ext(nb, a[0]);
-                      });
+    x32 = elementwise(
+        {x}, {identity2()}, empty(dModel, f32), "in",
+        [&](OpBuilder &nb, Location, ValueRange a) { return ext(nb, a[0]); });
 
   std::optional<NormAttr> norm = op.getNorm();
   bool preNorm = norm && norm->getPosition() == NormPosition::pre;
@@ -287,18 +287,18 @@ Value FfnLowering::lower() {
   int bDownIdx = out.addIf(op.getBDown(), colVector());
   int residualIdx = out.addIf(op.getResidual() ? x32 : Value(), identity2());
   Type outType = postNorm ? f32 : storage;
-  Value result = elementwise(
-      out.values, out.maps, empty(dModel, outType), "out",
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value v = a[0];
-        if (bDownIdx >= 0)
-          v = arith::AddFOp::create(nb, l, v, ext(nb, a[bDownIdx]));
-        if (residualIdx >= 0)
-          v = arith::AddFOp::create(nb, l, v, a[residualIdx]);
-        if (outType != f32)
-          v = arith::TruncFOp::create(nb, l, outType, v);
-        return v;
-      });
+  Value result =
+      elementwise(out.values, out.maps, empty(dModel, outType), "out",
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    Value v = a[0];
+                    if (bDownIdx >= 0)
+                      v = arith::AddFOp::create(nb, l, v, ext(nb, a[bDownIdx]));
+                    if (residualIdx >= 0)
+                      v = arith::AddFOp::create(nb, l, v, a[residualIdx]);
+                    if (outType != f32)
+                      v = arith::TruncFOp::create(nb, l, outType, v);
+                    return v;
+                  });
   if (postNorm)
     result = applyNorm(result, storage);
   return result;

@@ -39,8 +39,8 @@ int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 /// Sizes derived from the FFN and its strategy.
 struct Layout {
   int64_t d, f, lanes, mr, mc;
-  int64_t nrUp, npUp, fp;   // up/gate panels: width, count, padded d_ff
-  int64_t nrDown, npDown, dp; // down panels
+  int64_t nrUp, npUp, fp;         // up/gate panels: width, count, padded d_ff
+  int64_t nrDown, npDown, dp;     // down panels
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
   bool needA;
   bool prefetch;
@@ -64,7 +64,8 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
   l.npDown = (l.d + l.nrDown - 1) / l.nrDown;
   l.dp = l.npDown * l.nrDown;
   bool f32 = op.getStorageType().isF32();
-  bool preNorm = op.getNorm() && op.getNorm()->getPosition() == NormPosition::pre;
+  bool preNorm =
+      op.getNorm() && op.getNorm()->getPosition() == NormPosition::pre;
   l.needA = !f32 || preNorm;
   // Row strides are multiples of 16 floats so every section and row of the
   // 64-byte aligned workspace stays 64-byte aligned.
@@ -79,14 +80,13 @@ class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, FfnOp op, const Layout &l)
       : b(b), loc(loc), op(op), l(l), f32(b.getF32Type()),
-        storage(op.getStorageType()),
-        vecF32(VectorType::get({l.lanes}, f32)),
+        storage(op.getStorageType()), vecF32(VectorType::get({l.lanes}, f32)),
         vecStorage(VectorType::get({l.lanes}, op.getStorageType())) {}
 
   /// `args`: x, params (kernelParams order, by name), y, workspace, and the
   /// phase to run over units [begin, end) (see kernelPhaseUnits).
-  void build(Value x, const llvm::StringMap<Value> &params, Value y,
-             Value ws, Value phase, Value begin, Value end);
+  void build(Value x, const llvm::StringMap<Value> &params, Value y, Value ws,
+             Value phase, Value begin, Value end);
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -105,7 +105,8 @@ private:
         LLVM::LoopUnrollAttr::get(ctx, /*disable=*/b.getBoolAttr(true),
                                   /*count=*/nullptr,
                                   /*runtimeDisable=*/nullptr,
-                                  /*full=*/nullptr, /*followupUnrolled=*/nullptr,
+                                  /*full=*/nullptr,
+                                  /*followupUnrolled=*/nullptr,
                                   /*followupRemainder=*/nullptr,
                                   /*followupAll=*/nullptr),
         /*unrollAndJam=*/nullptr, /*licm=*/nullptr, /*distribute=*/nullptr,
@@ -131,8 +132,7 @@ private:
     return memref::ViewOp::create(b, loc, type, ws, shift, ValueRange{rows});
   }
   /// for (i = lb; i < ub; i += step) body(i)
-  void loop(Value lb, Value ub, Value step,
-            function_ref<void(Value)> body) {
+  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
     auto forOp = scf::ForOp::create(b, loc, lb, ub, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
@@ -141,13 +141,14 @@ private:
   /// sum over j < n of term(j), as a scalar f32.
   Value sumOver(int64_t n, function_ref<Value(Value)> term) {
     Value zero = f32Constant(b, loc, f32, 0.0);
-    auto forOp = scf::ForOp::create(b, loc, idx(0), idx(n), idx(1),
-                                    ValueRange{zero});
+    auto forOp =
+        scf::ForOp::create(b, loc, idx(0), idx(n), idx(1), ValueRange{zero});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
     Value t = term(forOp.getInductionVar());
-    scf::YieldOp::create(
-        b, loc, ValueRange{arith::AddFOp::create(b, loc, forOp.getRegionIterArg(0), t)});
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::AddFOp::create(
+                             b, loc, forOp.getRegionIterArg(0), t)});
     return forOp.getResult(0);
   }
 
@@ -156,11 +157,11 @@ private:
                Value shift);
 
   struct Gemm {
-    Value a;                 // memref<?xK x f32>
-    int64_t k;               // reduction length
+    Value a;                   // memref<?xK x f32>
+    int64_t k;                 // reduction length
     SmallVector<Value> panels; // memref<NP x K' x NR x T>, K' >= k
     int64_t nr, np;
-    Value c;                 // memref<?x W x f32>
+    Value c; // memref<?x W x f32>
     // Turns the accumulators of one row ([panel matrix][vector]) into the
     // vectors to store; `col` is the tile's first column.
     std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
@@ -188,8 +189,8 @@ private:
 };
 
 void KernelBuilder::normRow(function_ref<Value(Value)> load,
-                            function_ref<void(Value, Value)> store,
-                            Value scale, Value shift) {
+                            function_ref<void(Value, Value)> store, Value scale,
+                            Value shift) {
   NormAttr norm = *op.getNorm();
   bool layer = norm.getKind() == NormKind::layernorm;
   Value invD = f32Constant(b, loc, f32, 1.0 / static_cast<double>(l.d));
@@ -222,8 +223,8 @@ void KernelBuilder::normRow(function_ref<Value(Value)> load,
   });
 }
 
-void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
-                         Value panel, Value prefetchPanel) {
+void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
+                         Value prefetchPanel) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
   Value zero = f32Constant(b, loc, vecF32, 0.0);
@@ -235,8 +236,7 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
   auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(g.k), idx(1), init);
   // The body is already a full register tile of FMAs; unrolling or
   // re-vectorizing the K loop only multiplies code (and compile time).
-  kLoop->setAttr("llvm.loop_annotation",
-                 noUnroll());
+  kLoop->setAttr("llvm.loop_annotation", noUnroll());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -245,9 +245,9 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
     SmallVector<Value> weights;
     for (int64_t mat = 0; mat < nmat; ++mat)
       for (int64_t v = 0; v < nv; ++v)
-        weights.push_back(toF32(vector::LoadOp::create(
-            b, loc, vecStorage, g.panels[mat],
-            ValueRange{panel, k, idx(v * l.lanes)})));
+        weights.push_back(toF32(
+            vector::LoadOp::create(b, loc, vecStorage, g.panels[mat],
+                                   ValueRange{panel, k, idx(v * l.lanes)})));
     // Pull the next panel's row k toward L2 while this one computes, so the
     // first tile of the next panel does not wait on DRAM.
     if (l.prefetch)
@@ -275,8 +275,7 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows,
     for (int64_t mat = 0; mat < nmat; ++mat)
       for (int64_t v = 0; v < nv; ++v)
         rowAcc[mat].push_back(kLoop.getResult(accIndex(r, mat, v)));
-    SmallVector<Value> out =
-        g.epilogue ? g.epilogue(rowAcc, col) : rowAcc[0];
+    SmallVector<Value> out = g.epilogue ? g.epilogue(rowAcc, col) : rowAcc[0];
     Value row = arith::AddIOp::create(b, loc, row0, idx(r));
     for (int64_t v = 0; v < nv; ++v) {
       Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
@@ -294,8 +293,8 @@ void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
     Value count = arith::SubIOp::create(b, loc, end, i0);
     Value full = arith::AddIOp::create(
         b, loc, i0,
-        arith::MulIOp::create(b, loc,
-                              arith::DivUIOp::create(b, loc, count, mr), mr));
+        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, count, mr),
+                              mr));
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
     loop(panelBegin, panelEnd, one, [&](Value panel) {
@@ -314,7 +313,8 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   std::optional<NormAttr> norm = op.getNorm();
   bool preNorm = norm && norm->getPosition() == NormPosition::pre;
   bool postNorm = norm && norm->getPosition() == NormPosition::post;
-  Value scale = params.lookup("norm_scale"), shift = params.lookup("norm_shift");
+  Value scale = params.lookup("norm_scale"),
+        shift = params.lookup("norm_shift");
 
   // Workspace sections, each [m, width] f32: A, H, O.
   Value a = x;
@@ -324,20 +324,21 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   Value o = view(ws, m, 4 * (l.aWidth + l.hWidth), l.oWidth);
 
   // Phase 0, over rows: A = f32(pre-norm(x)).
-  if (l.needA) inPhase(phase, 0, [&] {
-    loop(begin, end, idx(1), [&](Value r) {
-      auto load = [&](Value j) {
-        return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
-      };
-      auto store = [&](Value j, Value v) {
-        memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
-      };
-      if (preNorm)
-        normRow(load, store, scale, shift);
-      else
-        loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
+  if (l.needA)
+    inPhase(phase, 0, [&] {
+      loop(begin, end, idx(1), [&](Value r) {
+        auto load = [&](Value j) {
+          return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
+        };
+        auto store = [&](Value j, Value v) {
+          memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
+        };
+        if (preNorm)
+          normRow(load, store, scale, shift);
+        else
+          loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
+      });
     });
-  });
 
   // GEMM 1 with the bias/activation/gate epilogue in registers.
   Gemm up;
@@ -357,8 +358,8 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
       auto biased = [&](Value accv, Value bias) -> Value {
         if (!bias)
           return accv;
-        Value bv = toF32(vector::LoadOp::create(b, loc, vecStorage, bias,
-                                                ValueRange{c}));
+        Value bv = toF32(
+            vector::LoadOp::create(b, loc, vecStorage, bias, ValueRange{c}));
         return arith::AddFOp::create(b, loc, accv, bv);
       };
       Value u = biased(acc[0][v], bUp);
@@ -386,49 +387,52 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
 
   // Phase 3, over rows: down bias, residual, post-norm, storage conversion.
   Value bDown = params.lookup("b_down");
-  inPhase(phase, 3, [&] { loop(begin, end, idx(1), [&](Value r) {
-    auto finish = [&](Value j) -> Value {
-      Value v = memref::LoadOp::create(b, loc, o, ValueRange{r, j});
-      if (bDown)
-        v = arith::AddFOp::create(
-            b, loc, v,
-            toF32(memref::LoadOp::create(b, loc, bDown, ValueRange{j})));
-      if (op.getResidual())
-        v = arith::AddFOp::create(
-            b, loc, v,
-            toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j})));
-      return v;
-    };
-    auto storeY = [&](Value j, Value v) {
-      memref::StoreOp::create(b, loc, toStorage(v), y, ValueRange{r, j});
-    };
-    if (!postNorm) {
-      loop(idx(0), idx(l.d), idx(1), [&](Value j) { storeY(j, finish(j)); });
-      return;
-    }
-    loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-      memref::StoreOp::create(b, loc, finish(j), o, ValueRange{r, j});
+  inPhase(phase, 3, [&] {
+    loop(begin, end, idx(1), [&](Value r) {
+      auto finish = [&](Value j) -> Value {
+        Value v = memref::LoadOp::create(b, loc, o, ValueRange{r, j});
+        if (bDown)
+          v = arith::AddFOp::create(
+              b, loc, v,
+              toF32(memref::LoadOp::create(b, loc, bDown, ValueRange{j})));
+        if (op.getResidual())
+          v = arith::AddFOp::create(
+              b, loc, v,
+              toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j})));
+        return v;
+      };
+      auto storeY = [&](Value j, Value v) {
+        memref::StoreOp::create(b, loc, toStorage(v), y, ValueRange{r, j});
+      };
+      if (!postNorm) {
+        loop(idx(0), idx(l.d), idx(1), [&](Value j) { storeY(j, finish(j)); });
+        return;
+      }
+      loop(idx(0), idx(l.d), idx(1), [&](Value j) {
+        memref::StoreOp::create(b, loc, finish(j), o, ValueRange{r, j});
+      });
+      normRow(
+          [&](Value j) {
+            return memref::LoadOp::create(b, loc, o, ValueRange{r, j})
+                .getResult();
+          },
+          storeY, scale, shift);
     });
-    normRow(
-        [&](Value j) {
-          return memref::LoadOp::create(b, loc, o, ValueRange{r, j}).getResult();
-        },
-        storeY, scale, shift);
-  }); });
+  });
 }
 
 /// A private `func @name(%src, %dst)` whose body copies src into dst as
 /// `copy(iv)` says, reading zero where `col(iv)` is at or past `limit` (the
 /// padding of the last panel).
-func::FuncOp buildPack(OpBuilder &b, Location loc, StringRef name,
-                       MemRefType src, MemRefType dst, int64_t limit,
-                       function_ref<Value(OpBuilder &, Location, ValueRange,
-                                          function_ref<Value(int64_t)>)>
-                           column,
-                       function_ref<SmallVector<Value>(ValueRange, Value)>
-                           sourceIndex) {
-  auto func = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType({src, dst}, {}));
+func::FuncOp
+buildPack(OpBuilder &b, Location loc, StringRef name, MemRefType src,
+          MemRefType dst, int64_t limit,
+          function_ref<Value(OpBuilder &, Location, ValueRange,
+                             function_ref<Value(int64_t)>)>
+              column,
+          function_ref<SmallVector<Value>(ValueRange, Value)> sourceIndex) {
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType({src, dst}, {}));
   func.setPrivate();
   Block *body = func.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
@@ -470,7 +474,9 @@ func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
         return arith::AddIOp::create(
             nb, l, arith::MulIOp::create(nb, l, iv[0], c(nr)), iv[2]);
       },
-      [](ValueRange iv, Value col) { return SmallVector<Value>{iv[1], col}; });
+      [](ValueRange iv, Value col) {
+        return SmallVector<Value>{iv[1], col};
+      });
 }
 
 /// dst[i] = src[i], zero past the end.
@@ -491,7 +497,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   Type t = op.getStorageType();
 
   // The packed type of each parameter, and its pack function if any.
-  SmallVector<Type> argTypes = {MemRefType::get({ShapedType::kDynamic, l.d}, t)};
+  SmallVector<Type> argTypes = {
+      MemRefType::get({ShapedType::kDynamic, l.d}, t)};
   SmallVector<Attribute> argNames = {b.getStringAttr("input")};
   SmallVector<Attribute> packs;
   SmallVector<StringRef> paramNames;
@@ -540,16 +547,15 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   // Work units of the phases: rows (-1 = m), panels, panels, rows.
   kernel->setAttr("ffn.phase_units",
                   b.getI64ArrayAttr({l.needA ? -1 : 0, l.npUp, l.npDown, -1}));
-  std::string text =
-      "packed: " + std::to_string(strategy.getVectorBits()) +
-      "-bit vectors, register tile " + std::to_string(l.mr) + "x" +
-      std::to_string(strategy.getNr()) +
-      (op.getGated() ? " (gate+up " + std::to_string(l.nrUp) + "+" +
-                           std::to_string(l.nrUp) + ")"
-                     : std::string()) +
-      ", cache block " + std::to_string(l.mc) + " rows" +
-      (l.prefetch ? ", next-panel prefetch" : "") +
-      ", fused bias+activation epilogue";
+  std::string text = "packed: " + std::to_string(strategy.getVectorBits()) +
+                     "-bit vectors, register tile " + std::to_string(l.mr) +
+                     "x" + std::to_string(strategy.getNr()) +
+                     (op.getGated() ? " (gate+up " + std::to_string(l.nrUp) +
+                                          "+" + std::to_string(l.nrUp) + ")"
+                                    : std::string()) +
+                     ", cache block " + std::to_string(l.mc) + " rows" +
+                     (l.prefetch ? ", next-panel prefetch" : "") +
+                     ", fused bias+activation epilogue";
   kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
 
   Block *body = kernel.addEntryBlock();
@@ -567,8 +573,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   return success();
 }
 
-struct FfnLowerPackedPass
-    : ffn::impl::FfnLowerPackedBase<FfnLowerPackedPass> {
+struct FfnLowerPackedPass : ffn::impl::FfnLowerPackedBase<FfnLowerPackedPass> {
   void runOnOperation() override {
     SmallVector<std::pair<func::FuncOp, FfnOp>> work;
     for (auto func : getOperation().getOps<func::FuncOp>()) {

@@ -105,11 +105,11 @@ typedef struct ffn_kernel_desc {
   int64_t device;       /* ffn_device */
   int64_t d_model;
   int64_t d_ff;
-  int64_t dtype;      /* ffn_dtype: input, output and parameter storage */
-  int64_t activation; /* ffn_activation */
-  int64_t gated;      /* 0 or 1 */
-  int64_t residual;   /* 0 or 1 */
-  int64_t norm;       /* ffn_norm_kind */
+  int64_t dtype;         /* ffn_dtype: input, output and parameter storage */
+  int64_t activation;    /* ffn_activation */
+  int64_t gated;         /* 0 or 1 */
+  int64_t residual;      /* 0 or 1 */
+  int64_t norm;          /* ffn_norm_kind */
   int64_t norm_position; /* ffn_norm_position */
   double norm_eps;
   int64_t num_params;

@@ -40,9 +40,9 @@ typedef enum ffn_status {
   FFN_ERROR_NOT_FOUND = 3,        /* no such file, kernel or parameter */
   FFN_ERROR_LOAD_FAILED = 4,      /* dlopen failed */
   FFN_ERROR_OUT_OF_MEMORY = 5,
-  FFN_ERROR_UNSUPPORTED = 6,      /* e.g. a device kernel, or an ISA this
-                                     CPU lacks */
-  FFN_ERROR_NOT_READY = 7,        /* run before every parameter was set */
+  FFN_ERROR_UNSUPPORTED = 6, /* e.g. a device kernel, or an ISA this
+                                CPU lacks */
+  FFN_ERROR_NOT_READY = 7,   /* run before every parameter was set */
 } ffn_status;
 
 /* Weight matrix layouts accepted by ffn_kernel_set_param. */

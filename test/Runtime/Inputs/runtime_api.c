@@ -61,7 +61,8 @@ int main(void) {
 
   report("kernel", ffn_kernel_create(ctx, &ffn_kernel_small, &k));
   printf("name %s d_model %ld d_ff %ld params %ld\n",
-         ffn_kernel_descriptor(k)->name, (long)ffn_kernel_descriptor(k)->d_model,
+         ffn_kernel_descriptor(k)->name,
+         (long)ffn_kernel_descriptor(k)->d_model,
          (long)ffn_kernel_descriptor(k)->d_ff,
          (long)ffn_kernel_descriptor(k)->num_params);
 
@@ -74,10 +75,14 @@ int main(void) {
          ffn_kernel_set_param(k, "w_up", NULL, sizeof w1, FFN_LAYOUT_IN_OUT));
   report("bad layout",
          ffn_kernel_set_param(k, "w_up", w1, sizeof w1, (ffn_weight_layout)5));
-  report("w_up", ffn_kernel_set_param(k, "w_up", w1, sizeof w1, FFN_LAYOUT_IN_OUT));
-  report("w_down", ffn_kernel_set_param(k, "w_down", w2, sizeof w2, FFN_LAYOUT_IN_OUT));
-  report("b_up", ffn_kernel_set_param(k, "b_up", b1, sizeof b1, FFN_LAYOUT_IN_OUT));
-  report("b_down", ffn_kernel_set_param(k, "b_down", b2, sizeof b2, FFN_LAYOUT_OUT_IN));
+  report("w_up",
+         ffn_kernel_set_param(k, "w_up", w1, sizeof w1, FFN_LAYOUT_IN_OUT));
+  report("w_down",
+         ffn_kernel_set_param(k, "w_down", w2, sizeof w2, FFN_LAYOUT_IN_OUT));
+  report("b_up",
+         ffn_kernel_set_param(k, "b_up", b1, sizeof b1, FFN_LAYOUT_IN_OUT));
+  report("b_down",
+         ffn_kernel_set_param(k, "b_down", b2, sizeof b2, FFN_LAYOUT_OUT_IN));
 
   report("m = 0", ffn_kernel_run(k, 0, x, y));
   report("m < 0", ffn_kernel_run(k, -3, x, y));
@@ -91,7 +96,8 @@ int main(void) {
   report("run again", ffn_kernel_run(k, 4, x, y2));
   printf("layouts agree: %s\n", memcmp(y, y2, sizeof y) == 0 ? "yes" : "no");
 
-  /* One element by hand: y[1][3] = sum_j relu(x1 . W1[:, j] + b1[j]) W2[j][3] + b2[3]. */
+  /* One element by hand: y[1][3] = sum_j relu(x1 . W1[:, j] + b1[j]) W2[j][3] +
+   * b2[3]. */
   double ref = b2[3];
   for (int j = 0; j < F; ++j) {
     double h = b1[j];
@@ -99,7 +105,8 @@ int main(void) {
       h += (double)x[D + i] * w1[i * F + j];
     ref += (h > 0 ? h : 0) * w2[j * D + 3];
   }
-  printf("y[1][3] matches: %s\n", fabs(y[D + 3] - ref) <= 1e-5 * (1 + fabs(ref)) ? "yes" : "no");
+  printf("y[1][3] matches: %s\n",
+         fabs(y[D + 3] - ref) <= 1e-5 * (1 + fabs(ref)) ? "yes" : "no");
 
   ffn_kernel_destroy(k);
 
@@ -125,7 +132,8 @@ int main(void) {
   ffn_context_set_threads(ctx, 2);
   printf("threads now %d\n", ffn_context_threads(ctx));
   report("2 threads", ffn_kernel_run(w, 16, xw, yw2));
-  printf("threads agree: %s\n", memcmp(yw1, yw2, sizeof yw1) == 0 ? "yes" : "no");
+  printf("threads agree: %s\n",
+         memcmp(yw1, yw2, sizeof yw1) == 0 ? "yes" : "no");
   ffn_kernel_destroy(w);
   ffn_kernel_destroy(NULL);
   ffn_context_destroy(ctx);

@@ -1,4 +1,5 @@
-//===- MachineProbe.h - measure this machine's peak and bandwidth -*- C++ -*-===//
+//===- MachineProbe.h - measure this machine's peak and bandwidth -*- C++
+//-*-===//
 
 #ifndef FFNC_ANALYSIS_MACHINEPROBE_H
 #define FFNC_ANALYSIS_MACHINEPROBE_H

@@ -18,12 +18,10 @@ enum class EmitStage { Ffn, Linalg, Tiled, LLVMIR, Assembly, Object };
 
 /// Compiles `specs` to `stage` and returns the output (text, or the bytes of
 /// an object file). `printLocations` keeps spec locations in MLIR output.
-llvm::Expected<std::string> compileSpecs(llvm::ArrayRef<FfnSpec> specs,
-                                         const llvm::SourceMgr &sourceMgr,
-                                         const TargetInfo &target,
-                                         const ScheduleOptions &schedule,
-                                         EmitStage stage,
-                                         bool printLocations = false);
+llvm::Expected<std::string>
+compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sourceMgr,
+             const TargetInfo &target, const ScheduleOptions &schedule,
+             EmitStage stage, bool printLocations = false);
 
 /// Compiles `specs` into a shared library at `outputPath`, atomically: the
 /// file appears complete or not at all.

@@ -14,7 +14,7 @@ struct ScheduleOptions {
   /// The unscheduled path: unpacked weights, (m, k, n) loops vectorized by
   /// LLVM. For comparison and debugging; never chosen automatically.
   bool baseline = false;
-  int64_t vectorBits = 512; ///< from the target
+  int64_t vectorBits = 512;       ///< from the target
   int64_t mr = 0, nr = 0, mc = 0; ///< overrides; 0 = let the pass choose
   int64_t prefetch = -1;          ///< 1/0 override; -1 = let the pass choose
 };

@@ -18,9 +18,9 @@ namespace ffnc {
 /// norm_shift), each tagged with an `ffn.param` name. Locations point into
 /// the spec file. The caller's context must have the ffn and func dialects
 /// loaded (see `loadDialects`).
-mlir::OwningOpRef<mlir::ModuleOp>
-buildModule(mlir::MLIRContext &context, llvm::ArrayRef<FfnSpec> specs,
-            const llvm::SourceMgr &sourceMgr);
+mlir::OwningOpRef<mlir::ModuleOp> buildModule(mlir::MLIRContext &context,
+                                              llvm::ArrayRef<FfnSpec> specs,
+                                              const llvm::SourceMgr &sourceMgr);
 
 /// Loads every dialect MLIRGen creates ops or types of.
 void loadDialects(mlir::MLIRContext &context);

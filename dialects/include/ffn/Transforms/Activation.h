@@ -1,4 +1,5 @@
-//===- Activation.h - the activation functions as arith/math ops -*- C++ -*-===//
+//===- Activation.h - the activation functions as arith/math ops -*- C++
+//-*-===//
 //
 // One definition of every activation, shared by all lowerings, on f32
 // scalars or f32 vectors alike.

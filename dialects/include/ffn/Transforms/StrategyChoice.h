@@ -38,8 +38,8 @@ inline StrategyChoice chooseStrategy(int64_t vectorBits, uint64_t weightBytes,
   c.nr = nr ? nr : 2 * lanes;
   c.mr = mr ? mr : (vectorBits == 512 ? 8 : 6);
   c.mc = mc ? mc : 256 / c.mr * c.mr;
-  c.prefetch = prefetch >= 0 ? prefetch != 0
-                             : weightBytes > kStreamedWeightBytes;
+  c.prefetch =
+      prefetch >= 0 ? prefetch != 0 : weightBytes > kStreamedWeightBytes;
   return c;
 }
 
