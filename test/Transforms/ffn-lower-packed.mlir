@@ -30,7 +30,8 @@
 // CHECK: %[[O:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x32xf32>
 
 // Phase 1, GEMM 1 over up panels [begin, end): 4-row tiles carry 4 x 2
-// accumulators through the K loop, then one-row tiles for the rest.
+// accumulators through the K loop, then a 2-row tile and one-row tiles for
+// the rest.
 // CHECK: scf.if
 // CHECK: scf.for %[[I0:.*]] = %c0{{(_[0-9]+)?}} to %{{.*}} step %c8{{(_[0-9]+)?}}
 // CHECK: scf.for %[[P:.*]] = %[[B]] to %[[E]] step %c1{{(_[0-9]+)?}}
@@ -48,6 +49,10 @@
 // CHECK: arith.addf {{.*}} : vector<16xf32>
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[H]]
+// Then, if at least 2 rows are left, one 2-row tile; then single rows.
+// CHECK: %[[FITS:.*]] = arith.cmpi sge, %{{.*}}, %c2{{(_[0-9]+)?}}
+// CHECK: scf.if %[[FITS]]
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: scf.for %[[K2:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
 
 // Phase 2, GEMM 2 over down panels: the K loop runs over the 40 real

@@ -301,7 +301,25 @@ void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
       Value next = arith::MinSIOp::create(
           b, loc, arith::AddIOp::create(b, loc, panel, one), idx(g.np - 1));
       loop(i0, full, mr, [&](Value row) { tile(g, row, l.mr, panel, next); });
-      loop(full, end, one, [&](Value row) { tile(g, row, 1, panel, next); });
+      // What is left of the block: at most one half-height tile, then
+      // single rows (M = 12 with 8-row tiles: 8 + 4, not 8 + 1 + 1 + 1 + 1;
+      // measured 1.6 -> 1.0 ms for BERT-base).
+      Value rest = full;
+      if (l.mr >= 4) {
+        int64_t half = l.mr / 2;
+        Value fits = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge,
+            arith::SubIOp::create(b, loc, end, full), idx(half));
+        auto ifOp = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          tile(g, full, half, panel, next);
+        }
+        rest = arith::SelectOp::create(
+            b, loc, fits, arith::AddIOp::create(b, loc, full, idx(half)), full);
+      }
+      loop(rest, end, one, [&](Value row) { tile(g, row, 1, panel, next); });
     });
   });
 }
