@@ -39,7 +39,6 @@ void DiagnosticEngine::error(llvm::SMLoc loc, const llvm::Twine &message,
 void DiagnosticEngine::warning(llvm::SMLoc loc, const llvm::Twine &message,
                                llvm::SMRange range) {
   emit(llvm::SourceMgr::DK_Warning, loc, message, range, std::nullopt);
-  ++numWarnings;
 }
 
 void DiagnosticEngine::note(llvm::SMLoc loc, const llvm::Twine &message,

@@ -39,12 +39,9 @@ public:
             llvm::SMRange range = {});
 
   unsigned errorCount() const { return numErrors; }
-  unsigned warningCount() const { return numWarnings; }
   bool hadError() const { return numErrors > 0; }
   /// True once the error limit was reached: callers stop analysing.
   bool shouldStop() const { return stopped; }
-
-  llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
 
 private:
   void emit(llvm::SourceMgr::DiagKind kind, llvm::SMLoc loc,
@@ -55,7 +52,6 @@ private:
   llvm::raw_ostream &os;
   unsigned maxErrors;
   unsigned numErrors = 0;
-  unsigned numWarnings = 0;
   bool stopped = false;
 };
 

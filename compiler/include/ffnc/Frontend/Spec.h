@@ -76,7 +76,6 @@ struct ParamInfo {
   int64_t rows = 0;
   int64_t cols = 0;
   int rank() const { return cols == 0 ? 1 : 2; }
-  int64_t elements() const { return cols == 0 ? rows : rows * cols; }
 };
 
 /// The parameters of `spec` in the one order every stage uses (MLIRGen's
