@@ -374,8 +374,8 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   ffn_rt::ThreadPool *pool =
       flops >= 4e6 * ctx->threadCount() ? ctx->threadPool() : nullptr;
   for (int64_t p = 0; p < d->num_phases; ++p) {
-    int64_t units = d->phase_units[p] < 0 ? m : d->phase_units[p];
-    if (units == 0)
+    int64_t units = d->phase_units(p, m);
+    if (units <= 0)
       continue;
     if (!pool) {
       d->phase(p, m, x, params, y, ws, 0, units);

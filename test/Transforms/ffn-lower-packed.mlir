@@ -23,8 +23,11 @@
 // pre-norm).
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME: %[[X:.*]]: memref<?x20xf32> {ffn.param = "input"}, %[[WU:.*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[WD:.*]]: memref<1x40x32xf32> {ffn.param = "w_down"}, %[[BU:.*]]: memref<64xf32> {ffn.param = "b_up"}, %[[BD:.*]]: memref<20xf32> {ffn.param = "b_down"}, %[[Y:.*]]: memref<?x20xf32> {ffn.param = "output"}, %[[WS:.*]]: memref<?xi8> {ffn.param = "workspace"}, %[[PH:.*]]: index {ffn.param = "phase"}, %[[B:.*]]: index {ffn.param = "begin"}, %[[E:.*]]: index {ffn.param = "end"})
+// One token-count bucket (no fused schedule); its phases: no A section,
+// 2 up panels, 1 down panel, no chunk groups, rows.
+// CHECK-SAME: ffn.bucket_max_m = [-1]
 // CHECK-SAME: ffn.pack = ["f_pack_w_up", "f_pack_w_down", "f_pack_b_up", ""]
-// CHECK-SAME: ffn.phase_units = [0, 2, 1, -1]
+// CHECK-SAME: ffn.phase_units = {{\[}}[0, 2, 1, 0, -1]]
 // CHECK-SAME: ffn.workspace_per_row = 384
 // CHECK: %[[H:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x64xf32>
 // CHECK: %[[O:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x32xf32>
@@ -63,7 +66,7 @@
 // CHECK: memref.load %[[H]]
 // CHECK: vector.store %{{.*}}, %[[O]]
 
-// Phase 3 over rows: down bias and the store to y.
+// Phase 4 over rows: down bias and the store to y.
 // CHECK: scf.if
 // CHECK: scf.for %[[R:.*]] = %[[B]] to %[[E]] step %c1{{(_[0-9]+)?}}
 // CHECK: memref.load %[[O]]
@@ -71,6 +74,67 @@
 // CHECK: memref.store %{{.*}}, %[[Y]][%[[R]], %{{.*}}]
 func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}, %b1: tensor<40xf32> {ffn.param = "b_up"}, %b2: tensor<20xf32> {ffn.param = "b_down"}) -> tensor<?x20xf32> {
   %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) bias_up(%b1 : tensor<40xf32>) bias_down(%b2 : tensor<20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = true> -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+
+// The fused small-m bucket: m <= 4 runs d_ff in chunks of 32 columns over 2
+// groups. W_down is packed chunk-major [chunk][panel][32][32] (rows past
+// d_ff = 40 are zero) so a chunk's W_down rows are one contiguous block.
+// Workspace per row: max(two-pass H 64 + O 32, 2 groups x (chunk 32 +
+// partial output 32)) floats = 512 bytes.
+// CHECK-LABEL: func.func private @g_pack_w_down(
+// CHECK-SAME: memref<40x20xf32>, %{{.*}}: memref<2x1x32x32xf32>)
+// CHECK: arith.cmpi slt, %{{.*}}, %c40
+// CHECK: arith.cmpi slt, %{{.*}}, %c20
+// CHECK: arith.andi
+// CHECK-LABEL: func.func @g(
+// CHECK-SAME: %[[GX:[^:]*]]: memref<?x20xf32> {ffn.param = "input"}, %[[GWU:[^:]*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[GWD:[^:]*]]: memref<2x1x32x32xf32> {ffn.param = "w_down"}
+// Two buckets: m <= 4 runs phases 3 (2 chunk groups) and 4; larger m the
+// two-pass phases 1, 2 and 4.
+// CHECK-SAME: ffn.bucket_max_m = [4, -1]
+// CHECK-SAME: ffn.phase_units = {{\[}}[0, 0, 0, 2, -1], [0, 2, 1, 0, -1]]
+// CHECK-SAME: fused_max_m = 4, chunk = 32, groups = 2
+// CHECK-SAME: ffn.strategy_text = "m <= 4: fused whole-FFN, d_ff in chunks of 32 over 2 groups; m > 4: two-pass;
+// CHECK-SAME: ffn.workspace_per_row = 512
+// The two-pass GEMM 2 walks the chunk-major panel chunk by chunk, keeping
+// its accumulators in registers: the real rows of each chunk only.
+// CHECK: scf.for %[[C:.*]] = %c0{{(_[0-9]+)?}} to %c2{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
+// CHECK: %[[LEN:.*]] = arith.minsi %c32{{(_[0-9]+)?}}, %{{.*}}
+// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %[[LEN]] step %c1{{(_[0-9]+)?}} iter_args
+// CHECK: vector.load %[[GWD]][%[[C]], %{{.*}}, %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x1x32x32xf32>, vector<16xf32>
+// Phase 3, over groups [begin, end): each group has its chunk buffer Hc and
+// its partial output Og, zeroed first.
+// CHECK: arith.cmpi eq, %{{.*}}, %c3
+// CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[HC:.*]] = memref.view {{.*}} to memref<?x32xf32>
+// CHECK: %[[OG:.*]] = memref.view {{.*}} to memref<?x32xf32>
+// CHECK: vector.store %{{.*}}, %[[OG]]
+// For each chunk of the group: Hc = act(x W_up[:, chunk]) ...
+// CHECK: scf.for %[[CH:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: vector.load %[[GWU]]
+// CHECK: arith.negf
+// CHECK: vector.store %{{.*}}, %[[HC]]
+// ... then Og += Hc W_down[chunk, :]: accumulators start from Og, the K loop
+// covers the chunk's real rows and reads the chunk's contiguous block.
+// CHECK: %[[KLEN:.*]] = arith.minsi %c32{{(_[0-9]+)?}}, %{{.*}}
+// CHECK: vector.load %[[OG]]
+// CHECK: scf.for %[[KK:.*]] = %c0{{(_[0-9]+)?}} to %[[KLEN]] step %c1{{(_[0-9]+)?}} iter_args
+// CHECK: vector.load %[[GWD]][%[[CH]], %{{.*}}, %[[KK]], %c0{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[HC]][%{{.*}}, %[[KK]]]
+// CHECK: vector.store %{{.*}}, %[[OG]]
+// Phase 4: for m <= 4 the output is the sum of the groups' partials, in
+// group order.
+// CHECK: %[[SMALL:.*]] = arith.cmpi sle, %{{.*}}, %c4
+// CHECK: %[[P0:.*]] = memref.view
+// CHECK: %[[P1:.*]] = memref.view
+// CHECK: arith.cmpi eq, %{{.*}}, %c4
+// CHECK: %[[TWO:.*]] = memref.load %{{.*}}
+// CHECK: %[[A0:.*]] = memref.load %[[P0]]
+// CHECK: %[[A1:.*]] = memref.load %[[P1]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[A0]], %[[A1]]
+// CHECK: arith.select %[[SMALL]], %[[SUM]], %[[TWO]]
+func.func @g(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
+  %y = ffn.ffn sigmoid ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
 

@@ -75,9 +75,24 @@ ffnc::collectKernelSignatures(mlir::ModuleOp module,
     llvm::ArrayRef<mlir::Type> types = func.getArgumentTypes();
     size_t numParams = kernelParams(spec).size();
     sig.hasWorkspace = func->hasAttr("ffn.workspace_per_row");
-    if (auto units = func->getAttrOfType<mlir::ArrayAttr>("ffn.phase_units"))
-      for (mlir::Attribute u : units)
-        sig.phaseUnits.push_back(mlir::cast<mlir::IntegerAttr>(u).getInt());
+    if (auto units = func->getAttrOfType<mlir::ArrayAttr>("ffn.phase_units")) {
+      for (mlir::Attribute bucket : units) {
+        std::vector<int64_t> row;
+        for (mlir::Attribute u : mlir::cast<mlir::ArrayAttr>(bucket))
+          row.push_back(mlir::cast<mlir::IntegerAttr>(u).getInt());
+        if (!sig.phaseUnits.empty() && row.size() != sig.phaseUnits[0].size())
+          return llvm::createStringError("internal error: kernel '" +
+                                         spec.name +
+                                         "' has ragged phase buckets");
+        sig.phaseUnits.push_back(std::move(row));
+      }
+      auto bounds = func->getAttrOfType<mlir::ArrayAttr>("ffn.bucket_max_m");
+      if (!bounds || bounds.size() != units.size())
+        return llvm::createStringError("internal error: kernel '" + spec.name +
+                                       "' has no bucket bounds");
+      for (mlir::Attribute bound : bounds.getValue().drop_back())
+        sig.bucketMaxM.push_back(mlir::cast<mlir::IntegerAttr>(bound).getInt());
+    }
     size_t extra =
         (sig.hasWorkspace ? 1 : 0) + (sig.phaseUnits.empty() ? 0 : 3);
     if (types.size() != numParams + 2 + extra)
@@ -161,12 +176,14 @@ private:
   llvm::Function *buildPhase(const FfnSpec &spec, const KernelSignature &sig,
                              llvm::Function *impl);
   llvm::Function *buildRun(const FfnSpec &spec, const KernelSignature &sig,
-                           llvm::Function *phase);
-  static std::vector<int64_t> phaseUnits(const KernelSignature &sig) {
+                           llvm::Function *phase, llvm::Function *units);
+  static std::vector<std::vector<int64_t>>
+  phaseUnits(const KernelSignature &sig) {
     if (sig.phaseUnits.empty())
-      return {1};
+      return {{1}};
     return sig.phaseUnits;
   }
+  llvm::Function *buildUnits(const FfnSpec &spec, const KernelSignature &sig);
   llvm::Function *buildPack(const FfnSpec &spec, const KernelSignature &sig);
 
   llvm::Module &m;
@@ -217,7 +234,8 @@ llvm::Function *GlueBuilder::buildPhase(const FfnSpec &spec,
 
 llvm::Function *GlueBuilder::buildRun(const FfnSpec &spec,
                                       const KernelSignature &sig,
-                                      llvm::Function *phase) {
+                                      llvm::Function *phase,
+                                      llvm::Function *units) {
   // Every phase over all its units, in order, on the calling thread.
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                        {i64, ptr, ptr, ptr, ptr}, false);
@@ -225,15 +243,53 @@ llvm::Function *GlueBuilder::buildRun(const FfnSpec &spec,
                                      "ffn_" + spec.name + "_run", m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
   llvm::Value *rows = run->getArg(0);
-  for (auto [p, units] : llvm::enumerate(phaseUnits(sig))) {
-    if (units == 0)
-      continue;
-    llvm::Value *end = units < 0 ? rows : i64c(units);
+  // The phase function returns at once for an empty unit range, so the
+  // phases of other buckets cost a call each.
+  for (size_t p = 0; p < phaseUnits(sig)[0].size(); ++p) {
+    llvm::Value *end = b.CreateCall(units, {i64c(p), rows});
     b.CreateCall(phase, {i64c(p), rows, run->getArg(1), run->getArg(2),
                          run->getArg(3), run->getArg(4), i64c(0), end});
   }
   b.CreateRetVoid();
   return run;
+}
+
+llvm::Function *GlueBuilder::buildUnits(const FfnSpec &spec,
+                                        const KernelSignature &sig) {
+  // i64 units(i64 phase, i64 m): the bucket is the number of bounds below
+  // m; a table entry of -1 means m.
+  std::vector<std::vector<int64_t>> table = phaseUnits(sig);
+  size_t phases = table[0].size();
+  std::vector<llvm::Constant *> entries;
+  for (const std::vector<int64_t> &row : table)
+    for (int64_t u : row)
+      entries.push_back(i64c(u));
+  auto *tableType = llvm::ArrayType::get(i64, entries.size());
+  auto *global = new llvm::GlobalVariable(
+      m, tableType, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(tableType, entries),
+      "ffn_" + spec.name + "_phase_table");
+  auto *type = llvm::FunctionType::get(i64, {i64, i64}, false);
+  auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                    "ffn_" + spec.name + "_phase_units", m);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  auto *valid = llvm::BasicBlock::Create(ctx, "valid", fn);
+  auto *none = llvm::BasicBlock::Create(ctx, "none", fn);
+  llvm::IRBuilder<> b(entry);
+  llvm::Value *phase = fn->getArg(0), *rows = fn->getArg(1);
+  b.CreateCondBr(b.CreateICmpULT(phase, i64c(phases)), valid, none);
+  b.SetInsertPoint(valid);
+  llvm::Value *bucket = i64c(0);
+  for (int64_t bound : sig.bucketMaxM)
+    bucket = b.CreateAdd(bucket,
+                         b.CreateZExt(b.CreateICmpSGT(rows, i64c(bound)), i64));
+  llvm::Value *index = b.CreateAdd(b.CreateMul(bucket, i64c(phases)), phase);
+  llvm::Value *u = b.CreateLoad(
+      i64, b.CreateInBoundsGEP(tableType, global, {i64c(0), index}));
+  b.CreateRet(b.CreateSelect(b.CreateICmpSLT(u, i64c(0)), rows, u));
+  b.SetInsertPoint(none);
+  b.CreateRet(i64c(0));
+  return fn;
 }
 
 llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
@@ -278,17 +334,10 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   impl->setLinkage(llvm::GlobalValue::InternalLinkage);
   std::vector<ParamInfo> params = kernelParams(spec);
   llvm::Function *phase = buildPhase(spec, sig, impl);
-  llvm::Function *entry = buildRun(spec, sig, phase);
+  llvm::Function *units = buildUnits(spec, sig);
+  llvm::Function *entry = buildRun(spec, sig, phase, units);
   llvm::Function *pack = buildPack(spec, sig);
-  std::vector<int64_t> units = phaseUnits(sig);
-  std::vector<llvm::Constant *> unitConstants;
-  for (int64_t u : units)
-    unitConstants.push_back(i64c(u));
-  auto *unitsType = llvm::ArrayType::get(i64, units.size());
-  auto *unitsArray = new llvm::GlobalVariable(
-      m, unitsType, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(unitsType, unitConstants),
-      "ffn_" + spec.name + "_phase_units");
+  int64_t numPhases = static_cast<int64_t>(phaseUnits(sig)[0].size());
 
   // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
   auto *paramType = llvm::StructType::get(ctx, {ptr, i64, i64, i64, i64});
@@ -336,8 +385,8 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       pack,
       i64c(sig.workspacePerRow),
       string(sig.strategy, ".ffn.strategy"),
-      i64c(static_cast<int64_t>(units.size())),
-      unitsArray,
+      i64c(numPhases),
+      units,
       phase,
       llvm::ConstantPointerNull::get(ptr),
       i64c(0),

@@ -32,9 +32,11 @@ struct KernelSignature {
   bool hasWorkspace = false;
   int64_t workspacePerRow = 0; ///< bytes
   std::string strategy;        ///< human-readable schedule
-  /// Units of each phase (-1 = m rows). Empty: the kernel is one
-  /// indivisible call (the baseline path).
-  std::vector<int64_t> phaseUnits;
+  /// Units of each phase (-1 = m rows), per token-count bucket. Empty: the
+  /// kernel is one indivisible call (the baseline path).
+  std::vector<std::vector<int64_t>> phaseUnits;
+  /// The largest m of each bucket but the last (ascending).
+  std::vector<int64_t> bucketMaxM;
 };
 
 /// Reads the signature of every kernel function of `module` (after

@@ -25,6 +25,9 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
   select.nr = options.nr;
   select.mc = options.mc;
   select.prefetch = options.prefetch;
+  select.fusedMaxM = options.fusedMaxM;
+  select.chunk = options.chunk;
+  select.groups = options.groups;
   pm.addNestedPass<func::FuncOp>(ffn::createFfnSelectStrategy(select));
 }
 

@@ -108,15 +108,9 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     uint64_t matrixBytes =
         countParameters(spec).matrixWeights * byteWidth(spec.dtype);
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
-        schedule->vectorBits, matrixBytes, schedule->mr, schedule->nr,
-        schedule->mc, static_cast<int>(schedule->prefetch));
-    int64_t nrUp = spec.isGated() ? choice.nr / 2 : choice.nr;
-    out += fmt::format(
-        "  {:<22}{}: packed {}-bit, register tile {}x{}{}, cache block {} "
-        "rows{}\n",
-        "schedule", schedule->target, choice.vectorBits, choice.mr, choice.nr,
-        spec.isGated() ? fmt::format(" (gate+up {}+{})", nrUp, nrUp) : "",
-        choice.mc, choice.prefetch ? ", next-panel prefetch" : "");
+        schedule->vectorBits, matrixBytes, schedule->overrides);
+    out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
+                       mlir::ffn::describeStrategy(choice, spec.isGated()));
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
         "and predicted time\n  ({} thread{}, {} {:.0f} GFLOP/s peak, "

@@ -8,6 +8,8 @@
 
 #include "llvm/Support/SourceMgr.h"
 
+#include "ffn/Transforms/StrategyChoice.h"
+
 #include <cstdint>
 #include <string>
 
@@ -19,7 +21,7 @@ struct InfoSchedule {
   std::string target; ///< "x86-64-avx512"
   int64_t vectorBits = 512;
   /// --strategy overrides (0 / -1: the compiler's choice, made per FFN).
-  int64_t mr = 0, nr = 0, mc = 0, prefetch = -1;
+  mlir::ffn::StrategyOverrides overrides;
   unsigned threads = 1;
   MachineModel machine;
   std::string machineSource; ///< "measured" or "nominal"

@@ -66,8 +66,10 @@ cl::opt<std::string>
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
-             "any of mr=N,nr=N,mc=N,prefetch=0|1 (register tile "
-             "rows/columns, cache block rows, next-panel prefetch)"),
+             "any of mr=N,nr=N,mc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
+             "groups=N (register tile rows/columns, cache block rows, "
+             "next-panel prefetch, largest m of the fused d_ff-chunked "
+             "schedule (0: never), its chunk width and work units)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand));
@@ -208,6 +210,14 @@ bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
       options.prefetch = v;
       continue;
     }
+    if (key == "fused_max_m") {
+      if (value.getAsInteger(10, v) || v < 0) {
+        fail("--strategy: fused_max_m takes a count >= 0, got '" + value + "'");
+        return false;
+      }
+      options.fusedMaxM = v;
+      continue;
+    }
     if (value.getAsInteger(10, v) || v <= 0) {
       fail("--strategy: expected key=positive-integer, got '" + item + "'");
       return false;
@@ -218,9 +228,14 @@ bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
       options.nr = v;
     else if (key == "mc")
       options.mc = v;
+    else if (key == "chunk")
+      options.chunk = v;
+    else if (key == "groups")
+      options.groups = v;
     else {
       fail("--strategy: unknown key '" + key +
-           "' (keys: mr, nr, mc, prefetch; or 'baseline')");
+           "' (keys: mr, nr, mc, prefetch, fused_max_m, chunk, groups; or "
+           "'baseline')");
       return false;
     }
   }
@@ -315,10 +330,13 @@ int main(int argc, char **argv) {
     InfoSchedule schedule;
     schedule.target = target->name;
     schedule.vectorBits = target->vectorBits;
-    schedule.mr = options.mr;
-    schedule.nr = options.nr;
-    schedule.mc = options.mc;
-    schedule.prefetch = options.prefetch;
+    schedule.overrides.mr = options.mr;
+    schedule.overrides.nr = options.nr;
+    schedule.overrides.mc = options.mc;
+    schedule.overrides.prefetch = static_cast<int>(options.prefetch);
+    schedule.overrides.fusedMaxM = options.fusedMaxM;
+    schedule.overrides.chunk = options.chunk;
+    schedule.overrides.groups = options.groups;
     schedule.threads = infoThreads;
     if (measureMachine) {
       if (targetName != "host")

@@ -30,7 +30,8 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t vectorBits, int64_t mr, int64_t nr,
-                                   int64_t mc, bool prefetch) {
+                                   int64_t mc, bool prefetch, int64_t fusedMaxM,
+                                   int64_t chunk, int64_t groups) {
   if (vectorBits != 256 && vectorBits != 512)
     return emitError() << "strategy vector_bits must be 256 or 512, got "
                        << vectorBits;
@@ -43,6 +44,16 @@ LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (mc < mr || mc % mr != 0)
     return emitError() << "strategy mc must be a positive multiple of mr ("
                        << mr << "), got " << mc;
+  if (fusedMaxM < 0 || fusedMaxM > mc)
+    return emitError() << "strategy fused_max_m must be in [0, mc = " << mc
+                       << "], got " << fusedMaxM;
+  if (fusedMaxM == 0 && (chunk != 0 || groups != 0))
+    return emitError() << "strategy chunk and groups need fused_max_m > 0";
+  if (fusedMaxM > 0 && (chunk < nr || chunk % nr != 0))
+    return emitError() << "strategy chunk must be a positive multiple of nr ("
+                       << nr << "), got " << chunk;
+  if (fusedMaxM > 0 && (groups < 1 || groups > 64))
+    return emitError() << "strategy groups must be in [1, 64], got " << groups;
   return success();
 }
 

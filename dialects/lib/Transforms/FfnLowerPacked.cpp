@@ -9,6 +9,14 @@
 //     O  = H W_down                                 (GEMM 2)
 //     y  = T(post-norm(O + b_down [+ x]))          (row loops)
 //
+// Runs with m <= fused_max_m take the whole-FFN fused schedule instead of
+// GEMM 1 then GEMM 2: d_ff is cut into chunks of `chunk` columns and, per
+// chunk, Hc = act(A W_up[:, c]) (into an L1-sized buffer) is immediately
+// multiplied into a partial output Og += Hc W_down[c, :]. The chunks are
+// grouped into `groups` work units with one Og each (the thread split), and
+// the row phase sums the Og in a fixed order, so results depend on the
+// strategy, never on the thread count.
+//
 // Each GEMM: for each mc-row block, for each packed weight panel, for each
 // mr-row tile (then 1-row tiles for the rest of the block), a K loop that
 // carries mr x (nr / lanes) accumulator vectors and does one broadcast of A
@@ -20,6 +28,7 @@
 #include "ffn/IR/FfnOps.h"
 #include "ffn/Transforms/Activation.h"
 #include "ffn/Transforms/Passes.h"
+#include "ffn/Transforms/StrategyChoice.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -44,7 +53,15 @@ struct Layout {
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
   bool needA;
   bool prefetch;
-  int64_t workspacePerRow() const { return 4 * (aWidth + hWidth + oWidth); }
+  // The fused small-m schedule (fusedMaxM = 0: not used).
+  int64_t fusedMaxM = 0, chunk = 0, panelsPerChunk = 0, chunks = 0,
+          chunksPerGroup = 0, groups = 0;
+  // f32 columns per row of one group's section: its chunk buffer, then its
+  // partial output.
+  int64_t groupWidth() const { return chunk + oWidth; }
+  int64_t workspacePerRow() const {
+    return 4 * (aWidth + std::max(hWidth + oWidth, groups * groupWidth()));
+  }
 };
 
 Layout layoutFor(FfnOp op, StrategyAttr s) {
@@ -72,6 +89,17 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
   l.aWidth = l.needA ? roundUp(l.d, 16) : 0;
   l.hWidth = roundUp(l.fp, 16);
   l.oWidth = roundUp(l.dp, 16);
+  if (s.getFusedMaxM() > 0) {
+    l.fusedMaxM = s.getFusedMaxM();
+    // The chunk is a whole number of up panels (the verifier makes it a
+    // multiple of nr, hence of nrUp) and no wider than d_ff needs.
+    l.panelsPerChunk = std::min(s.getChunk() / l.nrUp, l.npUp);
+    l.chunk = l.panelsPerChunk * l.nrUp;
+    l.chunks = (l.npUp + l.panelsPerChunk - 1) / l.panelsPerChunk;
+    int64_t groups = std::min(s.getGroups(), l.chunks);
+    l.chunksPerGroup = (l.chunks + groups - 1) / groups;
+    l.groups = (l.chunks + l.chunksPerGroup - 1) / l.chunksPerGroup;
+  }
   return l;
 }
 
@@ -127,7 +155,11 @@ private:
     return arith::TruncFOp::create(b, loc, storage, v);
   }
   Value view(Value ws, Value rows, int64_t byteRowOffset, int64_t width) {
-    Value shift = arith::MulIOp::create(b, loc, rows, idx(byteRowOffset));
+    return view(ws, rows, idx(byteRowOffset), width);
+  }
+  /// The [rows, width] f32 section that starts at byte rows * byteRowOffset.
+  Value view(Value ws, Value rows, Value byteRowOffset, int64_t width) {
+    Value shift = arith::MulIOp::create(b, loc, rows, byteRowOffset);
     auto type = MemRefType::get({ShapedType::kDynamic, width}, f32);
     return memref::ViewOp::create(b, loc, type, ws, shift, ValueRange{rows});
   }
@@ -158,10 +190,16 @@ private:
 
   struct Gemm {
     Value a;                   // memref<?xK x f32>
-    int64_t k;                 // reduction length
+    Value k;                   // reduction length
     SmallVector<Value> panels; // memref<NP x K' x NR x T>, K' >= k
     int64_t nr, np;
-    Value c; // memref<?x W x f32>
+    Value c;       // memref<?x W x f32>
+    Value colBase; // global column of c's column 0 (null: 0)
+    // Chunk-major panels [chunks][NP][chunkRows][NR] (0: [NP][K][NR]), and
+    // the one chunk to multiply (null: all of K).
+    int64_t chunkRows = 0;
+    Value chunk;
+    bool accumulate = false; // c += A B instead of c = A B
     // Turns the accumulators of one row ([panel matrix][vector]) into the
     // vectors to store; `col` is the tile's first column.
     std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
@@ -179,6 +217,7 @@ private:
   }
   void tile(const Gemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
+  void fusedGroup(Value g, Value m, Value a, Value ws, Gemm up, Gemm down);
 
   OpBuilder &b;
   Location loc;
@@ -232,33 +271,56 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
   auto accIndex = [&](int64_t r, int64_t mat, int64_t v) {
     return (r * nmat + mat) * nv + v;
   };
+  Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
+  Value storeCol =
+      g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
+  if (g.accumulate) {
+    assert(nmat == 1 && !g.epilogue && "accumulating GEMMs are plain");
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = arith::AddIOp::create(b, loc, row0, idx(r));
+      for (int64_t v = 0; v < nv; ++v) {
+        Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
+        init[accIndex(r, 0, v)] =
+            vector::LoadOp::create(b, loc, vecF32, g.c, ValueRange{row, c});
+      }
+    }
+  }
 
-  auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(g.k), idx(1), init);
-  // The body is already a full register tile of FMAs; unrolling or
-  // re-vectorizing the K loop only multiplies code (and compile time).
-  kLoop->setAttr("llvm.loop_annotation", noUnroll());
-  {
+  // One K loop over panel rows [kBase, kBase + kLen) of chunk `chunk` (the
+  // whole panel when the layout is not chunked); A's column is aBase + k.
+  auto kLoop = [&](ValueRange acc0, Value chunk, Value kBase, Value aBase,
+                   Value kLen) -> scf::ForOp {
+    auto loop = scf::ForOp::create(b, loc, idx(0), kLen, idx(1), acc0);
+    // The body is already a full register tile of FMAs; unrolling or
+    // re-vectorizing the K loop only multiplies code (and compile time).
+    loop->setAttr("llvm.loop_annotation", noUnroll());
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value k = kLoop.getInductionVar();
-    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    b.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar();
+    Value kRow = kBase ? arith::AddIOp::create(b, loc, kBase, k) : k;
+    Value aCol = aBase ? arith::AddIOp::create(b, loc, aBase, k) : k;
+    auto at = [&](Value p, Value c) -> SmallVector<Value> {
+      if (chunk)
+        return {chunk, p, kRow, c};
+      return {p, kRow, c};
+    };
+    SmallVector<Value> acc(loop.getRegionIterArgs());
     SmallVector<Value> weights;
     for (int64_t mat = 0; mat < nmat; ++mat)
       for (int64_t v = 0; v < nv; ++v)
-        weights.push_back(toF32(
-            vector::LoadOp::create(b, loc, vecStorage, g.panels[mat],
-                                   ValueRange{panel, k, idx(v * l.lanes)})));
+        weights.push_back(toF32(vector::LoadOp::create(
+            b, loc, vecStorage, g.panels[mat], at(panel, idx(v * l.lanes)))));
     // Pull the next panel's row k toward L2 while this one computes, so the
     // first tile of the next panel does not wait on DRAM.
     if (l.prefetch)
       for (int64_t mat = 0; mat < nmat; ++mat)
         memref::PrefetchOp::create(b, loc, g.panels[mat],
-                                   ValueRange{prefetchPanel, k, idx(0)},
+                                   at(prefetchPanel, idx(0)),
                                    /*isWrite=*/false, /*localityHint=*/2,
                                    /*isDataCache=*/true);
     for (int64_t r = 0; r < rows; ++r) {
       Value row = arith::AddIOp::create(b, loc, row0, idx(r));
-      Value a = memref::LoadOp::create(b, loc, g.a, ValueRange{row, k});
+      Value a = memref::LoadOp::create(b, loc, g.a, ValueRange{row, aCol});
       Value splat = vector::BroadcastOp::create(b, loc, vecF32, a);
       for (int64_t mat = 0; mat < nmat; ++mat)
         for (int64_t v = 0; v < nv; ++v) {
@@ -267,18 +329,44 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
         }
     }
     scf::YieldOp::create(b, loc, acc);
+    return loop;
+  };
+
+  ValueRange result;
+  if (!g.chunkRows) {
+    result = kLoop(init, nullptr, nullptr, nullptr, g.k).getResults();
+  } else if (g.chunk) {
+    // One chunk of a chunk-major panel: rows [0, k) of chunk g.chunk.
+    result = kLoop(init, g.chunk, nullptr, nullptr, g.k).getResults();
+  } else {
+    // All of K through a chunk-major panel: the accumulators stay in
+    // registers across the chunks.
+    int64_t chunks = (l.f + g.chunkRows - 1) / g.chunkRows;
+    auto outer = scf::ForOp::create(b, loc, idx(0), idx(chunks), idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(outer.getBody());
+      Value c = outer.getInductionVar();
+      Value aBase = arith::MulIOp::create(b, loc, c, idx(g.chunkRows));
+      Value len = arith::MinSIOp::create(
+          b, loc, idx(g.chunkRows),
+          arith::SubIOp::create(b, loc, idx(l.f), aBase));
+      scf::ForOp inner =
+          kLoop(outer.getRegionIterArgs(), c, nullptr, aBase, len);
+      scf::YieldOp::create(b, loc, inner.getResults());
+    }
+    result = outer.getResults();
   }
 
-  Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
   for (int64_t r = 0; r < rows; ++r) {
     SmallVector<SmallVector<Value>> rowAcc(nmat);
     for (int64_t mat = 0; mat < nmat; ++mat)
       for (int64_t v = 0; v < nv; ++v)
-        rowAcc[mat].push_back(kLoop.getResult(accIndex(r, mat, v)));
+        rowAcc[mat].push_back(result[accIndex(r, mat, v)]);
     SmallVector<Value> out = g.epilogue ? g.epilogue(rowAcc, col) : rowAcc[0];
     Value row = arith::AddIOp::create(b, loc, row0, idx(r));
     for (int64_t v = 0; v < nv; ++v) {
-      Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
+      Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
       vector::StoreOp::create(b, loc, out[v], g.c, ValueRange{row, c});
     }
   }
@@ -361,7 +449,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   // GEMM 1 with the bias/activation/gate epilogue in registers.
   Gemm up;
   up.a = a;
-  up.k = l.d;
+  up.k = idx(l.d);
   up.panels.push_back(params.lookup("w_up"));
   if (op.getGated())
     up.panels.push_back(params.lookup("w_gate"));
@@ -396,19 +484,48 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   // GEMM 2 into O; only the first d_ff columns of H are real.
   Gemm down;
   down.a = h;
-  down.k = l.f;
+  down.k = idx(l.f);
   down.panels.push_back(params.lookup("w_down"));
   down.nr = l.nrDown;
   down.np = l.npDown;
   down.c = o;
+  down.chunkRows = l.fusedMaxM > 0 ? l.chunk : 0;
   inPhase(phase, 2, [&] { gemm(down, m, begin, end); }); // over down panels
 
-  // Phase 3, over rows: down bias, residual, post-norm, storage conversion.
+  // Phase 3 (small m), over chunk groups: the fused schedule.
+  if (l.fusedMaxM > 0)
+    inPhase(phase, 3, [&] {
+      loop(begin, end, idx(1),
+           [&](Value g) { fusedGroup(g, m, a, ws, up, down); });
+    });
+
+  // Phase 4, over rows: down bias, residual, post-norm, storage conversion.
+  // O is the two-pass output, or the sum of the groups' partial outputs.
+  Value fused;
+  SmallVector<Value> partials;
+  if (l.fusedMaxM > 0) {
+    fused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, m,
+                                  idx(l.fusedMaxM));
+    for (int64_t g = 0; g < l.groups; ++g)
+      partials.push_back(
+          view(ws, m, 4 * (l.aWidth + g * l.groupWidth() + l.chunk), l.oWidth));
+  }
   Value bDown = params.lookup("b_down");
-  inPhase(phase, 3, [&] {
+  inPhase(phase, 4, [&] {
     loop(begin, end, idx(1), [&](Value r) {
       auto finish = [&](Value j) -> Value {
         Value v = memref::LoadOp::create(b, loc, o, ValueRange{r, j});
+        if (fused) {
+          // Always in group order: the sum does not depend on which thread
+          // ran which group.
+          Value sum =
+              memref::LoadOp::create(b, loc, partials[0], ValueRange{r, j});
+          for (Value partial : ArrayRef(partials).drop_front())
+            sum = arith::AddFOp::create(
+                b, loc, sum,
+                memref::LoadOp::create(b, loc, partial, ValueRange{r, j}));
+          v = arith::SelectOp::create(b, loc, fused, sum, v);
+        }
         if (bDown)
           v = arith::AddFOp::create(
               b, loc, v,
@@ -426,12 +543,18 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
         loop(idx(0), idx(l.d), idx(1), [&](Value j) { storeY(j, finish(j)); });
         return;
       }
+      // The pre-norm row goes back where it was read from: O, or (fused)
+      // group 0's partial output, the only section of that bucket known
+      // not to overlap another group's.
+      Value pre = fused ? arith::SelectOp::create(b, loc, fused, partials[0], o)
+                              .getResult()
+                        : o;
       loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-        memref::StoreOp::create(b, loc, finish(j), o, ValueRange{r, j});
+        memref::StoreOp::create(b, loc, finish(j), pre, ValueRange{r, j});
       });
       normRow(
           [&](Value j) {
-            return memref::LoadOp::create(b, loc, o, ValueRange{r, j})
+            return memref::LoadOp::create(b, loc, pre, ValueRange{r, j})
                 .getResult();
           },
           storeY, scale, shift);
@@ -439,16 +562,56 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   });
 }
 
-/// A private `func @name(%src, %dst)` whose body copies src into dst as
-/// `copy(iv)` says, reading zero where `col(iv)` is at or past `limit` (the
-/// padding of the last panel).
+void KernelBuilder::fusedGroup(Value g, Value m, Value a, Value ws, Gemm up,
+                               Gemm down) {
+  // This group's chunk buffer Hc [m, chunk] and partial output Og [m, dp].
+  Value base = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
+  base = arith::AddIOp::create(b, loc, base, idx(4 * l.aWidth));
+  Value hc = view(ws, m, base, l.chunk);
+  Value og = view(ws, m, arith::AddIOp::create(b, loc, base, idx(4 * l.chunk)),
+                  l.oWidth);
+  Value zero = f32Constant(b, loc, vecF32, 0.0);
+  loop(idx(0), m, idx(1), [&](Value r) {
+    loop(idx(0), idx(l.dp), idx(l.lanes), [&](Value j) {
+      vector::StoreOp::create(b, loc, zero, og, ValueRange{r, j});
+    });
+  });
+  Value first = arith::MulIOp::create(b, loc, g, idx(l.chunksPerGroup));
+  Value last = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, first, idx(l.chunksPerGroup)),
+      idx(l.chunks));
+  loop(first, last, idx(1), [&](Value c) {
+    // Hc = act(A W_up[:, chunk c]) over the chunk's up panels ...
+    Value p0 = arith::MulIOp::create(b, loc, c, idx(l.panelsPerChunk));
+    Value p1 = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, p0, idx(l.panelsPerChunk)),
+        idx(l.npUp));
+    up.a = a;
+    up.c = hc;
+    up.colBase = arith::MulIOp::create(b, loc, p0, idx(l.nrUp));
+    gemm(up, m, p0, p1);
+    // ... then Og += Hc W_down[chunk c, :], over the chunk's real rows of
+    // W_down only (padding columns of Hc may hold act(0) != 0).
+    Value k0 = arith::MulIOp::create(b, loc, c, idx(l.chunk));
+    down.a = hc;
+    down.c = og;
+    down.chunk = c;
+    down.k = arith::MinSIOp::create(
+        b, loc, idx(l.chunk), arith::SubIOp::create(b, loc, idx(l.f), k0));
+    down.accumulate = true;
+    gemm(down, m, idx(0), idx(l.npDown));
+  });
+}
+
+/// A private `func @name(%src, %dst)` whose body fills every element of dst
+/// from src at `source(iv)`, or with zero where that says the element is
+/// padding (past the last row or column).
 func::FuncOp
 buildPack(OpBuilder &b, Location loc, StringRef name, MemRefType src,
-          MemRefType dst, int64_t limit,
-          function_ref<Value(OpBuilder &, Location, ValueRange,
-                             function_ref<Value(int64_t)>)>
-              column,
-          function_ref<SmallVector<Value>(ValueRange, Value)> sourceIndex) {
+          MemRefType dst,
+          function_ref<std::pair<SmallVector<Value>, Value>(
+              OpBuilder &, Location, ValueRange, function_ref<Value(int64_t)>)>
+              source) {
   auto func =
       func::FuncOp::create(b, loc, name, b.getFunctionType({src, dst}, {}));
   func.setPrivate();
@@ -467,44 +630,71 @@ buildPack(OpBuilder &b, Location loc, StringRef name, MemRefType src,
     ubs.push_back(c(size));
     steps.push_back(c(1));
   }
-  scf::buildLoopNest(
-      b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location l, ValueRange iv) {
-        Value col = column(nb, l, iv, c);
-        Value inside = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                             col, c(limit));
-        Value safe = arith::SelectOp::create(nb, l, inside, col, c(0));
-        Value v = memref::LoadOp::create(nb, l, s, sourceIndex(iv, safe));
-        v = arith::SelectOp::create(nb, l, inside, v, zero);
-        memref::StoreOp::create(nb, l, v, d, iv);
-      });
+  scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                     [&](OpBuilder &nb, Location l, ValueRange iv) {
+                       auto [index, inside] = source(nb, l, iv, c);
+                       // Clamp padding reads to element 0 so no load leaves
+                       // src.
+                       for (Value &i : index)
+                         i = arith::SelectOp::create(nb, l, inside, i, c(0));
+                       Value v = memref::LoadOp::create(nb, l, s, index);
+                       v = arith::SelectOp::create(nb, l, inside, v, zero);
+                       memref::StoreOp::create(nb, l, v, d, iv);
+                     });
   func::ReturnOp::create(b, loc);
   return func;
+}
+
+Value lessThan(OpBuilder &b, Location loc, Value v, Value limit) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, limit);
 }
 
 /// dst[p][k][c] = src[k][p * nr + c], zero past the last column.
 func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
                              MemRefType src, MemRefType dst) {
-  int64_t nr = dst.getDimSize(2);
+  int64_t nr = dst.getDimSize(2), cols = src.getDimSize(1);
+  return buildPack(b, loc, name, src, dst,
+                   [&](OpBuilder &nb, Location l, ValueRange iv,
+                       function_ref<Value(int64_t)> c) {
+                     Value col = arith::AddIOp::create(
+                         nb, l, arith::MulIOp::create(nb, l, iv[0], c(nr)),
+                         iv[2]);
+                     return std::make_pair(SmallVector<Value>{iv[1], col},
+                                           lessThan(nb, l, col, c(cols)));
+                   });
+}
+
+/// Chunk-major: dst[q][p][k][c] = src[q * kc + k][p * nr + c], zero past the
+/// last row and column.
+func::FuncOp buildChunkedPack(OpBuilder &b, Location loc, StringRef name,
+                              MemRefType src, MemRefType dst) {
+  int64_t kc = dst.getDimSize(2), nr = dst.getDimSize(3);
+  int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
   return buildPack(
-      b, loc, name, src, dst, src.getDimSize(1),
+      b, loc, name, src, dst,
       [&](OpBuilder &nb, Location l, ValueRange iv,
-          function_ref<Value(int64_t)> c) -> Value {
-        return arith::AddIOp::create(
-            nb, l, arith::MulIOp::create(nb, l, iv[0], c(nr)), iv[2]);
-      },
-      [](ValueRange iv, Value col) {
-        return SmallVector<Value>{iv[1], col};
+          function_ref<Value(int64_t)> c) {
+        Value row = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, iv[0], c(kc)), iv[2]);
+        Value col = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, iv[1], c(nr)), iv[3]);
+        Value inside =
+            arith::AndIOp::create(nb, l, lessThan(nb, l, row, c(rows)),
+                                  lessThan(nb, l, col, c(cols)));
+        return std::make_pair(SmallVector<Value>{row, col}, inside);
       });
 }
 
 /// dst[i] = src[i], zero past the end.
 func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
                              MemRefType src, MemRefType dst) {
-  return buildPack(
-      b, loc, name, src, dst, src.getDimSize(0),
-      [](OpBuilder &, Location, ValueRange iv,
-         function_ref<Value(int64_t)>) -> Value { return iv[0]; },
-      [](ValueRange, Value col) { return SmallVector<Value>{col}; });
+  int64_t size = src.getDimSize(0);
+  return buildPack(b, loc, name, src, dst,
+                   [&](OpBuilder &nb, Location l, ValueRange iv,
+                       function_ref<Value(int64_t)> c) {
+                     return std::make_pair(SmallVector<Value>{iv[0]},
+                                           lessThan(nb, l, iv[0], c(size)));
+                   });
 }
 
 LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
@@ -530,6 +720,11 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
     if (name == "w_up" || name == "w_gate") {
       packed = MemRefType::get({l.npUp, l.d, l.nrUp}, t);
       buildMatrixPack(b, loc, packName, source, packed);
+    } else if (name == "w_down" && l.fusedMaxM > 0) {
+      // Chunk-major, so the fused schedule reads one chunk of W_down as one
+      // contiguous block.
+      packed = MemRefType::get({l.chunks, l.npDown, l.chunk, l.nrDown}, t);
+      buildChunkedPack(b, loc, packName, source, packed);
     } else if (name == "w_down") {
       packed = MemRefType::get({l.npDown, l.f, l.nrDown}, t);
       buildMatrixPack(b, loc, packName, source, packed);
@@ -562,18 +757,29 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   kernel->setAttr("ffn.pack", b.getArrayAttr(packs));
   kernel->setAttr("ffn.workspace_per_row",
                   b.getI64IntegerAttr(l.workspacePerRow()));
-  // Work units of the phases: rows (-1 = m), panels, panels, rows.
-  kernel->setAttr("ffn.phase_units",
-                  b.getI64ArrayAttr({l.needA ? -1 : 0, l.npUp, l.npDown, -1}));
-  std::string text = "packed: " + std::to_string(strategy.getVectorBits()) +
-                     "-bit vectors, register tile " + std::to_string(l.mr) +
-                     "x" + std::to_string(strategy.getNr()) +
-                     (op.getGated() ? " (gate+up " + std::to_string(l.nrUp) +
-                                          "+" + std::to_string(l.nrUp) + ")"
-                                    : std::string()) +
-                     ", cache block " + std::to_string(l.mc) + " rows" +
-                     (l.prefetch ? ", next-panel prefetch" : "") +
-                     ", fused bias+activation epilogue";
+  // Work units of the phases per token-count bucket: rows (-1 = m), up
+  // panels, down panels, chunk groups, rows. Each bucket runs only its own
+  // phases (0 units = skipped).
+  int64_t rowsIfA = l.needA ? -1 : 0;
+  SmallVector<Attribute> units;
+  SmallVector<int64_t> bucketMaxM;
+  if (l.fusedMaxM > 0) {
+    units.push_back(b.getI64ArrayAttr({rowsIfA, 0, 0, l.groups, -1}));
+    bucketMaxM.push_back(l.fusedMaxM);
+  }
+  units.push_back(b.getI64ArrayAttr({rowsIfA, l.npUp, l.npDown, 0, -1}));
+  bucketMaxM.push_back(-1);
+  kernel->setAttr("ffn.phase_units", b.getArrayAttr(units));
+  kernel->setAttr("ffn.bucket_max_m", b.getI64ArrayAttr(bucketMaxM));
+  StrategyChoice choice{strategy.getVectorBits(),
+                        strategy.getMr(),
+                        strategy.getNr(),
+                        strategy.getMc(),
+                        strategy.getPrefetch(),
+                        l.fusedMaxM,
+                        l.chunk,
+                        l.groups};
+  std::string text = describeStrategy(choice, op.getGated());
   kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
 
   Block *body = kernel.addEntryBlock();

@@ -24,15 +24,22 @@ struct FfnSelectStrategyPass
       uint64_t weights = (op.getGated() ? 3 : 2) *
                          static_cast<uint64_t>(op.getDModel()) * op.getDFf() *
                          (op.getStorageType().getIntOrFloatBitWidth() / 8);
-      StrategyChoice c = chooseStrategy(vectorBits, weights, mr, nr, mc,
-                                        static_cast<int>(prefetch));
-      int64_t tileMr = c.mr, tileNr = c.nr, blockMc = c.mc;
-      int64_t bits = vectorBits;
-      if (failed(StrategyAttr::verify([&] { return op.emitOpError(); }, bits,
-                                      tileMr, tileNr, blockMc, c.prefetch)))
+      StrategyOverrides o;
+      o.mr = mr;
+      o.nr = nr;
+      o.mc = mc;
+      o.prefetch = static_cast<int>(prefetch);
+      o.fusedMaxM = fusedMaxM;
+      o.chunk = chunk;
+      o.groups = groups;
+      StrategyChoice c = chooseStrategy(vectorBits, weights, o);
+      if (failed(StrategyAttr::verify(
+              [&] { return op.emitOpError(); }, c.vectorBits, c.mr, c.nr, c.mc,
+              c.prefetch, c.fusedMaxM, c.chunk, c.groups)))
         return WalkResult::interrupt();
-      op.setStrategyAttr(StrategyAttr::get(op.getContext(), bits, tileMr,
-                                           tileNr, blockMc, c.prefetch));
+      op.setStrategyAttr(StrategyAttr::get(op.getContext(), c.vectorBits, c.mr,
+                                           c.nr, c.mc, c.prefetch, c.fusedMaxM,
+                                           c.chunk, c.groups));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

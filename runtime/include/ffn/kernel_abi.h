@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 3
+#define FFN_KERNEL_ABI_VERSION 4
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -85,11 +85,16 @@ typedef void (*ffn_cpu_entry)(int64_t m, const void *x,
                               const void *const *params, void *y,
                               void *workspace);
 
+/* The number of work units of phase p for a run of m rows (0: the phase has
+ * nothing to do at this m). A kernel may schedule different token-count
+ * buckets differently (say, a fused schedule for decode-sized m), so the
+ * split depends on m. */
+typedef int64_t (*ffn_phase_units_fn)(int64_t phase, int64_t m);
+
 /* The same computation split into phases for a thread pool: phase p covers
- * work units [0, units) where units = phase_units[p], or m when that is -1
- * (token rows). Within a phase, any partition of the units may run
- * concurrently (each unit writes its own part of the workspace or y); all
- * units of phase p must finish before phase p + 1 starts. Running every
+ * work units [0, phase_units(p, m)). Within a phase, any partition of the
+ * units may run concurrently (each unit writes its own part of the workspace or
+ * y); all units of phase p must finish before phase p + 1 starts. Running every
  * phase once over all its units is exactly `run`. Each output element is
  * computed by one unit with the same operations whatever the partition, so
  * results do not depend on the thread count. */
@@ -119,7 +124,7 @@ typedef struct ffn_kernel_desc {
   int64_t workspace_per_row; /* scratch bytes per token row */
   const char *strategy;      /* the schedule, as text ("packed mr=8 ...") */
   int64_t num_phases;
-  const int64_t *phase_units; /* num_phases entries; -1 = m */
+  ffn_phase_units_fn phase_units;
   ffn_cpu_phase phase;
   /* Device kernels (reserved for the CUDA target): the module image
    * (PTX text or cubin) and the entry function's name. */

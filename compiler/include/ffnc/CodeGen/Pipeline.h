@@ -17,6 +17,8 @@ struct ScheduleOptions {
   int64_t vectorBits = 512;       ///< from the target
   int64_t mr = 0, nr = 0, mc = 0; ///< overrides; 0 = let the pass choose
   int64_t prefetch = -1;          ///< 1/0 override; -1 = let the pass choose
+  int64_t fusedMaxM = -1;         ///< fused bucket bound; -1 = let it choose
+  int64_t chunk = 0, groups = 0;  ///< fused schedule; 0 = let it choose
 };
 
 /// Stage `ffn`: attach a #ffn.strategy to every ffn.ffn (unless baseline).

@@ -75,16 +75,28 @@ def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
       from L2, by all rows of a block);
     - `prefetch`: whether the K loop prefetches the next weight panel (pays
       off when the weights stream from DRAM, costs a little when they stay
-      in cache).
+      in cache);
+    - `fused_max_m`: the token-count bucket boundary. Runs with
+      `m <= fused_max_m` take the whole-FFN fused schedule: d_ff in chunks of
+      `chunk` columns, each chunk's hidden activations computed into an
+      L1-sized buffer and immediately multiplied into the output, so the
+      `[m, d_ff]` intermediate never exists; chunks are grouped into
+      `groups` work units (the thread split), each with its own partial
+      output, summed in a fixed order. Larger runs take the two-pass packed
+      schedule (GEMM 1 into an `[m, d_ff]` buffer, then GEMM 2), split over
+      weight panels. 0 (the default) means the two-pass schedule for all m.
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.
 
     Example:
-    `#ffn.strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true>`
+    `#ffn.strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 16, chunk = 256, groups = 8>`
   }];
   let parameters = (ins "int64_t":$vector_bits, "int64_t":$mr,
-                        "int64_t":$nr, "int64_t":$mc, "bool":$prefetch);
+                        "int64_t":$nr, "int64_t":$mc, "bool":$prefetch,
+                        DefaultValuedParameter<"int64_t", "0">:$fused_max_m,
+                        DefaultValuedParameter<"int64_t", "0">:$chunk,
+                        DefaultValuedParameter<"int64_t", "0">:$groups);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -71,7 +71,9 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     while the block's rows stream past it, so larger blocks read the
     weights from memory fewer times. The K loop prefetches the next weight
     panel when the FFN's weights exceed 64 MiB (they stream from DRAM).
-    Options override each choice; the result is verified.
+    Per token-count bucket it picks the fusion: runs with `m <= fused_max_m`
+    take the whole-FFN fused schedule (d_ff in chunks), larger runs the
+    two-pass one. Options override each choice; the result is verified.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
@@ -84,7 +86,14 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
            "Cache block rows (0: choose)">,
     Option<"prefetch", "prefetch", "int64_t", /*default=*/"-1",
            "Prefetch the next weight panel: 1 or 0 (-1: choose by weight "
-           "size)">
+           "size)">,
+    Option<"fusedMaxM", "fused-max-m", "int64_t", /*default=*/"-1",
+           "Largest m that takes the fused d_ff-chunked schedule (0: none; "
+           "-1: choose)">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
+           "d_ff columns per chunk of the fused schedule (0: choose)">,
+    Option<"groups", "groups", "int64_t", /*default=*/"0",
+           "Work units (chunk groups) of the fused schedule (0: choose)">
   ];
 }
 

@@ -1,6 +1,6 @@
 //===- StrategyChoice.h - the CPU schedule heuristic ------------*- C++ -*-===//
 //
-// The choice ffn-select-strategy makes, as a plain function so `ffnc info`
+// The choice ffn-select-strategy makes, as plain functions so `ffnc info`
 // reports exactly what the compiler will pick.
 //
 //===----------------------------------------------------------------------===//
@@ -8,13 +8,27 @@
 #ifndef FFN_TRANSFORMS_STRATEGYCHOICE_H
 #define FFN_TRANSFORMS_STRATEGYCHOICE_H
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace mlir::ffn {
 
 struct StrategyChoice {
   int64_t vectorBits, mr, nr, mc;
   bool prefetch;
+  /// Runs with m <= fusedMaxM take the fused d_ff-chunked schedule (0: no
+  /// run does); chunk = d_ff columns per chunk, groups = work units.
+  int64_t fusedMaxM = 0, chunk = 0, groups = 0;
+};
+
+/// What the caller fixes; 0 (or -1 where 0 is meaningful) lets the
+/// heuristic choose.
+struct StrategyOverrides {
+  int64_t mr = 0, nr = 0, mc = 0;
+  int prefetch = -1;      ///< 1/0
+  int64_t fusedMaxM = -1; ///< 0 = never fused
+  int64_t chunk = 0, groups = 0;
 };
 
 /// Weights above this size cannot stay in any CPU's last-level cache from
@@ -27,20 +41,55 @@ constexpr uint64_t kStreamedWeightBytes = 64ull << 20;
 /// L2 while the block's rows stream past it); prefetching of the next weight
 /// panel when the weights (`weightBytes` in all) are streamed from DRAM
 /// (measured: LLaMA-7B at M = 16 44.4 -> 39.4 ms; BERT-base, whose weights
-/// stay in L3, 5-10% slower with it). Non-zero arguments override;
-/// `prefetch` < 0 means choose.
+/// stay in L3, 5-10% slower with it).
+///
+/// The fused schedule (docs/performance.md has the measurements behind
+/// these numbers) serves the decode bucket, m <= kFusedMaxM: 256-column
+/// chunks keep an m x 256 f32 hidden block in L1 (16 KB at m = 16), and 8
+/// groups give 2..8 cores whole units while the partial outputs they sum
+/// stay small next to the weights.
+constexpr int64_t kFusedMaxM = 0;
+constexpr int64_t kFusedChunk = 256;
+constexpr int64_t kFusedGroups = 8;
+
 inline StrategyChoice chooseStrategy(int64_t vectorBits, uint64_t weightBytes,
-                                     int64_t mr = 0, int64_t nr = 0,
-                                     int64_t mc = 0, int prefetch = -1) {
+                                     const StrategyOverrides &o = {}) {
   int64_t lanes = vectorBits / 32;
   StrategyChoice c;
   c.vectorBits = vectorBits;
-  c.nr = nr ? nr : 2 * lanes;
-  c.mr = mr ? mr : (vectorBits == 512 ? 8 : 6);
-  c.mc = mc ? mc : 256 / c.mr * c.mr;
+  c.nr = o.nr ? o.nr : 2 * lanes;
+  c.mr = o.mr ? o.mr : (vectorBits == 512 ? 8 : 6);
+  c.mc = o.mc ? o.mc : 256 / c.mr * c.mr;
   c.prefetch =
-      prefetch >= 0 ? prefetch != 0 : weightBytes > kStreamedWeightBytes;
+      o.prefetch >= 0 ? o.prefetch != 0 : weightBytes > kStreamedWeightBytes;
+  c.fusedMaxM = o.fusedMaxM >= 0 ? o.fusedMaxM : kFusedMaxM;
+  if (c.fusedMaxM > 0) {
+    c.chunk =
+        o.chunk ? o.chunk : std::max(kFusedChunk / c.nr, int64_t(1)) * c.nr;
+    c.groups = o.groups ? o.groups : kFusedGroups;
+  }
   return c;
+}
+
+/// One line for --emit output, `ffnc info` and the kernel descriptor.
+inline std::string describeStrategy(const StrategyChoice &c, bool gated) {
+  std::string text;
+  if (c.fusedMaxM > 0)
+    text = "m <= " + std::to_string(c.fusedMaxM) +
+           ": fused whole-FFN, d_ff in chunks of " + std::to_string(c.chunk) +
+           " over " + std::to_string(c.groups) + " groups; m > " +
+           std::to_string(c.fusedMaxM) + ": two-pass; ";
+  int64_t nrUp = gated ? c.nr / 2 : c.nr;
+  text += "packed " + std::to_string(c.vectorBits) +
+          "-bit vectors, register tile " + std::to_string(c.mr) + "x" +
+          std::to_string(c.nr) +
+          (gated ? " (gate+up " + std::to_string(nrUp) + "+" +
+                       std::to_string(nrUp) + ")"
+                 : std::string()) +
+          ", cache block " + std::to_string(c.mc) + " rows" +
+          (c.prefetch ? ", next-panel prefetch" : "") +
+          ", fused bias+activation epilogue";
+  return text;
 }
 
 } // namespace mlir::ffn
