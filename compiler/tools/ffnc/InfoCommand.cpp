@@ -108,7 +108,7 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     uint64_t matrixBytes =
         countParameters(spec).matrixWeights * byteWidth(spec.dtype);
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
-        schedule->vectorBits, matrixBytes, schedule->overrides);
+        schedule->vectorBits, matrixBytes, spec.dFF, schedule->overrides);
     out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
                        mlir::ffn::describeStrategy(choice, spec.isGated()));
     out += fmt::format(

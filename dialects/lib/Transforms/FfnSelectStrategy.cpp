@@ -32,7 +32,7 @@ struct FfnSelectStrategyPass
       o.fusedMaxM = fusedMaxM;
       o.chunk = chunk;
       o.groups = groups;
-      StrategyChoice c = chooseStrategy(vectorBits, weights, o);
+      StrategyChoice c = chooseStrategy(vectorBits, weights, op.getDFf(), o);
       if (failed(StrategyAttr::verify(
               [&] { return op.emitOpError(); }, c.vectorBits, c.mr, c.nr, c.mc,
               c.prefetch, c.fusedMaxM, c.chunk, c.groups)))

@@ -43,16 +43,21 @@ constexpr uint64_t kStreamedWeightBytes = 64ull << 20;
 /// (measured: LLaMA-7B at M = 16 44.4 -> 39.4 ms; BERT-base, whose weights
 /// stay in L3, 5-10% slower with it).
 ///
-/// The fused schedule (docs/performance.md has the measurements behind
-/// these numbers) serves the decode bucket, m <= kFusedMaxM: 256-column
-/// chunks keep an m x 256 f32 hidden block in L1 (16 KB at m = 16), and 8
-/// groups give 2..8 cores whole units while the partial outputs they sum
-/// stay small next to the weights.
-constexpr int64_t kFusedMaxM = 0;
+/// The fused schedule serves the decode bucket m <= kFusedMaxM of FFNs whose
+/// weights stay in cache: there its single parallel phase replaces two
+/// (GEMM 1, GEMM 2) and their barrier, which measured 1.14-1.25x faster on
+/// two threads for BERT-base at m = 1 and 8 (3-7% slower on one thread; the
+/// runtime uses every core by default). Streamed weights (LLaMA-7B) gain
+/// nothing at m = 1 and lose at m = 16, so they keep the two-pass schedule
+/// (docs/performance.md has the table). 256-column chunks keep an
+/// m x 256 f32 hidden block in L1; 8 groups give 2..8 cores whole units
+/// while the partial outputs they sum stay small next to the weights.
+constexpr int64_t kFusedMaxM = 8;
 constexpr int64_t kFusedChunk = 256;
 constexpr int64_t kFusedGroups = 8;
 
 inline StrategyChoice chooseStrategy(int64_t vectorBits, uint64_t weightBytes,
+                                     int64_t dFf,
                                      const StrategyOverrides &o = {}) {
   int64_t lanes = vectorBits / 32;
   StrategyChoice c;
@@ -62,11 +67,19 @@ inline StrategyChoice chooseStrategy(int64_t vectorBits, uint64_t weightBytes,
   c.mc = o.mc ? o.mc : 256 / c.mr * c.mr;
   c.prefetch =
       o.prefetch >= 0 ? o.prefetch != 0 : weightBytes > kStreamedWeightBytes;
-  c.fusedMaxM = o.fusedMaxM >= 0 ? o.fusedMaxM : kFusedMaxM;
+  c.fusedMaxM = o.fusedMaxM >= 0 ? o.fusedMaxM
+                : weightBytes > kStreamedWeightBytes
+                    ? 0
+                    : std::min(kFusedMaxM, c.mc);
   if (c.fusedMaxM > 0) {
-    c.chunk =
-        o.chunk ? o.chunk : std::max(kFusedChunk / c.nr, int64_t(1)) * c.nr;
     c.groups = o.groups ? o.groups : kFusedGroups;
+    // Narrower chunks for a small d_ff, so every group has work (d_ff = 96
+    // in one 256-column chunk would leave one unit for all threads).
+    int64_t perGroup = dFf / c.groups / c.nr * c.nr;
+    c.chunk = o.chunk
+                  ? o.chunk
+                  : std::clamp(perGroup, c.nr,
+                               std::max(kFusedChunk / c.nr, int64_t(1)) * c.nr);
   }
   return c;
 }
