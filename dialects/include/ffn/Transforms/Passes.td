@@ -113,6 +113,12 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
     down bias, the residual and the storage conversion are row loops.
     Scratch (the f32 hidden activations) lives in a caller-provided workspace
     of `ffn.workspace_per_row` bytes per row, so the kernel never allocates.
+    With `fused_max_m > 0` the kernel also holds the fused schedule for runs
+    of at most that many rows: d_ff in chunks, each chunk's activations
+    computed into a small buffer and multiplied straight into a per-group
+    partial output (W_down packed chunk-major), the partials summed in group
+    order. `ffn.phase_units` and `ffn.bucket_max_m` give each bucket's phase
+    table for the runtime's threads.
   }];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",
