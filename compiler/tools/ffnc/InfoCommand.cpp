@@ -120,9 +120,12 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         schedule->machine.bandwidthGBs);
     for (uint64_t m : tokenCounts) {
       Prediction p = predict(spec, m, schedule->machine);
-      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {}\n", m,
-                         arithmeticIntensity(spec, m), p.seconds * 1e3,
-                         p.memoryBound ? "memory-bound" : "compute-bound");
+      // The schedule this M's bucket runs.
+      bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;
+      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}\n",
+                         m, arithmeticIntensity(spec, m), p.seconds * 1e3,
+                         p.memoryBound ? "memory-bound" : "compute-bound",
+                         fused ? "fused" : "two-pass");
     }
     out += "\n";
   }
