@@ -245,7 +245,8 @@ llvm::Function *GlueBuilder::buildRun(const FfnSpec &spec,
   llvm::Value *rows = run->getArg(0);
   // The phase function returns at once for an empty unit range, so the
   // phases of other buckets cost a call each.
-  for (size_t p = 0; p < phaseUnits(sig)[0].size(); ++p) {
+  size_t phases = phaseUnits(sig)[0].size();
+  for (size_t p = 0; p < phases; ++p) {
     llvm::Value *end = b.CreateCall(units, {i64c(p), rows});
     b.CreateCall(phase, {i64c(p), rows, run->getArg(1), run->getArg(2),
                          run->getArg(3), run->getArg(4), i64c(0), end});

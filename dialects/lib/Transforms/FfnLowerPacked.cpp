@@ -163,6 +163,14 @@ private:
     auto type = MemRefType::get({ShapedType::kDynamic, width}, f32);
     return memref::ViewOp::create(b, loc, type, ws, shift, ValueRange{rows});
   }
+  /// Fused schedule, group g's section: its chunk buffer Hc [rows, chunk],
+  /// or (`output`) its partial output Og [rows, oWidth] right after it.
+  Value groupView(Value ws, Value rows, Value g, bool output) {
+    Value offset = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
+    offset = arith::AddIOp::create(
+        b, loc, offset, idx(4 * (l.aWidth + (output ? l.chunk : 0))));
+    return view(ws, rows, offset, output ? l.oWidth : l.chunk);
+  }
   /// for (i = lb; i < ub; i += step) body(i)
   void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
     auto forOp = scf::ForOp::create(b, loc, lb, ub, step);
@@ -341,8 +349,8 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
   } else {
     // All of K through a chunk-major panel: the accumulators stay in
     // registers across the chunks.
-    int64_t chunks = (l.f + g.chunkRows - 1) / g.chunkRows;
-    auto outer = scf::ForOp::create(b, loc, idx(0), idx(chunks), idx(1), init);
+    auto outer =
+        scf::ForOp::create(b, loc, idx(0), idx(l.chunks), idx(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(outer.getBody());
@@ -507,8 +515,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     fused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, m,
                                   idx(l.fusedMaxM));
     for (int64_t g = 0; g < l.groups; ++g)
-      partials.push_back(
-          view(ws, m, 4 * (l.aWidth + g * l.groupWidth() + l.chunk), l.oWidth));
+      partials.push_back(groupView(ws, m, idx(g), /*output=*/true));
   }
   Value bDown = params.lookup("b_down");
   inPhase(phase, 4, [&] {
@@ -565,11 +572,8 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
 void KernelBuilder::fusedGroup(Value g, Value m, Value a, Value ws, Gemm up,
                                Gemm down) {
   // This group's chunk buffer Hc [m, chunk] and partial output Og [m, dp].
-  Value base = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
-  base = arith::AddIOp::create(b, loc, base, idx(4 * l.aWidth));
-  Value hc = view(ws, m, base, l.chunk);
-  Value og = view(ws, m, arith::AddIOp::create(b, loc, base, idx(4 * l.chunk)),
-                  l.oWidth);
+  Value hc = groupView(ws, m, g, /*output=*/false);
+  Value og = groupView(ws, m, g, /*output=*/true);
   Value zero = f32Constant(b, loc, vecF32, 0.0);
   loop(idx(0), m, idx(1), [&](Value r) {
     loop(idx(0), idx(l.dp), idx(l.lanes), [&](Value j) {
