@@ -18,6 +18,56 @@
 // CHECK-LABEL: func.func private @f_pack_b_up(
 // CHECK-SAME: memref<40xf32>, %{{.*}}: memref<64xf32>)
 
+// GEMM 1, one private function that the kernel's phases call (both
+// schedules, where there are two): (A, C, column base, m, up panels
+// [p0, p1), weights, bias).
+// CHECK-LABEL: func.func private @f.gemm_up(
+// CHECK-SAME: %[[A:[^:]*]]: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>, %[[CB:[^:]*]]: index, %[[M:[^:]*]]: index, %[[P0:[^:]*]]: index, %[[P1:[^:]*]]: index, %[[UW:[^:]*]]: memref<2x20x32xf32>, %[[UB:[^:]*]]: memref<64xf32>)
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, no_inline}
+// The epilogue's tile buffer: 4 rows x 32 columns on the stack, once.
+// CHECK: %[[TB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
+// 4-row tiles carry 4 x 2 accumulators through the K loop, then a 2-row
+// tile and one-row tiles for the rest.
+// CHECK: scf.for %[[I0:.*]] = %c0{{(_[0-9]+)?}} to %[[M]] step %c8{{(_[0-9]+)?}}
+// CHECK: scf.for %[[P:.*]] = %[[P0]] to %[[P1]] step %c1{{(_[0-9]+)?}}
+// CHECK: scf.for %{{.*}} = %[[I0]] to %{{.*}} step %c4{{(_[0-9]+)?}}
+// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
+// CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c16{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
+// The next panel's row k is prefetched while this one computes.
+// CHECK: memref.prefetch %[[UW]][%[[NEXT:.*]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
+// CHECK: memref.load %[[A]]
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-COUNT-2: vector.fma
+// The epilogue: the 8 accumulators go to the tile buffer, then one loop
+// over its rows applies bias and relu and stores into C.
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[TB]]
+// CHECK: scf.for %[[R:.*]] = %c0{{(_[0-9]+)?}} to %c4{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}}
+// CHECK: vector.load %[[TB]][%[[R]], %c0{{(_[0-9]+)?}}]
+// CHECK: vector.load %[[UB]]
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[C]]
+// Then, if at least 2 rows are left, one 2-row tile; then single rows,
+// whose epilogue needs no buffer.
+// CHECK: %[[FITS:.*]] = arith.cmpi sge, %{{.*}}, %c2{{(_[0-9]+)?}}
+// CHECK: scf.if %[[FITS]]
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK-NOT: %[[TB]]
+// CHECK: arith.maximumf
+// CHECK-NOT: %[[TB]]
+// CHECK: vector.store %{{.*}}, %[[C]]
+
+// GEMM 2: (A, C, m, down panels [p0, p1), weights); the K loop runs over
+// the 40 real columns of A only.
+// CHECK-LABEL: func.func private @f.gemm_down(
+// CHECK-SAME: %[[DA:[^:]*]]: memref<?x?xf32>, %[[DC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[DW:[^:]*]]: memref<1x40x32xf32>)
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c40{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
+// CHECK: vector.load %[[DW]]
+// CHECK: memref.load %[[DA]]
+// CHECK: vector.store %{{.*}}, %[[DC]]
+
 // The kernel: packed parameters, output, workspace, and the phase to run.
 // Workspace per row: H 64 + O 32 floats = 384 bytes (no A section: f32, no
 // pre-norm).
@@ -29,42 +79,21 @@
 // CHECK-SAME: ffn.pack = ["f_pack_w_up", "f_pack_w_down", "f_pack_b_up", ""]
 // CHECK-SAME: ffn.phase_units = {{\[}}[0, 2, 1, 0, -1]]
 // CHECK-SAME: ffn.workspace_per_row = 384
+// CHECK: %[[DIM:.*]] = memref.dim %[[X]]
 // CHECK: %[[H:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x64xf32>
 // CHECK: %[[O:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x32xf32>
 
-// Phase 1, GEMM 1 over up panels [begin, end): 4-row tiles carry 4 x 2
-// accumulators through the K loop, then a 2-row tile and one-row tiles for
-// the rest.
+// Phase 1: H = relu(x W_up + b_up) over up panels [begin, end).
 // CHECK: scf.if
-// CHECK: scf.for %[[I0:.*]] = %c0{{(_[0-9]+)?}} to %{{.*}} step %c8{{(_[0-9]+)?}}
-// CHECK: scf.for %[[P:.*]] = %[[B]] to %[[E]] step %c1{{(_[0-9]+)?}}
-// CHECK: scf.for %{{.*}} = %[[I0]] to %{{.*}} step %c4{{(_[0-9]+)?}}
-// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: vector.load %[[WU]][%[[P]], %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
-// CHECK: vector.load %[[WU]][%[[P]], %[[K]], %c16{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
-// The next panel's row k is prefetched while this one computes.
-// CHECK: memref.prefetch %[[WU]][%[[NEXT:.*]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
-// CHECK: memref.load %[[X]]
-// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK-COUNT-2: vector.fma
-// The epilogue: bias, then relu, on the accumulators, stored into H.
-// CHECK: vector.load %[[BU]]
-// CHECK: arith.addf {{.*}} : vector<16xf32>
-// CHECK: arith.maximumf {{.*}} : vector<16xf32>
-// CHECK: vector.store %{{.*}}, %[[H]]
-// Then, if at least 2 rows are left, one 2-row tile; then single rows.
-// CHECK: %[[FITS:.*]] = arith.cmpi sge, %{{.*}}, %c2{{(_[0-9]+)?}}
-// CHECK: scf.if %[[FITS]]
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: scf.for %[[K2:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK: %[[XD:.*]] = memref.cast %[[X]] : memref<?x20xf32> to memref<?x?xf32>
+// CHECK: %[[HD:.*]] = memref.cast %[[H]] : memref<?x64xf32> to memref<?x?xf32>
+// CHECK: call @f.gemm_up(%[[XD]], %[[HD]], %c0{{(_[0-9]+)?}}, %[[DIM]], %[[B]], %[[E]], %[[WU]], %[[BU]])
 
-// Phase 2, GEMM 2 over down panels: the K loop runs over the 40 real
-// columns of H only; results go to O.
+// Phase 2: O = H W_down over down panels [begin, end).
 // CHECK: scf.if
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c40{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
-// CHECK: vector.load %[[WD]]
-// CHECK: memref.load %[[H]]
-// CHECK: vector.store %{{.*}}, %[[O]]
+// CHECK: %[[HD2:.*]] = memref.cast %[[H]]
+// CHECK: %[[OD:.*]] = memref.cast %[[O]]
+// CHECK: call @f.gemm_down(%[[HD2]], %[[OD]], %[[DIM]], %[[B]], %[[E]], %[[WD]])
 
 // Phase 4 over rows: down bias and the store to y.
 // CHECK: scf.if
@@ -87,6 +116,26 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: arith.cmpi slt, %{{.*}}, %c40
 // CHECK: arith.cmpi slt, %{{.*}}, %c20
 // CHECK: arith.andi
+// GEMM 2 of this kernel walks the chunk-major panel over chunks [q0, q1),
+// A's column 0 being d_ff row aColBase; with `accumulate` its accumulators
+// start from C (the fused schedule's Og += ...), else from zero.
+// CHECK-LABEL: func.func private @g.gemm_down(
+// CHECK-SAME: %[[FA:[^:]*]]: memref<?x?xf32>, %[[FC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[Q0:[^:]*]]: index, %[[Q1:[^:]*]]: index, %[[ACB:[^:]*]]: index, %[[ACC:[^:]*]]: i1, %[[FW:[^:]*]]: memref<2x1x32x32xf32>)
+// CHECK: %[[INIT:.*]]:8 = scf.if %[[ACC]] -> (vector<16xf32>
+// CHECK-COUNT-8: vector.load %[[FC]]
+// CHECK: } else {
+// CHECK: scf.yield %[[ZERO:[^,]*]], %[[ZERO]],
+// The accumulators stay in registers across the chunks; each chunk's K
+// loop covers its real rows only and reads its contiguous block.
+// CHECK: scf.for %[[Q:.*]] = %[[Q0]] to %[[Q1]] step %c1{{(_[0-9]+)?}} iter_args(%{{.*}} = %[[INIT]]#0,
+// CHECK: %[[K0:.*]] = arith.muli %[[Q]], %c32{{(_[0-9]+)?}}
+// CHECK: %[[ABASE:.*]] = arith.subi %[[K0]], %[[ACB]]
+// CHECK: %[[LEN:.*]] = arith.minsi %c32{{(_[0-9]+)?}}, %{{.*}}
+// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %[[LEN]] step %c1{{(_[0-9]+)?}} iter_args
+// CHECK: %[[ACOL:.*]] = arith.addi %[[ABASE]], %[[K]]
+// CHECK: vector.load %[[FW]][%[[Q]], %{{.*}}, %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x1x32x32xf32>, vector<16xf32>
+// CHECK: memref.load %[[FA]][%{{.*}}, %[[ACOL]]]
+// CHECK: vector.store %{{.*}}, %[[FC]]
 // CHECK-LABEL: func.func @g(
 // CHECK-SAME: %[[GX:[^:]*]]: memref<?x20xf32> {ffn.param = "input"}, %[[GWU:[^:]*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[GWD:[^:]*]]: memref<2x1x32x32xf32> {ffn.param = "w_down"}
 // Two buckets: m <= 4 runs phases 3 (2 chunk groups) and 4; larger m the
@@ -96,32 +145,34 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK-SAME: fused_max_m = 4, chunk = 32, groups = 2
 // CHECK-SAME: ffn.strategy_text = "m <= 4: fused whole-FFN, d_ff in chunks of 32 over 2 groups; m > 4: two-pass;
 // CHECK-SAME: ffn.workspace_per_row = 512
-// The two-pass GEMM 2 walks the chunk-major panel chunk by chunk, keeping
-// its accumulators in registers: the real rows of each chunk only.
-// CHECK: scf.for %[[C:.*]] = %c0{{(_[0-9]+)?}} to %c2{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
-// CHECK: %[[LEN:.*]] = arith.minsi %c32{{(_[0-9]+)?}}, %{{.*}}
-// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %[[LEN]] step %c1{{(_[0-9]+)?}} iter_args
-// CHECK: vector.load %[[GWD]][%[[C]], %{{.*}}, %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x1x32x32xf32>, vector<16xf32>
+// CHECK: %[[GM:.*]] = memref.dim %[[GX]]
+// The two-pass GEMM 2: all chunks (0 to 2), A's column = d_ff row, no
+// accumulation.
+// CHECK: arith.cmpi eq, %{{.*}}, %c2
+// CHECK: call @g.gemm_down(%{{.*}}, %{{.*}}, %[[GM]], %{{.*}}, %{{.*}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %false, %[[GWD]])
 // Phase 3, over groups [begin, end): each group has its chunk buffer Hc and
-// its partial output Og, zeroed first.
+// its partial output Og.
 // CHECK: arith.cmpi eq, %{{.*}}, %c3
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[HC:.*]] = memref.view {{.*}} to memref<?x32xf32>
 // CHECK: %[[OG:.*]] = memref.view {{.*}} to memref<?x32xf32>
-// CHECK: vector.store %{{.*}}, %[[OG]]
-// For each chunk of the group: Hc = act(x W_up[:, chunk]) ...
-// CHECK: scf.for %[[CH:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: vector.load %[[GWU]]
-// CHECK: arith.negf
-// CHECK: vector.store %{{.*}}, %[[HC]]
-// ... then Og += Hc W_down[chunk, :]: accumulators start from Og, the K loop
-// covers the chunk's real rows and reads the chunk's contiguous block.
-// CHECK: %[[KLEN:.*]] = arith.minsi %c32{{(_[0-9]+)?}}, %{{.*}}
-// CHECK: vector.load %[[OG]]
-// CHECK: scf.for %[[KK:.*]] = %c0{{(_[0-9]+)?}} to %[[KLEN]] step %c1{{(_[0-9]+)?}} iter_args
-// CHECK: vector.load %[[GWD]][%[[CH]], %{{.*}}, %[[KK]], %c0{{(_[0-9]+)?}}]
-// CHECK: memref.load %[[HC]][%{{.*}}, %[[KK]]]
-// CHECK: vector.store %{{.*}}, %[[OG]]
+// CHECK: %[[FIRST:.*]] = arith.muli %[[G]], %c1
+// For each chunk of the group: Hc = act(x W_up[:, chunk]) over the chunk's
+// up panels, its columns starting at the chunk's first column ...
+// CHECK: scf.for %[[CH:.*]] = %[[FIRST]] to %{{.*}} step
+// CHECK: %[[UP0:.*]] = arith.muli %[[CH]], %c1
+// CHECK: %[[UP1:.*]] = arith.minsi
+// CHECK: %[[COLBASE:.*]] = arith.muli %[[UP0]], %c32
+// CHECK: %[[HCD:.*]] = memref.cast %[[HC]]
+// CHECK: call @g.gemm_up(%{{.*}}, %[[HCD]], %[[COLBASE]], %[[GM]], %[[UP0]], %[[UP1]], %[[GWU]])
+// ... then Og (+)= Hc W_down[chunk, :] over all down panels: the group's
+// first chunk starts Og, the others add to it.
+// CHECK: %[[CH1:.*]] = arith.addi %[[CH]], %c1
+// CHECK: %[[K0:.*]] = arith.muli %[[CH]], %c32
+// CHECK: %[[NOTFIRST:.*]] = arith.cmpi ne, %[[CH]], %[[FIRST]]
+// CHECK: %[[HCD2:.*]] = memref.cast %[[HC]]
+// CHECK: %[[OGD:.*]] = memref.cast %[[OG]]
+// CHECK: call @g.gemm_down(%[[HCD2]], %[[OGD]], %[[GM]], %c0{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %[[CH]], %[[CH1]], %[[K0]], %[[NOTFIRST]], %[[GWD]])
 // Phase 4: for m <= 4 the output is the sum of the groups' partials, in
 // group order.
 // CHECK: %[[SMALL:.*]] = arith.cmpi sle, %{{.*}}, %c4

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "llvm/Support/FileSystem.h"
@@ -62,6 +63,7 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   auto run = [&](llvm::function_ref<void(mlir::OpPassManager &)> build,
                  llvm::StringRef what) -> llvm::Error {
     mlir::PassManager pm(&context);
+    if (getenv("FFNC_MLIR_TIMING")) pm.enableTiming();
     build(pm);
     if (mlir::failed(pm.run(*module)))
       return llvm::createStringError("internal error: " + what.str() +

@@ -106,8 +106,9 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
 /// Emits the kernel body. Holds the values every part of it uses.
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &b, Location loc, FfnOp op, const Layout &l)
-      : b(b), loc(loc), op(op), l(l), f32(b.getF32Type()),
+  KernelBuilder(OpBuilder &b, Location loc, FfnOp op, func::FuncOp kernel,
+                const Layout &l)
+      : b(b), loc(loc), op(op), kernel(kernel), l(l), f32(b.getF32Type()),
         storage(op.getStorageType()), vecF32(VectorType::get({l.lanes}, f32)),
         vecStorage(VectorType::get({l.lanes}, op.getStorageType())) {}
 
@@ -203,11 +204,12 @@ private:
     int64_t nr, np;
     Value c;       // memref<?x W x f32>
     Value colBase; // global column of c's column 0 (null: 0)
-    // Chunk-major panels [chunks][NP][chunkRows][NR] (0: [NP][K][NR]), and
-    // the one chunk to multiply (null: all of K).
+    // Chunk-major panels [chunks][NP][chunkRows][NR] (0: [NP][K][NR]):
+    // K runs over chunks [chunkBegin, chunkEnd), chunk q's row k meeting
+    // A's column q * chunkRows - aColBase + k.
     int64_t chunkRows = 0;
-    Value chunk;
-    bool accumulate = false; // c += A B instead of c = A B
+    Value chunkBegin, chunkEnd, aColBase;
+    Value accumulate; // i1: c += A B instead of c = A B (null: false)
     // Turns the accumulators of one row ([panel matrix][vector]) into the
     // vectors to store; `col` is the tile's first column.
     std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
@@ -225,12 +227,30 @@ private:
   }
   void tile(const Gemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
-  void fusedGroup(Value g, Value m, Value a, Value ws, Gemm up, Gemm down);
+  /// Calls the private function `<kernel>.<suffix>`(args), which `body`
+  /// builds from its arguments on the first call.
+  void callOutlined(StringRef suffix, ValueRange args,
+                    function_ref<void(ValueRange)> body);
+  /// The bodies of the two GEMM functions (arguments: see build()).
+  void buildUpGemm(ValueRange in);
+  void buildDownGemm(ValueRange in);
+  /// `v` as memref<?x?xf32>, the one type the GEMM functions take for
+  /// every A and C section.
+  Value dynamic(Value v) {
+    auto type =
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32);
+    return memref::CastOp::create(b, loc, type, v);
+  }
 
   OpBuilder &b;
   Location loc;
   FfnOp op;
+  func::FuncOp kernel;
   const Layout &l;
+  llvm::StringMap<func::FuncOp> outlined;
+  // [mr, nrUp x matrices] f32 on the stack: a multi-row tile's accumulators on
+  // their way through the epilogue (see tile()).
+  Value tileBuffer;
   Type f32, storage;
   VectorType vecF32, vecStorage;
 };
@@ -284,14 +304,24 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
       g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
   if (g.accumulate) {
     assert(nmat == 1 && !g.epilogue && "accumulating GEMMs are plain");
+    SmallVector<Type> types(init.size(), vecF32);
+    auto ifOp = scf::IfOp::create(b, loc, types, g.accumulate,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> loaded;
     for (int64_t r = 0; r < rows; ++r) {
       Value row = arith::AddIOp::create(b, loc, row0, idx(r));
       for (int64_t v = 0; v < nv; ++v) {
         Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
-        init[accIndex(r, 0, v)] =
-            vector::LoadOp::create(b, loc, vecF32, g.c, ValueRange{row, c});
+        loaded.push_back(
+            vector::LoadOp::create(b, loc, vecF32, g.c, ValueRange{row, c}));
       }
     }
+    scf::YieldOp::create(b, loc, loaded);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, init);
+    init.assign(ifOp.getResults().begin(), ifOp.getResults().end());
   }
 
   // One K loop over panel rows [kBase, kBase + kLen) of chunk `chunk` (the
@@ -343,22 +373,21 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
   ValueRange result;
   if (!g.chunkRows) {
     result = kLoop(init, nullptr, nullptr, nullptr, g.k).getResults();
-  } else if (g.chunk) {
-    // One chunk of a chunk-major panel: rows [0, k) of chunk g.chunk.
-    result = kLoop(init, g.chunk, nullptr, nullptr, g.k).getResults();
   } else {
-    // All of K through a chunk-major panel: the accumulators stay in
+    // K through chunks of a chunk-major panel: the accumulators stay in
     // registers across the chunks.
     auto outer =
-        scf::ForOp::create(b, loc, idx(0), idx(l.chunks), idx(1), init);
+        scf::ForOp::create(b, loc, g.chunkBegin, g.chunkEnd, idx(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(outer.getBody());
       Value c = outer.getInductionVar();
-      Value aBase = arith::MulIOp::create(b, loc, c, idx(g.chunkRows));
-      Value len = arith::MinSIOp::create(
-          b, loc, idx(g.chunkRows),
-          arith::SubIOp::create(b, loc, idx(l.f), aBase));
+      Value k0 = arith::MulIOp::create(b, loc, c, idx(g.chunkRows));
+      Value aBase =
+          g.aColBase ? arith::SubIOp::create(b, loc, k0, g.aColBase) : k0;
+      Value len =
+          arith::MinSIOp::create(b, loc, idx(g.chunkRows),
+                                 arith::SubIOp::create(b, loc, idx(l.f), k0));
       scf::ForOp inner =
           kLoop(outer.getRegionIterArgs(), c, nullptr, aBase, len);
       scf::YieldOp::create(b, loc, inner.getResults());
@@ -366,18 +395,50 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
     result = outer.getResults();
   }
 
-  for (int64_t r = 0; r < rows; ++r) {
-    SmallVector<SmallVector<Value>> rowAcc(nmat);
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t v = 0; v < nv; ++v)
-        rowAcc[mat].push_back(result[accIndex(r, mat, v)]);
-    SmallVector<Value> out = g.epilogue ? g.epilogue(rowAcc, col) : rowAcc[0];
-    Value row = arith::AddIOp::create(b, loc, row0, idx(r));
+  // Row r of the result: its accumulators through the epilogue into C.
+  auto storeRow = [&](Value row, ArrayRef<SmallVector<Value>> rowAcc) {
+    SmallVector<Value> out =
+        g.epilogue ? g.epilogue(rowAcc, col) : SmallVector<Value>(rowAcc[0]);
     for (int64_t v = 0; v < nv; ++v) {
       Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
       vector::StoreOp::create(b, loc, out[v], g.c, ValueRange{row, c});
     }
+  };
+  auto rowOf = [&](int64_t r) {
+    SmallVector<SmallVector<Value>> rowAcc(nmat);
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t v = 0; v < nv; ++v)
+        rowAcc[mat].push_back(result[accIndex(r, mat, v)]);
+    return rowAcc;
+  };
+  if (!g.epilogue || rows == 1) {
+    for (int64_t r = 0; r < rows; ++r)
+      storeRow(arith::AddIOp::create(b, loc, row0, idx(r)), rowOf(r));
+    return;
   }
+  // A multi-row tile parks its accumulators in the stack tile buffer (L1)
+  // and runs the epilogue once per row in a loop: one copy of the
+  // activation's code per tile shape instead of one per row. That halves
+  // the kernels' code and compile time; the extra L1 round trip is a few
+  // cycles per row against a K loop of d_model or d_ff FMAs.
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t v = 0; v < nv; ++v)
+        vector::StoreOp::create(
+            b, loc, result[accIndex(r, mat, v)], tileBuffer,
+            ValueRange{idx(r), idx((mat * nv + v) * l.lanes)});
+  auto rowLoop = scf::ForOp::create(b, loc, idx(0), idx(rows), idx(1));
+  rowLoop->setAttr("llvm.loop_annotation", noUnroll());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value r = rowLoop.getInductionVar();
+  SmallVector<SmallVector<Value>> rowAcc(nmat);
+  for (int64_t mat = 0; mat < nmat; ++mat)
+    for (int64_t v = 0; v < nv; ++v)
+      rowAcc[mat].push_back(
+          vector::LoadOp::create(b, loc, vecF32, tileBuffer,
+                                 ValueRange{r, idx((mat * nv + v) * l.lanes)}));
+  storeRow(arith::AddIOp::create(b, loc, row0, r), rowAcc);
 }
 
 void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
@@ -454,57 +515,67 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
       });
     });
 
-  // GEMM 1 with the bias/activation/gate epilogue in registers.
-  Gemm up;
-  up.a = a;
-  up.k = idx(l.d);
-  up.panels.push_back(params.lookup("w_up"));
-  if (op.getGated())
-    up.panels.push_back(params.lookup("w_gate"));
-  up.nr = l.nrUp;
-  up.np = l.npUp;
-  up.c = h;
-  Value bUp = params.lookup("b_up"), bGate = params.lookup("b_gate");
-  up.epilogue = [&](ArrayRef<SmallVector<Value>> acc, Value col) {
-    SmallVector<Value> out;
-    for (int64_t v = 0; v < l.nrUp / l.lanes; ++v) {
-      Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
-      auto biased = [&](Value accv, Value bias) -> Value {
-        if (!bias)
-          return accv;
-        Value bv = toF32(
-            vector::LoadOp::create(b, loc, vecStorage, bias, ValueRange{c}));
-        return arith::AddFOp::create(b, loc, accv, bv);
-      };
-      Value u = biased(acc[0][v], bUp);
-      if (op.getGated()) {
-        Value g = biased(acc[1][v], bGate);
-        out.push_back(arith::MulFOp::create(
-            b, loc, buildActivation(b, loc, op.getActivation(), g), u));
-      } else {
-        out.push_back(buildActivation(b, loc, op.getActivation(), u));
-      }
-    }
-    return out;
+  // The two GEMMs, each one private function that both schedules call (the
+  // fused schedule on one chunk at a time), so each tile's code exists once.
+  SmallVector<Value> upWeights;
+  for (StringRef name : {"w_up", "w_gate", "b_up", "b_gate"})
+    if (Value v = params.lookup(name))
+      upWeights.push_back(v);
+  // GEMM 1: c[:, col - colBase] = epilogue(a W_up[:, col]) for the columns
+  // of up panels [p0, p1).
+  auto callUp = [&](Value c, Value colBase, Value p0, Value p1) {
+    SmallVector<Value> args = {dynamic(a), dynamic(c), colBase, m, p0, p1};
+    args.append(upWeights);
+    callOutlined("gemm_up", args, [&](ValueRange in) { buildUpGemm(in); });
   };
-  inPhase(phase, 1, [&] { gemm(up, m, begin, end); }); // over up panels
+  // GEMM 2: c (+)= a W_down[chunk rows, :] over down panels [p0, p1); with
+  // a chunk-major W_down, over chunks [q0, q1), a's column 0 being d_ff
+  // row aColBase.
+  Value wDown = params.lookup("w_down");
+  auto callDown = [&](Value a2, Value c, Value p0, Value p1, Value q0, Value q1,
+                      Value aColBase, Value accumulate) {
+    SmallVector<Value> args = {dynamic(a2), dynamic(c), m, p0, p1};
+    if (l.fusedMaxM > 0)
+      args.append({q0, q1, aColBase, accumulate});
+    args.push_back(wDown);
+    callOutlined("gemm_down", args, [&](ValueRange in) { buildDownGemm(in); });
+  };
 
-  // GEMM 2 into O; only the first d_ff columns of H are real.
-  Gemm down;
-  down.a = h;
-  down.k = idx(l.f);
-  down.panels.push_back(params.lookup("w_down"));
-  down.nr = l.nrDown;
-  down.np = l.npDown;
-  down.c = o;
-  down.chunkRows = l.fusedMaxM > 0 ? l.chunk : 0;
-  inPhase(phase, 2, [&] { gemm(down, m, begin, end); }); // over down panels
+  inPhase(phase, 1, [&] { callUp(h, idx(0), begin, end); }); // up panels
+  // Into O; only the first d_ff columns of H are real.
+  inPhase(phase, 2, [&] { // over down panels
+    callDown(h, o, begin, end, idx(0), idx(l.chunks), idx(0),
+             arith::ConstantIntOp::create(b, loc, 0, 1));
+  });
 
   // Phase 3 (small m), over chunk groups: the fused schedule.
   if (l.fusedMaxM > 0)
     inPhase(phase, 3, [&] {
-      loop(begin, end, idx(1),
-           [&](Value g) { fusedGroup(g, m, a, ws, up, down); });
+      loop(begin, end, idx(1), [&](Value g) {
+        // This group's chunk buffer Hc [m, chunk] and partial output Og.
+        Value hc = groupView(ws, m, g, /*output=*/false);
+        Value og = groupView(ws, m, g, /*output=*/true);
+        Value first = arith::MulIOp::create(b, loc, g, idx(l.chunksPerGroup));
+        Value last = arith::MinSIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, first, idx(l.chunksPerGroup)),
+            idx(l.chunks));
+        loop(first, last, idx(1), [&](Value c) {
+          // Hc = act(A W_up[:, chunk c]) over the chunk's up panels ...
+          Value p0 = arith::MulIOp::create(b, loc, c, idx(l.panelsPerChunk));
+          Value p1 = arith::MinSIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, p0, idx(l.panelsPerChunk)),
+              idx(l.npUp));
+          callUp(hc, arith::MulIOp::create(b, loc, p0, idx(l.nrUp)), p0, p1);
+          // ... then Og += Hc W_down[chunk c, :] (the first chunk starts
+          // Og), over the chunk's real rows of W_down only: padding
+          // columns of Hc may hold act(0) != 0.
+          Value c1 = arith::AddIOp::create(b, loc, c, idx(1));
+          Value k0 = arith::MulIOp::create(b, loc, c, idx(l.chunk));
+          Value notFirst =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c, first);
+          callDown(hc, og, idx(0), idx(l.npDown), c, c1, k0, notFirst);
+        });
+      });
     });
 
   // Phase 4, over rows: down bias, residual, post-norm, storage conversion.
@@ -569,42 +640,91 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   });
 }
 
-void KernelBuilder::fusedGroup(Value g, Value m, Value a, Value ws, Gemm up,
-                               Gemm down) {
-  // This group's chunk buffer Hc [m, chunk] and partial output Og [m, dp].
-  Value hc = groupView(ws, m, g, /*output=*/false);
-  Value og = groupView(ws, m, g, /*output=*/true);
-  Value zero = f32Constant(b, loc, vecF32, 0.0);
-  loop(idx(0), m, idx(1), [&](Value r) {
-    loop(idx(0), idx(l.dp), idx(l.lanes), [&](Value j) {
-      vector::StoreOp::create(b, loc, zero, og, ValueRange{r, j});
-    });
-  });
-  Value first = arith::MulIOp::create(b, loc, g, idx(l.chunksPerGroup));
-  Value last = arith::MinSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, first, idx(l.chunksPerGroup)),
-      idx(l.chunks));
-  loop(first, last, idx(1), [&](Value c) {
-    // Hc = act(A W_up[:, chunk c]) over the chunk's up panels ...
-    Value p0 = arith::MulIOp::create(b, loc, c, idx(l.panelsPerChunk));
-    Value p1 = arith::MinSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, p0, idx(l.panelsPerChunk)),
-        idx(l.npUp));
-    up.a = a;
-    up.c = hc;
-    up.colBase = arith::MulIOp::create(b, loc, p0, idx(l.nrUp));
-    gemm(up, m, p0, p1);
-    // ... then Og += Hc W_down[chunk c, :], over the chunk's real rows of
-    // W_down only (padding columns of Hc may hold act(0) != 0).
-    Value k0 = arith::MulIOp::create(b, loc, c, idx(l.chunk));
-    down.a = hc;
-    down.c = og;
-    down.chunk = c;
-    down.k = arith::MinSIOp::create(
-        b, loc, idx(l.chunk), arith::SubIOp::create(b, loc, idx(l.f), k0));
-    down.accumulate = true;
-    gemm(down, m, idx(0), idx(l.npDown));
-  });
+void KernelBuilder::callOutlined(StringRef suffix, ValueRange args,
+                                 function_ref<void(ValueRange)> body) {
+  func::FuncOp &fn = outlined[suffix];
+  if (!fn) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(kernel);
+    fn = func::FuncOp::create(b, loc, (kernel.getName() + "." + suffix).str(),
+                              b.getFunctionType(args.getTypes(), {}));
+    fn.setPrivate();
+    // Both schedules call it: LLVM must not copy it back into each caller.
+    // Internal: no symbol of its own in the object.
+    fn->setAttr("no_inline", b.getUnitAttr());
+    fn->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                    b.getContext(), LLVM::Linkage::Internal));
+    Block *entry = fn.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    body(entry->getArguments());
+    func::ReturnOp::create(b, loc);
+  }
+  func::CallOp::create(b, loc, fn, args);
+}
+
+void KernelBuilder::buildUpGemm(ValueRange in) {
+  // (a, c, colBase, m, p0, p1, w_up, [w_gate], [b_up], [b_gate])
+  int64_t matrices = op.getGated() ? 2 : 1;
+  tileBuffer = memref::AllocaOp::create(
+      b, loc, MemRefType::get({l.mr, matrices * l.nrUp}, f32), ValueRange{},
+      b.getI64IntegerAttr(64));
+  Gemm up;
+  up.a = in[0];
+  up.c = in[1];
+  up.colBase = in[2];
+  up.k = idx(l.d);
+  ValueRange weights = in.drop_front(6);
+  bool gated = op.getGated();
+  up.panels.push_back(weights[0]);
+  if (gated)
+    up.panels.push_back(weights[1]);
+  weights = weights.drop_front(gated ? 2 : 1);
+  Value bUp = op.getBUp() ? weights[0] : Value();
+  Value bGate = gated && op.getBGate() ? weights.back() : Value();
+  up.nr = l.nrUp;
+  up.np = l.npUp;
+  up.epilogue = [&](ArrayRef<SmallVector<Value>> acc, Value col) {
+    SmallVector<Value> out;
+    for (int64_t v = 0; v < l.nrUp / l.lanes; ++v) {
+      Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
+      auto biased = [&](Value accv, Value bias) -> Value {
+        if (!bias)
+          return accv;
+        Value bv = toF32(
+            vector::LoadOp::create(b, loc, vecStorage, bias, ValueRange{c}));
+        return arith::AddFOp::create(b, loc, accv, bv);
+      };
+      Value u = biased(acc[0][v], bUp);
+      if (gated) {
+        Value g = biased(acc[1][v], bGate);
+        out.push_back(arith::MulFOp::create(
+            b, loc, buildActivation(b, loc, op.getActivation(), g), u));
+      } else {
+        out.push_back(buildActivation(b, loc, op.getActivation(), u));
+      }
+    }
+    return out;
+  };
+  gemm(up, in[3], in[4], in[5]);
+}
+
+void KernelBuilder::buildDownGemm(ValueRange in) {
+  // (a, c, m, p0, p1, [q0, q1, aColBase, accumulate], w_down)
+  Gemm down;
+  down.a = in[0];
+  down.c = in[1];
+  down.k = idx(l.f);
+  down.panels.push_back(in.back());
+  down.nr = l.nrDown;
+  down.np = l.npDown;
+  if (l.fusedMaxM > 0) {
+    down.chunkRows = l.chunk;
+    down.chunkBegin = in[5];
+    down.chunkEnd = in[6];
+    down.aColBase = in[7];
+    down.accumulate = in[8];
+  }
+  gemm(down, in[2], in[3], in[4]);
 }
 
 /// A private `func @name(%src, %dst)` whose body fills every element of dst
@@ -792,7 +912,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   for (auto [i, name] : llvm::enumerate(paramNames))
     params[name] = body->getArgument(1 + i);
   unsigned n = body->getNumArguments();
-  KernelBuilder(b, loc, op, l)
+  KernelBuilder(b, loc, op, kernel, l)
       .build(body->getArgument(0), params, body->getArgument(n - 5),
              body->getArgument(n - 4), body->getArgument(n - 3),
              body->getArgument(n - 2), body->getArgument(n - 1));
