@@ -189,6 +189,21 @@ func.func @g(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
   return %y : tensor<?x20xf32>
 }
 
+// A kernel of the same shape as @g with another activation shares @g's
+// GEMM 2 and gets its own GEMM 1.
+// CHECK-LABEL: func.func private @h.gemm_up(
+// CHECK: arith.maximumf
+// CHECK-NOT: func.func private @h.gemm_down
+// CHECK-LABEL: func.func @h(
+// CHECK: call @h.gemm_up(
+// CHECK: call @g.gemm_down(
+// CHECK: call @h.gemm_up(
+// CHECK: call @g.gemm_down(
+func.func @h(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
+  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+
 // Functions without a strategy are left for convert-ffn-to-linalg.
 // CHECK-LABEL: func.func @unscheduled(
 // CHECK: ffn.ffn relu

@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -63,7 +64,9 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   auto run = [&](llvm::function_ref<void(mlir::OpPassManager &)> build,
                  llvm::StringRef what) -> llvm::Error {
     mlir::PassManager pm(&context);
-    if (getenv("FFNC_MLIR_TIMING")) pm.enableTiming();
+    // --time-passes (LLVM's option) times the MLIR passes too.
+    if (llvm::TimePassesIsEnabled)
+      pm.enableTiming();
     build(pm);
     if (mlir::failed(pm.run(*module)))
       return llvm::createStringError("internal error: " + what.str() +

@@ -17,11 +17,15 @@
 // the row phase sums the Og in a fixed order, so results depend on the
 // strategy, never on the thread count.
 //
-// Each GEMM: for each mc-row block, for each packed weight panel, for each
-// mr-row tile (then 1-row tiles for the rest of the block), a K loop that
-// carries mr x (nr / lanes) accumulator vectors and does one broadcast of A
-// per row and one FMA per accumulator per k. The epilogue of GEMM 1 runs on
-// the accumulators before they are stored.
+// Each GEMM is one private function (`<kernel>.gemm_up`, `.gemm_down`)
+// that both schedules call, shared by every kernel of the module with the
+// same shape: for each mc-row block, for each packed weight panel, for each
+// mr-row tile (then one mr/2-row tile and 1-row tiles for the rest of the
+// block), a K loop that carries mr x (nr / lanes) accumulator vectors and
+// does one broadcast of A per row and one FMA per accumulator per k. The
+// epilogue of GEMM 1 runs on the accumulators before they are stored (a
+// multi-row tile passes them through a stack tile buffer, so the
+// epilogue's code exists once per tile shape).
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,9 +111,10 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, FfnOp op, func::FuncOp kernel,
-                const Layout &l)
-      : b(b), loc(loc), op(op), kernel(kernel), l(l), f32(b.getF32Type()),
-        storage(op.getStorageType()), vecF32(VectorType::get({l.lanes}, f32)),
+                const Layout &l, llvm::StringMap<func::FuncOp> &outlined)
+      : b(b), loc(loc), op(op), kernel(kernel), l(l), outlined(outlined),
+        f32(b.getF32Type()), storage(op.getStorageType()),
+        vecF32(VectorType::get({l.lanes}, f32)),
         vecStorage(VectorType::get({l.lanes}, op.getStorageType())) {}
 
   /// `args`: x, params (kernelParams order, by name), y, workspace, and the
@@ -227,10 +232,30 @@ private:
   }
   void tile(const Gemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
-  /// Calls the private function `<kernel>.<suffix>`(args), which `body`
-  /// builds from its arguments on the first call.
-  void callOutlined(StringRef suffix, ValueRange args,
+  /// Calls the private GEMM function `<kernel>.<suffix>`(args), which
+  /// `body` builds from its arguments on the first call with this suffix
+  /// and `key`. The key names everything the body's code depends on, so
+  /// kernels of the same shape in one module (the layers of a model, a
+  /// gallery of activations sharing GEMM 2) share one function.
+  void callOutlined(StringRef suffix, StringRef key, ValueRange args,
                     function_ref<void(ValueRange)> body);
+  /// What GEMM 2's code depends on: the storage type and the layout.
+  std::string layoutKey() {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << storage;
+    for (int64_t v :
+         {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
+          int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch)})
+      os << "," << v;
+    return key;
+  }
+  /// GEMM 1's code also depends on its epilogue.
+  std::string upKey() {
+    return layoutKey() + "," + stringifyActivation(op.getActivation()).str() +
+           (op.getGated() ? ",gated" : "") + (op.getBUp() ? ",b_up" : "") +
+           (op.getBGate() ? ",b_gate" : "");
+  }
   /// The bodies of the two GEMM functions (arguments: see build()).
   void buildUpGemm(ValueRange in);
   void buildDownGemm(ValueRange in);
@@ -247,7 +272,9 @@ private:
   FfnOp op;
   func::FuncOp kernel;
   const Layout &l;
-  llvm::StringMap<func::FuncOp> outlined;
+  // The module's GEMM functions by what their code depends on (see
+  // callOutlined).
+  llvm::StringMap<func::FuncOp> &outlined;
   // [mr, nrUp x matrices] f32 on the stack: a multi-row tile's accumulators on
   // their way through the epilogue (see tile()).
   Value tileBuffer;
@@ -526,7 +553,8 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   auto callUp = [&](Value c, Value colBase, Value p0, Value p1) {
     SmallVector<Value> args = {dynamic(a), dynamic(c), colBase, m, p0, p1};
     args.append(upWeights);
-    callOutlined("gemm_up", args, [&](ValueRange in) { buildUpGemm(in); });
+    callOutlined("gemm_up", upKey(), args,
+                 [&](ValueRange in) { buildUpGemm(in); });
   };
   // GEMM 2: c (+)= a W_down[chunk rows, :] over down panels [p0, p1); with
   // a chunk-major W_down, over chunks [q0, q1), a's column 0 being d_ff
@@ -538,7 +566,8 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     if (l.fusedMaxM > 0)
       args.append({q0, q1, aColBase, accumulate});
     args.push_back(wDown);
-    callOutlined("gemm_down", args, [&](ValueRange in) { buildDownGemm(in); });
+    callOutlined("gemm_down", layoutKey(), args,
+                 [&](ValueRange in) { buildDownGemm(in); });
   };
 
   inPhase(phase, 1, [&] { callUp(h, idx(0), begin, end); }); // up panels
@@ -640,9 +669,10 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   });
 }
 
-void KernelBuilder::callOutlined(StringRef suffix, ValueRange args,
+void KernelBuilder::callOutlined(StringRef suffix, StringRef key,
+                                 ValueRange args,
                                  function_ref<void(ValueRange)> body) {
-  func::FuncOp &fn = outlined[suffix];
+  func::FuncOp &fn = outlined[(suffix + ":" + key).str()];
   if (!fn) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(kernel);
@@ -821,7 +851,8 @@ func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
                    });
 }
 
-LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
+LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
+                            llvm::StringMap<func::FuncOp> &gemms) {
   StrategyAttr strategy = *op.getStrategy();
   Layout l = layoutFor(op, strategy);
   OpBuilder b(func);
@@ -912,7 +943,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op) {
   for (auto [i, name] : llvm::enumerate(paramNames))
     params[name] = body->getArgument(1 + i);
   unsigned n = body->getNumArguments();
-  KernelBuilder(b, loc, op, kernel, l)
+  KernelBuilder(b, loc, op, kernel, l, gemms)
       .build(body->getArgument(0), params, body->getArgument(n - 5),
              body->getArgument(n - 4), body->getArgument(n - 3),
              body->getArgument(n - 2), body->getArgument(n - 1));
@@ -946,8 +977,9 @@ struct FfnLowerPackedPass : ffn::impl::FfnLowerPackedBase<FfnLowerPackedPass> {
       }
       work.emplace_back(func, ffnOp);
     }
+    llvm::StringMap<func::FuncOp> gemms;
     for (auto [func, op] : work)
-      if (failed(lowerFunction(func, op)))
+      if (failed(lowerFunction(func, op, gemms)))
         return signalPassFailure();
   }
 };

@@ -112,7 +112,11 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
     up projections of a column are computed in the same tile. Norms, the
     down bias, the residual and the storage conversion are row loops.
     Scratch (the f32 hidden activations) lives in a caller-provided workspace
-    of `ffn.workspace_per_row` bytes per row, so the kernel never allocates.
+    of `ffn.workspace_per_row` bytes per row, so the kernel never allocates
+    (the one stack buffer holds a tile's accumulators on their way through
+    the epilogue). Each GEMM is a private function (`<kernel>.gemm_up`,
+    `<kernel>.gemm_down`) called by both schedules and shared by the
+    module's kernels of the same shape.
     With `fused_max_m > 0` the kernel also holds the fused schedule for runs
     of at most that many rows: d_ff in chunks, each chunk's activations
     computed into a small buffer and multiplied straight into a per-group
