@@ -109,8 +109,9 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         countParameters(spec).matrixWeights * byteWidth(spec.dtype);
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
         schedule->vectorBits, matrixBytes, spec.dFF, schedule->overrides);
-    out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
-                       mlir::ffn::describeStrategy(choice, spec.isGated()));
+    out += fmt::format(
+        "  {:<22}{}: {}\n", "schedule", schedule->target,
+        mlir::ffn::describeStrategy(choice, spec.isGated(), spec.dFF));
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
         "and predicted time\n  ({} thread{}, {} {:.0f} GFLOP/s peak, "
@@ -122,8 +123,8 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       Prediction p = predict(spec, m, schedule->machine);
       // The schedule this M's bucket runs.
       bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;
-      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}\n",
-                         m, arithmeticIntensity(spec, m), p.seconds * 1e3,
+      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}\n", m,
+                         arithmeticIntensity(spec, m), p.seconds * 1e3,
                          p.memoryBound ? "memory-bound" : "compute-bound",
                          fused ? "fused" : "two-pass");
     }

@@ -76,9 +76,7 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
   l.mr = s.getMr();
   l.mc = s.getMc();
   l.prefetch = s.getPrefetch();
-  // A gated FFN splits the tile's columns between gate and up.
-  l.nrUp = op.getGated() ? std::max(l.lanes, s.getNr() / 2) : s.getNr();
-  l.nrUp = l.nrUp / l.lanes * l.lanes;
+  l.nrUp = upPanelWidth(s.getNr(), s.getVectorBits(), op.getGated());
   l.npUp = (l.f + l.nrUp - 1) / l.nrUp;
   l.fp = l.npUp * l.nrUp;
   l.nrDown = s.getNr();
@@ -95,14 +93,13 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
   l.oWidth = roundUp(l.dp, 16);
   if (s.getFusedMaxM() > 0) {
     l.fusedMaxM = s.getFusedMaxM();
-    // The chunk is a whole number of up panels (the verifier makes it a
-    // multiple of nr, hence of nrUp) and no wider than d_ff needs.
-    l.panelsPerChunk = std::min(s.getChunk() / l.nrUp, l.npUp);
-    l.chunk = l.panelsPerChunk * l.nrUp;
-    l.chunks = (l.npUp + l.panelsPerChunk - 1) / l.panelsPerChunk;
-    int64_t groups = std::min(s.getGroups(), l.chunks);
-    l.chunksPerGroup = (l.chunks + groups - 1) / groups;
-    l.groups = (l.chunks + l.chunksPerGroup - 1) / l.chunksPerGroup;
+    // The verifier makes the chunk a multiple of nr, hence of nrUp.
+    FusedShape f = fusedShape(s.getChunk(), s.getGroups(), l.nrUp, l.f);
+    l.panelsPerChunk = f.panelsPerChunk;
+    l.chunk = f.chunk;
+    l.chunks = f.chunks;
+    l.chunksPerGroup = f.chunksPerGroup;
+    l.groups = f.groups;
   }
   return l;
 }
@@ -926,15 +923,11 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   bucketMaxM.push_back(-1);
   kernel->setAttr("ffn.phase_units", b.getArrayAttr(units));
   kernel->setAttr("ffn.bucket_max_m", b.getI64ArrayAttr(bucketMaxM));
-  StrategyChoice choice{strategy.getVectorBits(),
-                        strategy.getMr(),
-                        strategy.getNr(),
-                        strategy.getMc(),
-                        strategy.getPrefetch(),
-                        l.fusedMaxM,
-                        l.chunk,
-                        l.groups};
-  std::string text = describeStrategy(choice, op.getGated());
+  StrategyChoice choice{strategy.getVectorBits(), strategy.getMr(),
+                        strategy.getNr(),         strategy.getMc(),
+                        strategy.getPrefetch(),   strategy.getFusedMaxM(),
+                        strategy.getChunk(),      strategy.getGroups()};
+  std::string text = describeStrategy(choice, op.getGated(), l.f);
   kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
 
   Block *body = kernel.addEntryBlock();

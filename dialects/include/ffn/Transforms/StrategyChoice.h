@@ -84,15 +84,51 @@ inline StrategyChoice chooseStrategy(int64_t vectorBits, uint64_t weightBytes,
   return c;
 }
 
-/// One line for --emit output, `ffnc info` and the kernel descriptor.
-inline std::string describeStrategy(const StrategyChoice &c, bool gated) {
+/// Columns of one up (and gate) panel: a gated FFN splits the tile's
+/// columns between gate and up.
+inline int64_t upPanelWidth(int64_t nr, int64_t vectorBits, bool gated) {
+  int64_t lanes = vectorBits / 32;
+  int64_t width = gated ? std::max(lanes, nr / 2) : nr;
+  return width / lanes * lanes;
+}
+
+/// The fused schedule as a kernel runs it, from the strategy's chunk and
+/// groups: a chunk is a whole number of up panels and no wider than d_ff
+/// needs; there are no more groups than chunks, and every group but the
+/// last has the same number of chunks (so a nominal 8 groups of BERT-base's
+/// 12 chunks run as 6 groups of 2).
+struct FusedShape {
+  int64_t panelsPerChunk, chunk, chunks, chunksPerGroup, groups;
+};
+
+inline FusedShape fusedShape(int64_t chunk, int64_t groups, int64_t nrUp,
+                             int64_t dFf) {
+  FusedShape s;
+  int64_t upPanels = (dFf + nrUp - 1) / nrUp;
+  s.panelsPerChunk = std::max<int64_t>(std::min(chunk / nrUp, upPanels), 1);
+  s.chunk = s.panelsPerChunk * nrUp;
+  s.chunks = (upPanels + s.panelsPerChunk - 1) / s.panelsPerChunk;
+  int64_t g = std::max<int64_t>(std::min(groups, s.chunks), 1);
+  s.chunksPerGroup = (s.chunks + g - 1) / g;
+  s.groups = (s.chunks + s.chunksPerGroup - 1) / s.chunksPerGroup;
+  return s;
+}
+
+/// One line for --emit output, `ffnc info` and the kernel descriptor; the
+/// fused bucket's chunk and groups as the kernel runs them.
+inline std::string describeStrategy(const StrategyChoice &c, bool gated,
+                                    int64_t dFf) {
   std::string text;
-  if (c.fusedMaxM > 0)
+  if (c.fusedMaxM > 0) {
+    FusedShape f = fusedShape(c.chunk, c.groups,
+                              upPanelWidth(c.nr, c.vectorBits, gated), dFf);
     text = "m <= " + std::to_string(c.fusedMaxM) +
-           ": fused whole-FFN, d_ff in chunks of " + std::to_string(c.chunk) +
-           " over " + std::to_string(c.groups) + " groups; m > " +
-           std::to_string(c.fusedMaxM) + ": two-pass; ";
-  int64_t nrUp = gated ? c.nr / 2 : c.nr;
+           ": fused whole-FFN, d_ff in chunks of " + std::to_string(f.chunk) +
+           " over " + std::to_string(f.groups) + " group" +
+           (f.groups == 1 ? "" : "s") + "; m > " + std::to_string(c.fusedMaxM) +
+           ": two-pass; ";
+  }
+  int64_t nrUp = upPanelWidth(c.nr, c.vectorBits, gated);
   text += "packed " + std::to_string(c.vectorBits) +
           "-bit vectors, register tile " + std::to_string(c.mr) + "x" +
           std::to_string(c.nr) +
