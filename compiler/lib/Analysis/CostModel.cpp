@@ -4,6 +4,8 @@
 
 #include "ffnc/Analysis/FfnInfo.h"
 
+#include "ffn/Transforms/ScheduleCost.h"
+
 #include <algorithm>
 
 using namespace ffnc;
@@ -14,7 +16,10 @@ Prediction ffnc::predict(const FfnSpec &spec, uint64_t tokens,
   double bytes = static_cast<double>(weightBytes(spec)) +
                  2.0 * tokens * spec.dModel * byteWidth(spec.dtype);
   double compute = flops / (efficiency * machine.peakGflops * 1e9);
-  double memory = bytes / (machine.bandwidthGBs * 1e9);
+  bool streamed = weightBytes(spec) > mlir::ffn::kStreamedWeightBytes;
+  double memory =
+      bytes /
+      ((streamed ? machine.bandwidthGBs : machine.cacheBandwidthGBs) * 1e9);
   Prediction p;
   p.seconds = std::max(compute, memory);
   p.memoryBound = memory >= compute;

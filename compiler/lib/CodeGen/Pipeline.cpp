@@ -13,6 +13,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <thread>
+
 using namespace mlir;
 
 void ffnc::buildStrategyPipeline(OpPassManager &pm,
@@ -28,6 +30,9 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
   select.fusedMaxM = options.fusedMaxM;
   select.chunk = options.chunk;
   select.groups = options.groups;
+  select.threads = options.threads > 0
+                       ? options.threads
+                       : std::max(1u, std::thread::hardware_concurrency());
   pm.addNestedPass<func::FuncOp>(ffn::createFfnSelectStrategy(select));
 }
 

@@ -17,6 +17,7 @@
 #include "ffnc/CodeGen/Compile.h"
 #include "ffnc/Frontend/Sema.h"
 
+#include "ffn/Transforms/ScheduleCost.h"
 #include "ffn/runtime.h"
 #include "ffn_reference.h"
 
@@ -32,6 +33,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <thread>
 #include <unistd.h>
 
@@ -73,7 +75,7 @@ void fillRandom(std::vector<float> &v, uint64_t seed, double a) {
 }
 
 struct Machine {
-  double peak1, peakAll, bw1, bwAll;
+  double peak1, peakAll, bw1, bwAll, cache1, cacheAll;
   unsigned cores;
 };
 
@@ -104,11 +106,13 @@ int main(int argc, char **argv) {
   mc.peakAll = measurePeakGflops(mc.cores, avx512);
   mc.bw1 = measureReadBandwidth(1);
   mc.bwAll = measureReadBandwidth(mc.cores);
+  mc.cache1 = measureCacheReadBandwidth(1);
+  mc.cacheAll = measureCacheReadBandwidth(mc.cores);
   fmt::print("machine: {} ({}), {} cores; FMA peak {:.1f} GFLOP/s (1 thread), "
-             "{:.1f} ({} threads); read bandwidth {:.1f} GB/s (1 thread), "
-             "{:.1f} ({} threads)\n",
+             "{:.1f} ({} threads); read bandwidth from memory {:.1f} GB/s (1 "
+             "thread), {:.1f} ({} threads), from cache {:.1f}, {:.1f}\n",
              target->hostCpu, target->name, mc.cores, mc.peak1, mc.peakAll,
-             mc.cores, mc.bw1, mc.bwAll, mc.cores);
+             mc.cores, mc.bw1, mc.bwAll, mc.cores, mc.cache1, mc.cacheAll);
 
   // Compile the bench specs for this machine.
   auto buffer = llvm::MemoryBuffer::getFile(specPath);
@@ -123,20 +127,27 @@ int main(int argc, char **argv) {
       sm.getMemoryBuffer(sm.getMainFileID())->getBuffer(), diags);
   if (diags.hadError())
     return 1;
-  llvm::SmallString<128> dir, library;
+  // One library per thread count, each tuned for it (--kernel-threads):
+  // the cost model picks each token count's schedule for the threads.
+  llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("ffn-bench", dir);
-  library = dir;
-  llvm::sys::path::append(library, "bench.so");
-  ScheduleOptions schedule;
-  schedule.vectorBits = target->vectorBits;
-  double compileStart = now();
-  if (llvm::Error err =
-          buildSharedLibrary(specs, sm, *target, schedule, library)) {
-    fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
-    return 1;
+  std::map<unsigned, std::string> libraries;
+  for (unsigned threads : {1u, mc.cores}) {
+    llvm::SmallString<128> library(dir);
+    llvm::sys::path::append(library, "bench" + std::to_string(threads) + ".so");
+    ScheduleOptions schedule;
+    schedule.vectorBits = target->vectorBits;
+    schedule.threads = threads;
+    double compileStart = now();
+    if (llvm::Error err =
+            buildSharedLibrary(specs, sm, *target, schedule, library)) {
+      fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+      return 1;
+    }
+    fmt::print("compiled {} FFNs for {} thread{} in {:.2f} s\n", specs.size(),
+               threads, threads == 1 ? "" : "s", now() - compileStart);
+    libraries[threads] = std::string(library);
   }
-  fmt::print("compiled {} FFNs in {:.2f} s\n", specs.size(),
-             now() - compileStart);
 
   std::vector<Config> configs = {
       {"bert_base_gelu", 1},   {"bert_base_gelu", 8},
@@ -153,13 +164,15 @@ int main(int argc, char **argv) {
   int failures = 0;
   fmt::print("\n| FFN | M | thr | ffnc ms | GFLOP/s | % peak | weight GB/s "
              "| % roofline | oneDNN ms | oneDNN GFLOP/s | ffnc / oneDNN "
-             "| predicted ms | max err (tol) |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "| predicted ms | schedule | max err (tol) |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (unsigned threads : {1u, mc.cores}) {
     ffn_context_set_threads(ctx, static_cast<int>(threads));
     ffn_bench::setOneDnnThreads(static_cast<int>(threads));
     double peak = threads == 1 ? mc.peak1 : mc.peakAll;
     double bw = threads == 1 ? mc.bw1 : mc.bwAll;
+    double cacheBw = threads == 1 ? mc.cache1 : mc.cacheAll;
+    const std::string &library = libraries[threads];
     for (const Config &c : configs) {
       const FfnSpec *spec = nullptr;
       for (const FfnSpec &s : specs)
@@ -237,23 +250,39 @@ int main(int argc, char **argv) {
       double flops = double(flopsPerToken(*spec)) * c.m;
       double wbytes = double(weightBytes(*spec));
       double bytes = wbytes + 2.0 * c.m * spec->dModel * 4;
-      double bound = std::min(peak, flops / bytes * bw); // GFLOP/s
+      // Weights of at most 64 MiB stay in the last-level cache between
+      // runs: their roofline is the cache bandwidth.
+      bool streamed = wbytes > mlir::ffn::kStreamedWeightBytes;
+      double bound =
+          std::min(peak, flops / bytes * (streamed ? bw : cacheBw)); // GFLOP/s
       double gf = flops / bestF / 1e9, gd = flops / bestD / 1e9;
-      // The cost model ffnc info uses, with this machine's measurements.
-      double predicted = predict(*spec, c.m, MachineModel{peak, bw}).seconds;
+      // The roofline ffnc info uses, with this machine's measurements.
+      double predicted =
+          predict(*spec, c.m, MachineModel{peak, bw, cacheBw}).seconds;
+      // The schedule the kernel's bucket for this M runs, as the compiler
+      // chose it for this thread count.
+      mlir::ffn::MachineAssumptions assumed;
+      assumed.threads = threads;
+      mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
+          target->vectorBits,
+          {spec->dModel, spec->dFF, spec->isGated(),
+           static_cast<int64_t>(byteWidth(spec->dtype))},
+          {}, assumed);
+      bool fused = c.m <= choice.fusedMaxM;
       fmt::print(
           "| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
-          "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {:.1e} ({:.0e}){} |\n",
+          "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {} | {:.1e} ({:.0e}){} |\n",
           c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,
           wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
-          bestD / bestF, predicted * 1e3, cmp.maxRel, tol,
-          cmp.pass ? "" : " FAIL");
+          bestD / bestF, predicted * 1e3, fused ? "fused" : "two-pass",
+          cmp.maxRel, tol, cmp.pass ? "" : " FAIL");
       std::fflush(stdout);
       ffn_kernel_destroy(kernel);
     }
   }
   ffn_context_destroy(ctx);
-  llvm::sys::fs::remove(library);
+  for (auto &[threads, library] : libraries)
+    llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);
   fmt::print("\n{} numerics failures\n", failures);
   return failures ? 1 : 0;

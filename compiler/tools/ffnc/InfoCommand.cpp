@@ -4,7 +4,7 @@
 
 #include "ffnc/Analysis/FfnInfo.h"
 
-#include "ffn/Transforms/StrategyChoice.h"
+#include "ffn/Transforms/ScheduleCost.h"
 
 #include <fmt/format.h>
 
@@ -105,28 +105,44 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       out += "\n";
       continue;
     }
-    uint64_t matrixBytes =
-        countParameters(spec).matrixWeights * byteWidth(spec.dtype);
+    // Exactly the compiler's choice: the same shape, overrides and machine
+    // assumptions (nominal but for the thread count).
+    mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.dModel),
+                              static_cast<int64_t>(spec.dFF), spec.isGated(),
+                              static_cast<int64_t>(byteWidth(spec.dtype))};
+    mlir::ffn::MachineAssumptions assumed;
+    assumed.threads = schedule->threads;
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
-        schedule->vectorBits, matrixBytes, spec.dFF, schedule->overrides);
+        schedule->vectorBits, shape, schedule->overrides, assumed);
     out += fmt::format(
         "  {:<22}{}: {}\n", "schedule", schedule->target,
         mlir::ffn::describeStrategy(choice, spec.isGated(), spec.dFF));
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
         "and predicted time\n  ({} thread{}, {} {:.0f} GFLOP/s peak, "
-        "{:.1f} GB/s):\n",
+        "{:.1f} GB/s from memory, {:.1f} GB/s from cache):\n",
         schedule->threads, schedule->threads == 1 ? "" : "s",
         schedule->machineSource, schedule->machine.peakGflops,
-        schedule->machine.bandwidthGBs);
+        schedule->machine.bandwidthGBs, schedule->machine.cacheBandwidthGBs);
     for (uint64_t m : tokenCounts) {
       Prediction p = predict(spec, m, schedule->machine);
-      // The schedule this M's bucket runs.
+      // The schedule this M's bucket runs, and at decode sizes how the
+      // cost model priced the fused schedule against the two-pass one.
       bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;
-      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}\n", m,
-                         arithmeticIntensity(spec, m), p.seconds * 1e3,
+      std::string priced;
+      if (m <= static_cast<uint64_t>(mlir::ffn::kFusedMaxM)) {
+        mlir::ffn::StrategyChoice priceable = choice;
+        if (!fused && choice.fusedMaxM == 0)
+          priceable.chunk = priceable.groups = 0; // the model's defaults
+        mlir::ffn::SchedulePrices prices = mlir::ffn::priceSchedules(
+            shape, priceable, static_cast<int64_t>(m), assumed);
+        priced = fmt::format(" (fused priced {:.2f}x two-pass)",
+                             prices.fused / prices.twoPass);
+      }
+      out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}{}\n",
+                         m, arithmeticIntensity(spec, m), p.seconds * 1e3,
                          p.memoryBound ? "memory-bound" : "compute-bound",
-                         fused ? "fused" : "two-pass");
+                         fused ? "fused" : "two-pass", priced);
     }
     out += "\n";
   }

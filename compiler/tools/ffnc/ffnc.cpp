@@ -16,6 +16,8 @@
 #include "ffnc/Frontend/Sema.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
 
+#include "ffn/Transforms/ScheduleCost.h"
+
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
@@ -28,6 +30,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <thread>
 
 using namespace ffnc;
 namespace cl = llvm::cl;
@@ -132,10 +135,6 @@ cl::opt<bool> measureMachine(
     cl::desc("With --target=host: measure this machine's FMA peak and read "
              "bandwidth for the predictions (a few seconds)"),
     cl::cat(ffncCategory), cl::sub(infoCommand));
-cl::opt<unsigned>
-    infoThreads("info-threads",
-                cl::desc("Threads the predictions assume (default 1)"),
-                cl::init(1), cl::cat(ffncCategory), cl::sub(infoCommand));
 
 // run.
 cl::opt<bool> checkResults(
@@ -149,10 +148,20 @@ cl::opt<unsigned> repeat("repeat",
                          cl::desc("Timed runs after one warm-up (default 3)"),
                          cl::init(3), cl::cat(ffncCategory),
                          cl::sub(runCommand));
-cl::opt<unsigned>
-    threadCount("threads",
-                cl::desc("Runtime threads (default 0: one per core)"),
-                cl::init(0), cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<unsigned> threadCount(
+    "threads",
+    cl::desc("Threads the kernels run on (default 0: one per core, the "
+             "runtime's default); the cost model picks each token count's "
+             "schedule for it, and run uses it"),
+    cl::init(0), cl::cat(ffncCategory), cl::sub(infoCommand),
+    cl::sub(runCommand));
+// The same for compiling (LLVM already has a top-level --threads).
+cl::opt<unsigned> kernelThreads(
+    "kernel-threads",
+    cl::desc("Threads the kernels will run on (default 0: one per core of "
+             "this machine); the cost model picks each token count's "
+             "schedule for it"),
+    cl::init(0), cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<bool> outInLayout(
     "out-in",
     cl::desc("Hand weights to the runtime in PyTorch's [out, in] layout"),
@@ -169,6 +178,10 @@ cl::opt<bool> injectNonFinite(
 /// Spec files larger than this are refused outright: a real spec is a few
 /// hundred bytes, and the limit bounds the work done on hostile input.
 constexpr uint64_t kMaxSpecBytes = 16u << 20;
+
+unsigned hardwareThreads() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "ffnc") << message << "\n";
@@ -325,8 +338,9 @@ int main(int argc, char **argv) {
       return 1;
     if (options.baseline)
       return fail("info --strategy: the baseline has no schedule to report");
-    if (infoThreads < 1 || infoThreads > 1024)
-      return fail("--info-threads must be in [1, 1024]");
+    if (threadCount > 1024)
+      return fail("--threads must be at most 1024");
+    unsigned threads = threadCount ? threadCount : hardwareThreads();
     InfoSchedule schedule;
     schedule.target = target->name;
     schedule.vectorBits = target->vectorBits;
@@ -337,19 +351,23 @@ int main(int argc, char **argv) {
     schedule.overrides.fusedMaxM = options.fusedMaxM;
     schedule.overrides.chunk = options.chunk;
     schedule.overrides.groups = options.groups;
-    schedule.threads = infoThreads;
+    schedule.threads = threads;
     if (measureMachine) {
       if (targetName != "host")
         return fail("--measure needs --target=host");
       schedule.machine.peakGflops =
-          measurePeakGflops(infoThreads, target->vectorBits == 512);
-      schedule.machine.bandwidthGBs = measureReadBandwidth(infoThreads);
+          measurePeakGflops(threads, target->vectorBits == 512);
+      schedule.machine.bandwidthGBs = measureReadBandwidth(threads);
+      schedule.machine.cacheBandwidthGBs = measureCacheReadBandwidth(threads);
       schedule.machineSource = "measured";
     } else {
-      // Nominal per core: one 512-bit (or two 256-bit) FMAs per cycle at
-      // 3.5 GHz, and 20 GB/s of memory bandwidth for the whole process.
-      schedule.machine.peakGflops = 112.0 * infoThreads;
-      schedule.machine.bandwidthGBs = 20.0;
+      // The cost model's nominal machine (ScheduleCost.h): per core one
+      // 512-bit (or two 256-bit) FMAs per cycle at 3.5 GHz and 60 GB/s from
+      // cache; 20 GB/s of memory bandwidth for the whole process.
+      mlir::ffn::MachineAssumptions nominal;
+      schedule.machine.peakGflops = nominal.peakGflops * threads;
+      schedule.machine.bandwidthGBs = nominal.dramGBs;
+      schedule.machine.cacheBandwidthGBs = nominal.cacheGBs * threads;
       schedule.machineSource = "nominal";
     }
     llvm::outs() << renderInfo(specs, tokens, sourceMgr, &schedule);
@@ -365,6 +383,11 @@ int main(int argc, char **argv) {
   schedule.vectorBits = target->vectorBits;
   if (!parseStrategy(strategyOption, schedule))
     return 1;
+  unsigned tuneFor = runCommand ? threadCount : kernelThreads;
+  if (tuneFor > 1024)
+    return fail(runCommand ? "--threads must be at most 1024"
+                           : "--kernel-threads must be at most 1024");
+  schedule.threads = tuneFor;
 
   if (runCommand) {
     RunOptions options;
@@ -385,8 +408,6 @@ int main(int argc, char **argv) {
     options.seed = seed;
     options.repeat = repeat;
     options.outInLayout = outInLayout;
-    if (threadCount > 1024)
-      return fail("--threads must be at most 1024");
     options.threads = threadCount;
     options.inputScale = inputScale;
     options.injectNonFinite = injectNonFinite;

@@ -2,7 +2,7 @@
 
 #include "ffn/IR/FfnOps.h"
 #include "ffn/Transforms/Passes.h"
-#include "ffn/Transforms/StrategyChoice.h"
+#include "ffn/Transforms/ScheduleCost.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNSELECTSTRATEGY
@@ -21,9 +21,15 @@ struct FfnSelectStrategyPass
     WalkResult result = getOperation().walk([&](FfnOp op) {
       if (op.getStrategy())
         return WalkResult::advance();
-      uint64_t weights = (op.getGated() ? 3 : 2) *
-                         static_cast<uint64_t>(op.getDModel()) * op.getDFf() *
-                         (op.getStorageType().getIntOrFloatBitWidth() / 8);
+      if (threads < 1 || threads > 1024) {
+        op.emitOpError("threads must be in [1, 1024], got ")
+            << static_cast<int64_t>(threads);
+        return WalkResult::interrupt();
+      }
+      FfnShape shape{op.getDModel(), op.getDFf(), op.getGated(),
+                     op.getStorageType().getIntOrFloatBitWidth() / 8};
+      MachineAssumptions machine;
+      machine.threads = threads;
       StrategyOverrides o;
       o.mr = mr;
       o.nr = nr;
@@ -32,7 +38,7 @@ struct FfnSelectStrategyPass
       o.fusedMaxM = fusedMaxM;
       o.chunk = chunk;
       o.groups = groups;
-      StrategyChoice c = chooseStrategy(vectorBits, weights, op.getDFf(), o);
+      StrategyChoice c = chooseStrategy(vectorBits, shape, o, machine);
       if (failed(StrategyAttr::verify(
               [&] { return op.emitOpError(); }, c.vectorBits, c.mr, c.nr, c.mc,
               c.prefetch, c.fusedMaxM, c.chunk, c.groups)))

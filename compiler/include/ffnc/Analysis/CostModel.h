@@ -2,7 +2,9 @@
 //
 // A roofline model: a run takes the longer of computing every FLOP at a
 // fraction of the FMA peak and moving every compulsory byte (weights once,
-// input and output once) at the memory bandwidth.
+// input and output once) at the bandwidth of where the weights live: the
+// last-level cache when they fit (at most 64 MiB, kept there from one run
+// to the next), memory otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +18,9 @@
 namespace ffnc {
 
 struct MachineModel {
-  double peakGflops;   ///< FMA peak of the threads used
-  double bandwidthGBs; ///< memory read bandwidth of the threads used
+  double peakGflops;        ///< FMA peak of the threads used
+  double bandwidthGBs;      ///< memory read bandwidth of the threads used
+  double cacheBandwidthGBs; ///< cache read bandwidth of the threads used
 };
 
 struct Prediction {

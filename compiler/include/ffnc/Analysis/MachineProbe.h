@@ -14,6 +14,10 @@ double measurePeakGflops(unsigned threads, bool avx512);
 /// than the last-level cache.
 double measureReadBandwidth(unsigned threads);
 
+/// Read bandwidth in GB/s with `threads` threads summing an 8 MiB buffer
+/// that stays in the last-level cache.
+double measureCacheReadBandwidth(unsigned threads);
+
 } // namespace ffnc
 
 #endif // FFNC_ANALYSIS_MACHINEPROBE_H

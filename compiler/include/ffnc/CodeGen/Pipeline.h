@@ -19,6 +19,9 @@ struct ScheduleOptions {
   int64_t prefetch = -1;          ///< 1/0 override; -1 = let the pass choose
   int64_t fusedMaxM = -1;         ///< fused bucket bound; -1 = let it choose
   int64_t chunk = 0, groups = 0;  ///< fused schedule; 0 = let it choose
+  /// Threads the kernels will run on, for the schedule cost model (0: this
+  /// machine's hardware threads, the runtime's default).
+  int64_t threads = 0;
 };
 
 /// Stage `ffn`: attach a #ffn.strategy to every ffn.ffn (unless baseline).

@@ -73,7 +73,12 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     panel when the FFN's weights exceed 64 MiB (they stream from DRAM).
     Per token-count bucket it picks the fusion: runs with `m <= fused_max_m`
     take the whole-FFN fused schedule (d_ff in chunks), larger runs the
-    two-pass one. Options override each choice; the result is verified.
+    two-pass one. A cost model (`ScheduleCost.h`) prices both schedules on
+    `threads` threads -- compute and weight traffic per parallel phase with
+    the busiest thread's share, the phase boundaries, the fused schedule's
+    partial outputs -- and the bucket is every m up to 16 where fused
+    prices lower; it also picks the group count. Options override each
+    choice; the result is verified.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
@@ -93,7 +98,9 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     Option<"chunk", "chunk", "int64_t", /*default=*/"0",
            "d_ff columns per chunk of the fused schedule (0: choose)">,
     Option<"groups", "groups", "int64_t", /*default=*/"0",
-           "Work units (chunk groups) of the fused schedule (0: choose)">
+           "Work units (chunk groups) of the fused schedule (0: choose)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the kernels will run on, for the cost model">
   ];
 }
 

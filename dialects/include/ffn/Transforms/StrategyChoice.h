@@ -1,7 +1,8 @@
-//===- StrategyChoice.h - the CPU schedule heuristic ------------*- C++ -*-===//
+//===- StrategyChoice.h - the CPU strategy and its layout -------*- C++ -*-===//
 //
-// The choice ffn-select-strategy makes, as plain functions so `ffnc info`
-// reports exactly what the compiler will pick.
+// The CPU strategy: what ffn-select-strategy writes into #ffn.strategy, the
+// layout facts both the lowering and the cost model derive from it, and its
+// one-line description. The choice itself is in ScheduleCost.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,59 +31,6 @@ struct StrategyOverrides {
   int64_t fusedMaxM = -1; ///< 0 = never fused
   int64_t chunk = 0, groups = 0;
 };
-
-/// Weights above this size cannot stay in any CPU's last-level cache from
-/// one token to the next, so each run streams them from DRAM.
-constexpr uint64_t kStreamedWeightBytes = 64ull << 20;
-
-/// Fills the register file with accumulators (8 x 2 zmm of 32 with
-/// AVX-512, 6 x 2 ymm of 16 with AVX2), leaving room for the weight vectors
-/// and the broadcast; 256-row cache blocks (a packed weight panel stays in
-/// L2 while the block's rows stream past it); prefetching of the next weight
-/// panel when the weights (`weightBytes` in all) are streamed from DRAM
-/// (measured: LLaMA-7B at M = 16 44.4 -> 39.4 ms; BERT-base, whose weights
-/// stay in L3, 5-10% slower with it).
-///
-/// The fused schedule serves the decode bucket m <= kFusedMaxM of FFNs whose
-/// weights stay in cache: there its single parallel phase replaces two
-/// (GEMM 1, GEMM 2) and their barrier, which measured 1.14-1.25x faster on
-/// two threads for BERT-base at m = 1 and 8 (3-7% slower on one thread; the
-/// runtime uses every core by default). Streamed weights (LLaMA-7B) gain
-/// nothing at m = 1 and lose at m = 16, so they keep the two-pass schedule
-/// (docs/performance.md has the table). 256-column chunks keep an
-/// m x 256 f32 hidden block in L1; 8 groups give 2..8 cores whole units
-/// while the partial outputs they sum stay small next to the weights.
-constexpr int64_t kFusedMaxM = 8;
-constexpr int64_t kFusedChunk = 256;
-constexpr int64_t kFusedGroups = 8;
-
-inline StrategyChoice chooseStrategy(int64_t vectorBits, uint64_t weightBytes,
-                                     int64_t dFf,
-                                     const StrategyOverrides &o = {}) {
-  int64_t lanes = vectorBits / 32;
-  StrategyChoice c;
-  c.vectorBits = vectorBits;
-  c.nr = o.nr ? o.nr : 2 * lanes;
-  c.mr = o.mr ? o.mr : (vectorBits == 512 ? 8 : 6);
-  c.mc = o.mc ? o.mc : 256 / c.mr * c.mr;
-  c.prefetch =
-      o.prefetch >= 0 ? o.prefetch != 0 : weightBytes > kStreamedWeightBytes;
-  c.fusedMaxM = o.fusedMaxM >= 0 ? o.fusedMaxM
-                : weightBytes > kStreamedWeightBytes
-                    ? 0
-                    : std::min(kFusedMaxM, c.mc);
-  if (c.fusedMaxM > 0) {
-    c.groups = o.groups ? o.groups : kFusedGroups;
-    // Narrower chunks for a small d_ff, so every group has work (d_ff = 96
-    // in one 256-column chunk would leave one unit for all threads).
-    int64_t perGroup = dFf / c.groups / c.nr * c.nr;
-    c.chunk = o.chunk
-                  ? o.chunk
-                  : std::clamp(perGroup, c.nr,
-                               std::max(kFusedChunk / c.nr, int64_t(1)) * c.nr);
-  }
-  return c;
-}
 
 /// Columns of one up (and gate) panel: a gated FFN splits the tile's
 /// columns between gate and up.
