@@ -26,11 +26,21 @@
 // CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, no_inline}
 // The epilogue's tile buffer: 4 rows x 32 columns on the stack, once.
 // CHECK: %[[TB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
-// 4-row tiles carry 4 x 2 accumulators through the K loop, then a 2-row
-// tile and one-row tiles for the rest.
+// For each 8-row block and each panel, tiles down the block: each the
+// tallest of 4, 2 and 1 rows that fits what is left.
 // CHECK: scf.for %[[I0:.*]] = %c0{{(_[0-9]+)?}} to %[[M]] step %c8{{(_[0-9]+)?}}
+// CHECK: %[[END:.*]] = arith.minsi
 // CHECK: scf.for %[[P:.*]] = %[[P0]] to %[[P1]] step %c1{{(_[0-9]+)?}}
-// CHECK: scf.for %{{.*}} = %[[I0]] to %{{.*}} step %c4{{(_[0-9]+)?}}
+// CHECK: scf.while (%{{.*}} = %[[I0]])
+// CHECK: arith.cmpi slt, %{{.*}}, %[[END]]
+// CHECK: ^bb0(%[[ROW:.*]]: index):
+// CHECK: %[[LEFT:.*]] = arith.subi %[[END]], %[[ROW]]
+// CHECK: arith.cmpi sge, %[[LEFT]], %c2{{(_[0-9]+)?}}
+// CHECK: arith.cmpi sge, %[[LEFT]], %c4{{(_[0-9]+)?}}
+// CHECK: %[[ROWS:.*]] = arith.select
+// CHECK: scf.index_switch %[[ROWS]]
+// A 4-row tile carries 4 x 2 accumulators through the K loop.
+// CHECK: case 4 {
 // CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
 // CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c16{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
@@ -39,25 +49,27 @@
 // CHECK: memref.load %[[A]]
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK-COUNT-2: vector.fma
-// The epilogue: the 8 accumulators go to the tile buffer, then one loop
-// over its rows applies bias and relu and stores into C.
+// Its 8 accumulators go to the tile buffer.
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[TB]]
-// CHECK: scf.for %[[R:.*]] = %c0{{(_[0-9]+)?}} to %c4{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}}
+// CHECK: case 2 {
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[TB]]
+// CHECK: default {
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[TB]]
+// Then one epilogue for every tile shape: over the tile's rows, bias and
+// relu on the buffered accumulators, stored into C; the next tile starts
+// past them.
+// CHECK: scf.for %[[R:.*]] = %c0{{(_[0-9]+)?}} to %[[ROWS]] step %c1{{(_[0-9]+)?}}
 // CHECK: vector.load %[[TB]][%[[R]], %c0{{(_[0-9]+)?}}]
 // CHECK: vector.load %[[UB]]
 // CHECK: arith.addf {{.*}} : vector<16xf32>
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[C]]
-// Then, if at least 2 rows are left, one 2-row tile; then single rows,
-// whose epilogue needs no buffer.
-// CHECK: %[[FITS:.*]] = arith.cmpi sge, %{{.*}}, %c2{{(_[0-9]+)?}}
-// CHECK: scf.if %[[FITS]]
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
-// CHECK-NOT: %[[TB]]
-// CHECK: arith.maximumf
-// CHECK-NOT: %[[TB]]
-// CHECK: vector.store %{{.*}}, %[[C]]
+// CHECK: %[[NEXTROW:.*]] = arith.addi %[[ROW]], %[[ROWS]]
+// CHECK: scf.yield %[[NEXTROW]]
+// CHECK-NOT: arith.maximumf
+// CHECK: return
 
 // GEMM 2: (A, C, m, down panels [p0, p1), weights); the K loop runs over
 // the 40 real columns of A only.

@@ -162,8 +162,11 @@ double measureCacheReadBandwidth(unsigned threads) {
     double t = together(threads, [&](unsigned i) {
       size_t per = n / threads;
       double s = 0;
-      for (int pass = 0; pass < passes; ++pass)
+      for (int pass = 0; pass < passes; ++pass) {
         s += sumBuffer(buffer + i * per, per);
+        // Each pass must read the buffer again, not reuse the last sum.
+        __asm__ volatile("" : "+r"(s)::"memory");
+      }
       double old = sink.load();
       while (!sink.compare_exchange_weak(old, old + s))
         ;

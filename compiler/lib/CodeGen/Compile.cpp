@@ -12,15 +12,18 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <map>
 #include <thread>
+#include <tuple>
 
 using namespace ffnc;
 
@@ -146,9 +149,40 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   if (stage != EmitStage::Object || groups < 2)
     return compileModule(specs, sm, target, schedule, stage, printLocations);
 
-  std::vector<std::vector<FfnSpec>> parts(groups);
+  // FFNs of one shape share their GEMM functions within a module
+  // (ffn-lower-packed), so each shape goes to one group whole; shapes are
+  // dealt, largest first, to the group with the least work so far (a
+  // shape's cost: one unit per FFN and one for its shared GEMM 2).
+  std::map<std::tuple<int64_t, int64_t, bool, int>, std::vector<size_t>>
+      byShape;
   for (size_t i = 0; i < specs.size(); ++i)
-    parts[i % groups].push_back(specs[i]);
+    byShape[{specs[i].dModel, specs[i].dFF, specs[i].isGated(),
+             static_cast<int>(specs[i].dtype)}]
+        .push_back(i);
+  std::vector<std::vector<size_t>> shapes;
+  for (auto &entry : byShape)
+    shapes.push_back(std::move(entry.second));
+  std::stable_sort(
+      shapes.begin(), shapes.end(),
+      [](const auto &a, const auto &b) { return a.size() > b.size(); });
+  std::vector<std::vector<size_t>> members(groups);
+  std::vector<size_t> load(groups, 0);
+  for (const auto &shape : shapes) {
+    size_t g = std::min_element(load.begin(), load.end()) - load.begin();
+    members[g].insert(members[g].end(), shape.begin(), shape.end());
+    load[g] += shape.size() + 1;
+  }
+  // Keep the spec order within each group (and drop empty groups).
+  std::vector<std::vector<FfnSpec>> parts;
+  for (auto &indices : members) {
+    if (indices.empty())
+      continue;
+    llvm::sort(indices);
+    parts.emplace_back();
+    for (size_t i : indices)
+      parts.back().push_back(specs[i]);
+  }
+  groups = parts.size();
   std::vector<llvm::Expected<std::string>> objects;
   for (unsigned g = 0; g < groups; ++g)
     objects.emplace_back(std::string());

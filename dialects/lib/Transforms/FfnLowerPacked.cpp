@@ -227,8 +227,13 @@ private:
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   }
+  /// One register tile of `rows` rows at row0: its K loop, then its
+  /// accumulators stored to C, or to the tile buffer for epilogueRows.
   void tile(const Gemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
+  /// The epilogue of the tile of `rows` rows at row0 just parked in the
+  /// tile buffer, row by row into C.
+  void epilogueRows(const Gemm &g, Value row0, Value rows, Value panel);
   /// Calls the private GEMM function `<kernel>.<suffix>`(args), which
   /// `body` builds from its arguments on the first call with this suffix
   /// and `key`. The key names everything the body's code depends on, so
@@ -373,8 +378,11 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
         weights.push_back(toF32(vector::LoadOp::create(
             b, loc, vecStorage, g.panels[mat], at(panel, idx(v * l.lanes)))));
     // Pull the next panel's row k toward L2 while this one computes, so the
-    // first tile of the next panel does not wait on DRAM.
-    if (l.prefetch)
+    // first tile of the next panel does not wait on DRAM. A one-row tile
+    // (decode) always does: 2 FMAs per 128 bytes of weights cannot hide the
+    // latency even from L3 (BERT-base, m = 1, one thread: 0.317 -> 0.258
+    // ms), while multi-row tiles of cache-resident weights lose 2-20% to it.
+    if (l.prefetch || rows == 1)
       for (int64_t mat = 0; mat < nmat; ++mat)
         memref::PrefetchOp::create(b, loc, g.panels[mat],
                                    at(prefetchPanel, idx(0)),
@@ -419,39 +427,34 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
     result = outer.getResults();
   }
 
-  // Row r of the result: its accumulators through the epilogue into C.
-  auto storeRow = [&](Value row, ArrayRef<SmallVector<Value>> rowAcc) {
-    SmallVector<Value> out =
-        g.epilogue ? g.epilogue(rowAcc, col) : SmallVector<Value>(rowAcc[0]);
-    for (int64_t v = 0; v < nv; ++v) {
-      Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
-      vector::StoreOp::create(b, loc, out[v], g.c, ValueRange{row, c});
-    }
-  };
-  auto rowOf = [&](int64_t r) {
-    SmallVector<SmallVector<Value>> rowAcc(nmat);
+  // Without an epilogue the accumulators go straight to C; with one they
+  // go to the tile buffer, and gemm() runs the epilogue once for every
+  // tile shape (one copy of the activation's code per GEMM, not one per
+  // tile row: half the code and compile time; the L1 round trip costs a few
+  // cycles per row against a K loop of d_model FMAs).
+  Value target = g.epilogue ? tileBuffer : g.c;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row =
+        g.epilogue ? idx(r) : arith::AddIOp::create(b, loc, row0, idx(r));
     for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t v = 0; v < nv; ++v)
-        rowAcc[mat].push_back(result[accIndex(r, mat, v)]);
-    return rowAcc;
-  };
-  if (!g.epilogue || rows == 1) {
-    for (int64_t r = 0; r < rows; ++r)
-      storeRow(arith::AddIOp::create(b, loc, row0, idx(r)), rowOf(r));
-    return;
+      for (int64_t v = 0; v < nv; ++v) {
+        Value c = g.epilogue ? idx((mat * nv + v) * l.lanes)
+                             : arith::AddIOp::create(b, loc, storeCol,
+                                                     idx(v * l.lanes));
+        vector::StoreOp::create(b, loc, result[accIndex(r, mat, v)], target,
+                                ValueRange{row, c});
+      }
   }
-  // A multi-row tile parks its accumulators in the stack tile buffer (L1)
-  // and runs the epilogue once per row in a loop: one copy of the
-  // activation's code per tile shape instead of one per row. That halves
-  // the kernels' code and compile time; the extra L1 round trip is a few
-  // cycles per row against a K loop of d_model or d_ff FMAs.
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t v = 0; v < nv; ++v)
-        vector::StoreOp::create(
-            b, loc, result[accIndex(r, mat, v)], tileBuffer,
-            ValueRange{idx(r), idx((mat * nv + v) * l.lanes)});
-  auto rowLoop = scf::ForOp::create(b, loc, idx(0), idx(rows), idx(1));
+}
+
+void KernelBuilder::epilogueRows(const Gemm &g, Value row0, Value rows,
+                                 Value panel) {
+  int64_t nv = g.nr / l.lanes;
+  int64_t nmat = g.panels.size();
+  Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
+  Value storeCol =
+      g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
+  auto rowLoop = scf::ForOp::create(b, loc, idx(0), rows, idx(1));
   rowLoop->setAttr("llvm.loop_annotation", noUnroll());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(rowLoop.getBody());
@@ -462,45 +465,72 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
       rowAcc[mat].push_back(
           vector::LoadOp::create(b, loc, vecF32, tileBuffer,
                                  ValueRange{r, idx((mat * nv + v) * l.lanes)}));
-  storeRow(arith::AddIOp::create(b, loc, row0, r), rowAcc);
+  SmallVector<Value> out = g.epilogue(rowAcc, col);
+  Value row = arith::AddIOp::create(b, loc, row0, r);
+  for (int64_t v = 0; v < nv; ++v) {
+    Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
+    vector::StoreOp::create(b, loc, out[v], g.c, ValueRange{row, c});
+  }
 }
 
 void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
                          Value panelEnd) {
-  Value mr = idx(l.mr), mc = idx(l.mc), one = idx(1);
+  // Tile heights, tallest first: mr, then mr/2, mr/4, ... down to 2, then
+  // 1. Each step takes the tallest that fits what is left of the block:
+  // M = 12 with 8-row tiles is 8 + 4, not 8 + 1 + 1 + 1 + 1 (measured 1.6
+  // -> 1.0 ms for BERT-base), and M = 2 one 2-row tile that reads the
+  // weight panel once, not two one-row tiles that read it twice.
+  SmallVector<int64_t> heights = {l.mr};
+  for (int64_t h = l.mr / 2; h >= 2; h /= 2)
+    heights.push_back(h);
+  if (heights.back() != 1)
+    heights.push_back(1);
+  Value mc = idx(l.mc), one = idx(1);
   loop(idx(0), m, mc, [&](Value i0) {
     Value end = arith::MinSIOp::create(
         b, loc, arith::AddIOp::create(b, loc, i0, mc), m);
-    Value count = arith::SubIOp::create(b, loc, end, i0);
-    Value full = arith::AddIOp::create(
-        b, loc, i0,
-        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, count, mr),
-                              mr));
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
     loop(panelBegin, panelEnd, one, [&](Value panel) {
       Value next = arith::MinSIOp::create(
           b, loc, arith::AddIOp::create(b, loc, panel, one), idx(g.np - 1));
-      loop(i0, full, mr, [&](Value row) { tile(g, row, l.mr, panel, next); });
-      // What is left of the block: at most one half-height tile, then
-      // single rows (M = 12 with 8-row tiles: 8 + 4, not 8 + 1 + 1 + 1 + 1;
-      // measured 1.6 -> 1.0 ms for BERT-base).
-      Value rest = full;
-      if (l.mr >= 4) {
-        int64_t half = l.mr / 2;
-        Value fits = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::sge,
-            arith::SubIOp::create(b, loc, end, full), idx(half));
-        auto ifOp = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(ifOp.thenBlock());
-          tile(g, full, half, panel, next);
-        }
-        rest = arith::SelectOp::create(
-            b, loc, fits, arith::AddIOp::create(b, loc, full, idx(half)), full);
+      Type index = b.getIndexType();
+      auto tiles =
+          scf::WhileOp::create(b, loc, TypeRange{index}, ValueRange{i0});
+      OpBuilder::InsertionGuard guard(b);
+      Block *before = b.createBlock(&tiles.getBefore(), {}, {index}, {loc});
+      Value row = before->getArgument(0);
+      Value more =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, end);
+      scf::ConditionOp::create(b, loc, more, ValueRange{row});
+      Block *after = b.createBlock(&tiles.getAfter(), {}, {index}, {loc});
+      row = after->getArgument(0);
+      Value left = arith::SubIOp::create(b, loc, end, row);
+      Value rows = idx(1);
+      for (int64_t h : llvm::reverse(ArrayRef(heights).drop_back())) {
+        Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                           left, idx(h));
+        rows = arith::SelectOp::create(b, loc, fits, idx(h), rows);
       }
-      loop(rest, end, one, [&](Value row) { tile(g, row, 1, panel, next); });
+      SmallVector<int64_t> cases(ArrayRef(heights).drop_back());
+      auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows,
+                                                 cases, cases.size());
+      for (auto [region, h] : llvm::zip(dispatch.getCaseRegions(), cases)) {
+        OpBuilder::InsertionGuard caseGuard(b);
+        b.createBlock(&region);
+        tile(g, row, h, panel, next);
+        scf::YieldOp::create(b, loc);
+      }
+      {
+        OpBuilder::InsertionGuard caseGuard(b);
+        b.createBlock(&dispatch.getDefaultRegion());
+        tile(g, row, 1, panel, next);
+        scf::YieldOp::create(b, loc);
+      }
+      if (g.epilogue)
+        epilogueRows(g, row, rows, panel);
+      scf::YieldOp::create(
+          b, loc, ValueRange{arith::AddIOp::create(b, loc, row, rows)});
     });
   });
 }
