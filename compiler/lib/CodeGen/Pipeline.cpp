@@ -44,14 +44,16 @@ void ffnc::buildFfnLoweringPipeline(OpPassManager &pm) {
 
 void ffnc::buildKernelABIPipeline(OpPassManager &pm) {
   pm.addPass(ffn::createFfnKernelInterface());
+  // The baseline's linalg on tensors becomes loops on memrefs, its scratch
+  // served from a workspace argument: the final calling convention.
+  pm.addNestedPass<func::FuncOp>(ffn::createFfnMatmulLoopOrder());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(ffn::createFfnWorkspaceAllocs());
 }
 
 void ffnc::buildKernelToLLVMPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(ffn::createFfnMatmulLoopOrder());
-  pm.addPass(createCanonicalizerPass());
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 

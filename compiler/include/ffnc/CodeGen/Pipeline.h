@@ -33,10 +33,11 @@ void buildStrategyPipeline(mlir::OpPassManager &pm,
 void buildFfnLoweringPipeline(mlir::OpPassManager &pm);
 
 /// Stage `tiled`: every kernel has its final memref calling convention (the
-/// signature the ABI glue reads).
+/// signature the ABI glue reads): the baseline bufferized, its scratch in a
+/// workspace argument.
 void buildKernelABIPipeline(mlir::OpPassManager &pm);
 
-/// Kernel functions -> LLVM dialect: bufferization, loops, polynomial math,
+/// Kernel functions -> LLVM dialect: deallocation, loops, polynomial math,
 /// LLVM conversion.
 void buildKernelToLLVMPipeline(mlir::OpPassManager &pm);
 

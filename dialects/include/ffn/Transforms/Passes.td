@@ -60,6 +60,21 @@ def FfnApproximateMath : Pass<"ffn-approximate-math"> {
                            "vector::VectorDialect"];
 }
 
+def FfnWorkspaceAllocs : Pass<"ffn-workspace-allocs", "func::FuncOp"> {
+  let summary = "Serve a bufferized kernel's scratch buffers from a workspace";
+  let description = [{
+    For an `ffn.kernel` function without a workspace (the baseline path,
+    after bufferization): every `memref.alloc` of `[m, ...]` (m = the
+    input's row count; static trailing sizes, identity layout) becomes a
+    `memref.view` of its own 64-byte aligned section of a new trailing
+    `memref<?xi8>` argument (`ffn.param = "workspace"`), and the function
+    gets `ffn.workspace_per_row`. The runtime keeps that workspace between
+    runs, so the kernel does no heap allocation. A function with any other
+    allocation is left as it is, with a warning naming the allocation.
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
   let summary = "Choose the CPU schedule of each ffn.ffn";
   let description = [{
