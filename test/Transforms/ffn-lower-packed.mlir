@@ -38,6 +38,11 @@
 // CHECK: arith.cmpi sge, %[[LEFT]], %c2{{(_[0-9]+)?}}
 // CHECK: arith.cmpi sge, %[[LEFT]], %c4{{(_[0-9]+)?}}
 // CHECK: %[[ROWS:.*]] = arith.select
+// Only the panel's last tile prefetches the next panel; the others their
+// own (in cache), so they do not evict what the next tile reads.
+// CHECK: %[[TILEEND:.*]] = arith.addi %[[ROW]], %[[ROWS]]
+// CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[TILEEND]], %[[END]]
+// CHECK: %[[PF:.*]] = arith.select %[[LAST]], %{{.*}}, %[[P]]
 // CHECK: scf.index_switch %[[ROWS]]
 // A 4-row tile carries 4 x 2 accumulators through the K loop.
 // CHECK: case 4 {
@@ -45,7 +50,7 @@
 // CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
 // CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c16{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
 // The next panel's row k is prefetched while this one computes.
-// CHECK: memref.prefetch %[[UW]][%[[NEXT:.*]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
+// CHECK: memref.prefetch %[[UW]][%[[PF]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
 // CHECK: memref.load %[[A]]
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK-COUNT-2: vector.fma

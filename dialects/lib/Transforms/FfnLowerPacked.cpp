@@ -512,19 +512,27 @@ void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
                                            left, idx(h));
         rows = arith::SelectOp::create(b, loc, fits, idx(h), rows);
       }
+      // Only the panel's last tile pulls in the next panel: earlier ones
+      // would evict the panel their successors still read from L2 (a
+      // gate+up panel of LLaMA-7B is 512 KiB). Others "prefetch" their own
+      // panel, which is already in cache.
+      Value last =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                arith::AddIOp::create(b, loc, row, rows), end);
+      Value prefetch = arith::SelectOp::create(b, loc, last, next, panel);
       SmallVector<int64_t> cases(ArrayRef(heights).drop_back());
       auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows,
                                                  cases, cases.size());
       for (auto [region, h] : llvm::zip(dispatch.getCaseRegions(), cases)) {
         OpBuilder::InsertionGuard caseGuard(b);
         b.createBlock(&region);
-        tile(g, row, h, panel, next);
+        tile(g, row, h, panel, prefetch);
         scf::YieldOp::create(b, loc);
       }
       {
         OpBuilder::InsertionGuard caseGuard(b);
         b.createBlock(&dispatch.getDefaultRegion());
-        tile(g, row, 1, panel, next);
+        tile(g, row, 1, panel, prefetch);
         scf::YieldOp::create(b, loc);
       }
       if (g.epilogue)
