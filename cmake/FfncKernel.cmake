@@ -2,12 +2,15 @@
 #
 #   set(FFNC_BUILD_DIR /path/to/ffnc/build)      # where bin/ffnc and lib/ live
 #   include(/path/to/ffnc/cmake/FfncKernel.cmake)
-#   ffnc_add_kernel(my_kernels SPEC model.ffn [ISA x86-64-avx2] [FFN name])
+#   ffnc_add_kernel(my_kernels SPEC model.ffn [ISA x86-64-avx2] [FFN name]
+#                   [THREADS n])
 #   target_link_libraries(app PRIVATE my_kernels ffnc::runtime)
 #
 # ffnc_add_kernel runs `ffnc --emit=obj --header` at build time (again
 # whenever the spec or ffnc changes) and makes <name> a static library whose
 # users see the generated header as <name>.h, next to <ffn/kernel_abi.h>.
+# THREADS: the thread count the app runs the kernels with (ffnc's
+# --kernel-threads; default: the build machine's cores).
 # ffnc::runtime is the runtime library (ffn/runtime.h).
 
 if(NOT FFNC_BUILD_DIR)
@@ -31,7 +34,7 @@ if(NOT TARGET ffnc::runtime)
 endif()
 
 function(ffnc_add_kernel name)
-  cmake_parse_arguments(ARG "" "SPEC;ISA;FFN" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "SPEC;ISA;FFN;THREADS" "" ${ARGN})
   if(NOT ARG_SPEC)
     message(FATAL_ERROR "ffnc_add_kernel(${name}): SPEC <file.ffn> is required")
   endif()
@@ -45,6 +48,9 @@ function(ffnc_add_kernel name)
   set(select "")
   if(ARG_FFN)
     set(select "--ffn=${ARG_FFN}")
+  endif()
+  if(ARG_THREADS)
+    list(APPEND select "--kernel-threads=${ARG_THREADS}")
   endif()
   add_custom_command(
     OUTPUT "${object}" "${header}"
