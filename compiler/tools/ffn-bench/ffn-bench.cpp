@@ -42,14 +42,16 @@ using namespace ffnc;
 
 namespace {
 
+cl::OptionCategory benchCategory("ffn-bench options");
 cl::opt<bool> quick("quick",
-                    cl::desc("Only the small configs (M <= 16), one pass"));
+                    cl::desc("Only the small configs (M <= 16), one pass"),
+                    cl::cat(benchCategory));
 cl::opt<double> seconds("seconds",
                         cl::desc("Time budget per (config, implementation)"),
-                        cl::init(0.5));
+                        cl::init(0.5), cl::cat(benchCategory));
 cl::opt<std::string> specPath("spec",
                               cl::desc("The bench specs (default: built in)"),
-                              cl::init(FFN_BENCH_SPEC));
+                              cl::init(FFN_BENCH_SPEC), cl::cat(benchCategory));
 
 struct Config {
   std::string name;
@@ -91,6 +93,7 @@ int main(int argc, char **argv) {
     execv("/proc/self/exe", argv);
   }
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(benchCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "ffn-bench: ffnc against oneDNN, side by side\n");
 
