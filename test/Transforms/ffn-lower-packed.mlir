@@ -23,7 +23,7 @@
 // [p0, p1), weights, bias).
 // CHECK-LABEL: func.func private @f.gemm_up(
 // CHECK-SAME: %[[A:[^:]*]]: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>, %[[CB:[^:]*]]: index, %[[M:[^:]*]]: index, %[[P0:[^:]*]]: index, %[[P1:[^:]*]]: index, %[[UW:[^:]*]]: memref<2x20x32xf32>, %[[UB:[^:]*]]: memref<64xf32>)
-// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, no_inline}
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline", "noduplicate"]}
 // The epilogue's tile buffer: 4 rows x 32 columns on the stack, once.
 // CHECK: %[[TB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
 // For each 8-row block and each panel, tiles down the block: each the
@@ -76,14 +76,35 @@
 // CHECK-NOT: arith.maximumf
 // CHECK: return
 
-// GEMM 2: (A, C, m, down panels [p0, p1), weights); the K loop runs over
-// the 40 real columns of A only.
+// GEMM 2: (A, C, m, down panels [p0, p1), mode, weights, y, b_down); the
+// K loop runs over the 40 real columns of A only. In mode 2 (the two-pass
+// call; no post-norm here) a tile goes through the tile buffer and the
+// epilogue adds b_down and stores into y: whole vectors where they fit in
+// d = 20, element by element past that; otherwise it goes into C.
 // CHECK-LABEL: func.func private @f.gemm_down(
-// CHECK-SAME: %[[DA:[^:]*]]: memref<?x?xf32>, %[[DC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[DW:[^:]*]]: memref<1x40x32xf32>)
+// CHECK-SAME: %[[DA:[^:]*]]: memref<?x?xf32>, %[[DC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[MODE:[^:]*]]: index, %[[DW:[^:]*]]: memref<1x40x32xf32>, %[[DY:[^:]*]]: memref<?x20xf32>, %[[DB:[^:]*]]: memref<20xf32>)
+// CHECK: %[[FIN:.*]] = arith.cmpi eq, %[[MODE]], %c2
+// CHECK: %[[DTB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
 // CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c40{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
 // CHECK: vector.load %[[DW]]
 // CHECK: memref.load %[[DA]]
+// CHECK: scf.if %[[FIN]] {
+// CHECK: vector.store %{{.*}}, %[[DTB]]
+// CHECK: } else {
 // CHECK: vector.store %{{.*}}, %[[DC]]
+// CHECK: scf.if %[[FIN]] {
+// CHECK: scf.for %[[FR:.*]] = %c0{{(_[0-9]+)?}} to %{{.*}} step %c1{{(_[0-9]+)?}}
+// CHECK: %[[FITS:.*]] = arith.cmpi sle, %{{.*}}, %c20{{(_[0-9]+)?}}
+// CHECK: scf.if %[[FITS]] {
+// CHECK: vector.load %[[DTB]][%[[FR]], %c0{{(_[0-9]+)?}}]
+// CHECK: vector.load %[[DB]]
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[DY]]
+// CHECK: } else {
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}}
+// CHECK: memref.load %[[DTB]]
+// CHECK: memref.load %[[DB]][%[[J]]]
+// CHECK: memref.store %{{.*}}, %[[DY]][%{{.*}}, %[[J]]]
 
 // The kernel: packed parameters, output, workspace, and the phase to run.
 // Workspace per row: H 64 + O 32 floats = 384 bytes (no A section: f32, no
@@ -91,10 +112,11 @@
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME: %[[X:.*]]: memref<?x20xf32> {ffn.param = "input"}, %[[WU:.*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[WD:.*]]: memref<1x40x32xf32> {ffn.param = "w_down"}, %[[BU:.*]]: memref<64xf32> {ffn.param = "b_up"}, %[[BD:.*]]: memref<20xf32> {ffn.param = "b_down"}, %[[Y:.*]]: memref<?x20xf32> {ffn.param = "output"}, %[[WS:.*]]: memref<?xi8> {ffn.param = "workspace"}, %[[PH:.*]]: index {ffn.param = "phase"}, %[[B:.*]]: index {ffn.param = "begin"}, %[[E:.*]]: index {ffn.param = "end"})
 // One token-count bucket (no fused schedule); its phases: no A section,
-// 2 up panels, 1 down panel, no chunk groups, rows.
+// 2 up panels, 1 down panel (which also finishes y), no chunk groups, no
+// row phase.
 // CHECK-SAME: ffn.bucket_max_m = [-1]
 // CHECK-SAME: ffn.pack = ["f_pack_w_up", "f_pack_w_down", "f_pack_b_up", ""]
-// CHECK-SAME: ffn.phase_units = {{\[}}[0, 2, 1, 0, -1]]
+// CHECK-SAME: ffn.phase_units = {{\[}}[0, 2, 1, 0, 0]]
 // CHECK-SAME: ffn.workspace_per_row = 384
 // CHECK: %[[DIM:.*]] = memref.dim %[[X]]
 // CHECK: %[[H:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x64xf32>
@@ -106,18 +128,14 @@
 // CHECK: %[[HD:.*]] = memref.cast %[[H]] : memref<?x64xf32> to memref<?x?xf32>
 // CHECK: call @f.gemm_up(%[[XD]], %[[HD]], %c0{{(_[0-9]+)?}}, %[[DIM]], %[[B]], %[[E]], %[[WU]], %[[BU]])
 
-// Phase 2: O = H W_down over down panels [begin, end).
+// Phase 2: y = H W_down + b_down over down panels [begin, end), finished
+// by GEMM 2; no phase after it.
 // CHECK: scf.if
 // CHECK: %[[HD2:.*]] = memref.cast %[[H]]
 // CHECK: %[[OD:.*]] = memref.cast %[[O]]
-// CHECK: call @f.gemm_down(%[[HD2]], %[[OD]], %[[DIM]], %[[B]], %[[E]], %[[WD]])
-
-// Phase 4 over rows: down bias and the store to y.
-// CHECK: scf.if
-// CHECK: scf.for %[[R:.*]] = %[[B]] to %[[E]] step %c1{{(_[0-9]+)?}}
-// CHECK: memref.load %[[O]]
-// CHECK: memref.load %[[BD]]
-// CHECK: memref.store %{{.*}}, %[[Y]][%[[R]], %{{.*}}]
+// CHECK: call @f.gemm_down(%[[HD2]], %[[OD]], %[[DIM]], %[[B]], %[[E]], %c2{{(_[0-9]+)?}}, %[[WD]], %[[Y]], %[[BD]])
+// CHECK-NOT: scf.if
+// CHECK: return
 func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}, %b1: tensor<40xf32> {ffn.param = "b_up"}, %b2: tensor<20xf32> {ffn.param = "b_down"}) -> tensor<?x20xf32> {
   %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) bias_up(%b1 : tensor<40xf32>) bias_down(%b2 : tensor<20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = true> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
@@ -134,10 +152,11 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: arith.cmpi slt, %{{.*}}, %c20
 // CHECK: arith.andi
 // GEMM 2 of this kernel walks the chunk-major panel over chunks [q0, q1),
-// A's column 0 being d_ff row aColBase; with `accumulate` its accumulators
-// start from C (the fused schedule's Og += ...), else from zero.
+// A's column 0 being d_ff row aColBase; in mode 1 its accumulators start
+// from C (the fused schedule's Og += ...), else from zero.
 // CHECK-LABEL: func.func private @g.gemm_down(
-// CHECK-SAME: %[[FA:[^:]*]]: memref<?x?xf32>, %[[FC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[Q0:[^:]*]]: index, %[[Q1:[^:]*]]: index, %[[ACB:[^:]*]]: index, %[[ACC:[^:]*]]: i1, %[[FW:[^:]*]]: memref<2x1x32x32xf32>)
+// CHECK-SAME: %[[FA:[^:]*]]: memref<?x?xf32>, %[[FC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[Q0:[^:]*]]: index, %[[Q1:[^:]*]]: index, %[[ACB:[^:]*]]: index, %[[GMODE:[^:]*]]: index, %[[FW:[^:]*]]: memref<2x1x32x32xf32>, %{{.*}}: memref<?x20xf32>)
+// CHECK: %[[ACC:.*]] = arith.cmpi eq, %[[GMODE]], %c1
 // CHECK: %[[INIT:.*]]:8 = scf.if %[[ACC]] -> (vector<16xf32>
 // CHECK-COUNT-8: vector.load %[[FC]]
 // CHECK: } else {
@@ -158,15 +177,15 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // Two buckets: m <= 4 runs phases 3 (2 chunk groups) and 4; larger m the
 // two-pass phases 1, 2 and 4.
 // CHECK-SAME: ffn.bucket_max_m = [4, -1]
-// CHECK-SAME: ffn.phase_units = {{\[}}[0, 0, 0, 2, -1], [0, 2, 1, 0, -1]]
+// CHECK-SAME: ffn.phase_units = {{\[}}[0, 0, 0, 2, -1], [0, 2, 1, 0, 0]]
 // CHECK-SAME: fused_max_m = 4, chunk = 32, groups = 2
 // CHECK-SAME: ffn.strategy_text = "m <= 4: fused whole-FFN, d_ff in chunks of 32 over 2 groups; m > 4: two-pass;
 // CHECK-SAME: ffn.workspace_per_row = 512
 // CHECK: %[[GM:.*]] = memref.dim %[[GX]]
 // The two-pass GEMM 2: all chunks (0 to 2), A's column = d_ff row, no
-// accumulation.
+// accumulation, finishing y.
 // CHECK: arith.cmpi eq, %{{.*}}, %c2
-// CHECK: call @g.gemm_down(%{{.*}}, %{{.*}}, %[[GM]], %{{.*}}, %{{.*}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %false, %[[GWD]])
+// CHECK: call @g.gemm_down(%{{.*}}, %{{.*}}, %[[GM]], %{{.*}}, %{{.*}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %[[GWD]], %[[GY:[^)]*]])
 // Phase 3, over groups [begin, end): each group has its chunk buffer Hc and
 // its partial output Og.
 // CHECK: arith.cmpi eq, %{{.*}}, %c3
@@ -187,20 +206,20 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: %[[CH1:.*]] = arith.addi %[[CH]], %c1
 // CHECK: %[[K0:.*]] = arith.muli %[[CH]], %c32
 // CHECK: %[[NOTFIRST:.*]] = arith.cmpi ne, %[[CH]], %[[FIRST]]
+// CHECK: %[[GMODE1:.*]] = arith.index_castui %[[NOTFIRST]] : i1 to index
 // CHECK: %[[HCD2:.*]] = memref.cast %[[HC]]
 // CHECK: %[[OGD:.*]] = memref.cast %[[OG]]
-// CHECK: call @g.gemm_down(%[[HCD2]], %[[OGD]], %[[GM]], %c0{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %[[CH]], %[[CH1]], %[[K0]], %[[NOTFIRST]], %[[GWD]])
-// Phase 4: for m <= 4 the output is the sum of the groups' partials, in
-// group order.
-// CHECK: %[[SMALL:.*]] = arith.cmpi sle, %{{.*}}, %c4
+// CHECK: call @g.gemm_down(%[[HCD2]], %[[OGD]], %[[GM]], %c0{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %[[CH]], %[[CH1]], %[[K0]], %[[GMODE1]], %[[GWD]], %[[GY]])
+// Phase 4, which only the fused bucket runs (the two-pass GEMM 2 finished
+// y itself): the output is the sum of the groups' partials, in group
+// order.
 // CHECK: %[[P0:.*]] = memref.view
 // CHECK: %[[P1:.*]] = memref.view
 // CHECK: arith.cmpi eq, %{{.*}}, %c4
-// CHECK: %[[TWO:.*]] = memref.load %{{.*}}
 // CHECK: %[[A0:.*]] = memref.load %[[P0]]
 // CHECK: %[[A1:.*]] = memref.load %[[P1]]
 // CHECK: %[[SUM:.*]] = arith.addf %[[A0]], %[[A1]]
-// CHECK: arith.select %[[SMALL]], %[[SUM]], %[[TWO]]
+// CHECK: memref.store %[[SUM]], %[[GY]]
 func.func @g(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
   %y = ffn.ffn sigmoid ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>

@@ -57,6 +57,9 @@ struct Layout {
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
   bool needA;
   bool prefetch;
+  // Without a post-norm, the two-pass GEMM 2 finishes the output itself
+  // (bias, residual, storage type) in its epilogue: no row phase after it.
+  bool finishInGemm;
   // The fused small-m schedule (fusedMaxM = 0: not used).
   int64_t fusedMaxM = 0, chunk = 0, panelsPerChunk = 0, chunks = 0,
           chunksPerGroup = 0, groups = 0;
@@ -86,6 +89,8 @@ Layout layoutFor(FfnOp op, StrategyAttr s) {
   bool preNorm =
       op.getNorm() && op.getNorm()->getPosition() == NormPosition::pre;
   l.needA = !f32 || preNorm;
+  l.finishInGemm =
+      !(op.getNorm() && op.getNorm()->getPosition() == NormPosition::post);
   // Row strides are multiples of 16 floats so every section and row of the
   // 64-byte aligned workspace stays 64-byte aligned.
   l.aWidth = l.needA ? roundUp(l.d, 16) : 0;
@@ -212,6 +217,9 @@ private:
     int64_t chunkRows = 0;
     Value chunkBegin, chunkEnd, aColBase;
     Value accumulate; // i1: c += A B instead of c = A B (null: false)
+    // i1 (null: never): instead of c, y[:, :d] = T(A B + bias + residual),
+    // the real d columns of y only (bias, residual: null when absent).
+    Value finish, y, bias, residual;
     // Turns the accumulators of one row ([panel matrix][vector]) into the
     // vectors to store; `col` is the tile's first column.
     std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
@@ -234,6 +242,9 @@ private:
   /// The epilogue of the tile of `rows` rows at row0 just parked in the
   /// tile buffer, row by row into C.
   void epilogueRows(const Gemm &g, Value row0, Value rows, Value panel);
+  /// GEMM 2 finishing the output: the tile of `rows` rows at row0 from the
+  /// tile buffer, plus bias and residual, converted and stored into y.
+  void finishRows(const Gemm &g, Value row0, Value rows, Value panel);
   /// Calls the private GEMM function `<kernel>.<suffix>`(args), which
   /// `body` builds from its arguments on the first call with this suffix
   /// and `key`. The key names everything the body's code depends on, so
@@ -251,6 +262,13 @@ private:
           int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch)})
       os << "," << v;
     return key;
+  }
+  /// GEMM 2's also on how it finishes the output.
+  std::string downKey() {
+    if (!l.finishInGemm)
+      return layoutKey();
+    return layoutKey() + ",finish" + (op.getResidual() ? ",residual" : "") +
+           (op.getBDown() ? ",b_down" : "");
   }
   /// GEMM 1's code also depends on its epilogue.
   std::string upKey() {
@@ -432,6 +450,26 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
   // tile shape (one copy of the activation's code per GEMM, not one per
   // tile row: half the code and compile time; the L1 round trip costs a few
   // cycles per row against a K loop of d_model FMAs).
+  if (g.finish) {
+    // Either into the tile buffer for finishRows, or plainly into C.
+    auto ifOp = scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        vector::StoreOp::create(b, loc, result[accIndex(r, 0, v)], tileBuffer,
+                                ValueRange{idx(r), idx(v * l.lanes)});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = arith::AddIOp::create(b, loc, row0, idx(r));
+      for (int64_t v = 0; v < nv; ++v) {
+        Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
+        vector::StoreOp::create(b, loc, result[accIndex(r, 0, v)], g.c,
+                                ValueRange{row, c});
+      }
+    }
+    return;
+  }
   Value target = g.epilogue ? tileBuffer : g.c;
   for (int64_t r = 0; r < rows; ++r) {
     Value row =
@@ -470,6 +508,72 @@ void KernelBuilder::epilogueRows(const Gemm &g, Value row0, Value rows,
   for (int64_t v = 0; v < nv; ++v) {
     Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
     vector::StoreOp::create(b, loc, out[v], g.c, ValueRange{row, c});
+  }
+}
+
+void KernelBuilder::finishRows(const Gemm &g, Value row0, Value rows,
+                               Value panel) {
+  int64_t nv = g.nr / l.lanes;
+  Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
+  auto rowLoop = scf::ForOp::create(b, loc, idx(0), rows, idx(1));
+  rowLoop->setAttr("llvm.loop_annotation", noUnroll());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value r = rowLoop.getInductionVar();
+  Value row = arith::AddIOp::create(b, loc, row0, r);
+  // Panels are padded to nr columns; y, x and b_down have d. A vector that
+  // would cross d finishes its real elements one by one (masked bf16/f16
+  // vector memory ops become libcalls on x86).
+  bool ragged = l.d % g.nr != 0;
+  for (int64_t v = 0; v < nv; ++v) {
+    Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
+    auto vectorPath = [&] {
+      Value acc = vector::LoadOp::create(b, loc, vecF32, tileBuffer,
+                                         ValueRange{r, idx(v * l.lanes)});
+      if (g.bias)
+        acc = arith::AddFOp::create(
+            b, loc, acc,
+            toF32(vector::LoadOp::create(b, loc, vecStorage, g.bias,
+                                         ValueRange{c})));
+      if (g.residual)
+        acc = arith::AddFOp::create(
+            b, loc, acc,
+            toF32(vector::LoadOp::create(b, loc, vecStorage, g.residual,
+                                         ValueRange{row, c})));
+      Value out =
+          storage.isF32()
+              ? acc
+              : arith::TruncFOp::create(b, loc, vecStorage, acc).getResult();
+      vector::StoreOp::create(b, loc, out, g.y, ValueRange{row, c});
+    };
+    if (!ragged) {
+      vectorPath();
+      continue;
+    }
+    Value fits = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sle,
+        arith::AddIOp::create(b, loc, c, idx(l.lanes)), idx(l.d));
+    auto ifOp = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard branchGuard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    vectorPath();
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    loop(c, idx(l.d), idx(1), [&](Value j) {
+      Value lane = arith::AddIOp::create(b, loc, idx(v * l.lanes),
+                                         arith::SubIOp::create(b, loc, j, c));
+      Value acc =
+          memref::LoadOp::create(b, loc, tileBuffer, ValueRange{r, lane});
+      if (g.bias)
+        acc = arith::AddFOp::create(
+            b, loc, acc,
+            toF32(memref::LoadOp::create(b, loc, g.bias, ValueRange{j})));
+      if (g.residual)
+        acc =
+            arith::AddFOp::create(b, loc, acc,
+                                  toF32(memref::LoadOp::create(
+                                      b, loc, g.residual, ValueRange{row, j})));
+      memref::StoreOp::create(b, loc, toStorage(acc), g.y, ValueRange{row, j});
+    });
   }
 }
 
@@ -537,6 +641,13 @@ void KernelBuilder::gemm(const Gemm &g, Value m, Value panelBegin,
       }
       if (g.epilogue)
         epilogueRows(g, row, rows, panel);
+      if (g.finish) {
+        auto ifOp =
+            scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard finishGuard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        finishRows(g, row, rows, panel);
+      }
       scf::YieldOp::create(
           b, loc, ValueRange{arith::AddIOp::create(b, loc, row, rows)});
     });
@@ -591,17 +702,29 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     callOutlined("gemm_up", upKey(), args,
                  [&](ValueRange in) { buildUpGemm(in); });
   };
-  // GEMM 2: c (+)= a W_down[chunk rows, :] over down panels [p0, p1); with
-  // a chunk-major W_down, over chunks [q0, q1), a's column 0 being d_ff
-  // row aColBase.
+  // GEMM 2 over down panels [p0, p1); with a chunk-major W_down, over
+  // chunks [q0, q1), a's column 0 being d_ff row aColBase. `mode` (index):
+  // 0 c = a W_down, 1 c += a W_down, 2 y = T(a W_down + b_down [+ x]). One
+  // argument, not two flags: a call site whose every flag is a constant
+  // gets its own copy of the function from LLVM's function specialization.
   Value wDown = params.lookup("w_down");
+  Value bDown = params.lookup("b_down");
   auto callDown = [&](Value a2, Value c, Value p0, Value p1, Value q0, Value q1,
-                      Value aColBase, Value accumulate) {
+                      Value aColBase, Value mode) {
     SmallVector<Value> args = {dynamic(a2), dynamic(c), m, p0, p1};
     if (l.fusedMaxM > 0)
-      args.append({q0, q1, aColBase, accumulate});
+      args.append({q0, q1, aColBase});
+    if (l.fusedMaxM > 0 || l.finishInGemm)
+      args.push_back(mode);
     args.push_back(wDown);
-    callOutlined("gemm_down", layoutKey(), args,
+    if (l.finishInGemm) {
+      args.push_back(y);
+      if (op.getResidual())
+        args.push_back(x);
+      if (bDown)
+        args.push_back(bDown);
+    }
+    callOutlined("gemm_down", downKey(), args,
                  [&](ValueRange in) { buildDownGemm(in); });
   };
 
@@ -609,7 +732,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   // Into O; only the first d_ff columns of H are real.
   inPhase(phase, 2, [&] { // over down panels
     callDown(h, o, begin, end, idx(0), idx(l.chunks), idx(0),
-             arith::ConstantIntOp::create(b, loc, 0, 1));
+             idx(l.finishInGemm ? 2 : 0));
   });
 
   // Phase 3 (small m), over chunk groups: the fused schedule.
@@ -637,13 +760,18 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
           Value k0 = arith::MulIOp::create(b, loc, c, idx(l.chunk));
           Value notFirst =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c, first);
-          callDown(hc, og, idx(0), idx(l.npDown), c, c1, k0, notFirst);
+          callDown(
+              hc, og, idx(0), idx(l.npDown), c, c1, k0,
+              arith::IndexCastUIOp::create(b, loc, b.getIndexType(), notFirst));
         });
       });
     });
 
   // Phase 4, over rows: down bias, residual, post-norm, storage conversion.
-  // O is the two-pass output, or the sum of the groups' partial outputs.
+  // O is the two-pass output, or the sum of the groups' partial outputs;
+  // when GEMM 2 finishes the output itself, only the fused bucket has it.
+  if (l.finishInGemm && l.fusedMaxM == 0)
+    return;
   Value fused;
   SmallVector<Value> partials;
   if (l.fusedMaxM > 0) {
@@ -652,7 +780,6 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     for (int64_t g = 0; g < l.groups; ++g)
       partials.push_back(groupView(ws, m, idx(g), /*output=*/true));
   }
-  Value bDown = params.lookup("b_down");
   inPhase(phase, 4, [&] {
     loop(begin, end, idx(1), [&](Value r) {
       auto finish = [&](Value j) -> Value {
@@ -666,7 +793,9 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
             sum = arith::AddFOp::create(
                 b, loc, sum,
                 memref::LoadOp::create(b, loc, partial, ValueRange{r, j}));
-          v = arith::SelectOp::create(b, loc, fused, sum, v);
+          v = l.finishInGemm
+                  ? sum
+                  : arith::SelectOp::create(b, loc, fused, sum, v).getResult();
         }
         if (bDown)
           v = arith::AddFOp::create(
@@ -716,7 +845,12 @@ void KernelBuilder::callOutlined(StringRef suffix, StringRef key,
     fn.setPrivate();
     // Both schedules call it: LLVM must not copy it back into each caller.
     // Internal: no symbol of its own in the object.
-    fn->setAttr("no_inline", b.getUnitAttr());
+    // Nor clone it per constant argument (function specialization does
+    // not touch `noduplicate` functions). func-to-llvm drops `no_inline`;
+    // `passthrough` reaches LLVM.
+    fn->setAttr("passthrough",
+                b.getArrayAttr({b.getStringAttr("noinline"),
+                                b.getStringAttr("noduplicate")}));
     fn->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
                                     b.getContext(), LLVM::Linkage::Internal));
     Block *entry = fn.addEntryBlock();
@@ -774,12 +908,34 @@ void KernelBuilder::buildUpGemm(ValueRange in) {
 }
 
 void KernelBuilder::buildDownGemm(ValueRange in) {
-  // (a, c, m, p0, p1, [q0, q1, aColBase, accumulate], w_down)
+  // (a, c, m, p0, p1, [q0, q1, aColBase], [mode], w_down, [y, [x], [b_down]])
   Gemm down;
   down.a = in[0];
   down.c = in[1];
   down.k = idx(l.f);
-  down.panels.push_back(in.back());
+  size_t weight = 5 + (l.fusedMaxM > 0 ? 3 : 0) +
+                  (l.fusedMaxM > 0 || l.finishInGemm ? 1 : 0);
+  down.panels.push_back(in[weight]);
+  Value mode = weight > 5 ? in[weight - 1] : Value();
+  auto modeIs = [&](int64_t v) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mode,
+                                 idx(v));
+  };
+  if (l.finishInGemm) {
+    ValueRange rest = in.drop_front(weight + 1);
+    down.y = rest.front();
+    down.finish = modeIs(2);
+    rest = rest.drop_front();
+    if (op.getResidual()) {
+      down.residual = rest.front();
+      rest = rest.drop_front();
+    }
+    if (op.getBDown())
+      down.bias = rest.front();
+    tileBuffer =
+        memref::AllocaOp::create(b, loc, MemRefType::get({l.mr, l.nrDown}, f32),
+                                 ValueRange{}, b.getI64IntegerAttr(64));
+  }
   down.nr = l.nrDown;
   down.np = l.npDown;
   if (l.fusedMaxM > 0) {
@@ -787,7 +943,7 @@ void KernelBuilder::buildDownGemm(ValueRange in) {
     down.chunkBegin = in[5];
     down.chunkEnd = in[6];
     down.aColBase = in[7];
-    down.accumulate = in[8];
+    down.accumulate = modeIs(1);
   }
   gemm(down, in[2], in[3], in[4]);
 }
@@ -957,7 +1113,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     units.push_back(b.getI64ArrayAttr({rowsIfA, 0, 0, l.groups, -1}));
     bucketMaxM.push_back(l.fusedMaxM);
   }
-  units.push_back(b.getI64ArrayAttr({rowsIfA, l.npUp, l.npDown, 0, -1}));
+  units.push_back(b.getI64ArrayAttr(
+      {rowsIfA, l.npUp, l.npDown, 0, l.finishInGemm ? 0 : -1}));
   bucketMaxM.push_back(-1);
   kernel->setAttr("ffn.phase_units", b.getArrayAttr(units));
   kernel->setAttr("ffn.bucket_max_m", b.getI64ArrayAttr(bucketMaxM));
