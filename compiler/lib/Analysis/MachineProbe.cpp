@@ -103,6 +103,37 @@ __attribute__((target("avx2"))) double sumBuffer(const float *p, size_t n) {
   return total;
 }
 
+/// Best GB/s over `reps` runs (the first `warmups` untimed) of `threads`
+/// threads each summing its share of a `bytes` buffer `passes` times.
+double readBandwidth(unsigned threads, size_t bytes, int passes, int reps,
+                     int warmups) {
+  const size_t n = bytes / sizeof(float);
+  float *buffer = static_cast<float *>(std::aligned_alloc(64, bytes));
+  if (!buffer)
+    return 0;
+  std::memset(buffer, 0, bytes); // fault the pages in outside the timing
+  std::atomic<double> sink{0};
+  double best = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    double t = together(threads, [&](unsigned i) {
+      size_t per = n / threads;
+      double s = 0;
+      for (int pass = 0; pass < passes; ++pass) {
+        s += sumBuffer(buffer + i * per, per);
+        // Each pass must read the buffer again, not reuse the last sum.
+        __asm__ volatile("" : "+x"(s)::"memory");
+      }
+      double old = sink.load();
+      while (!sink.compare_exchange_weak(old, old + s))
+        ;
+    });
+    if (rep >= warmups)
+      best = std::max(best, passes * double(bytes) / t / 1e9);
+  }
+  std::free(buffer);
+  return best;
+}
+
 } // namespace
 
 double measurePeakGflops(unsigned threads, bool avx512) {
@@ -124,58 +155,16 @@ double measurePeakGflops(unsigned threads, bool avx512) {
 
 double measureReadBandwidth(unsigned threads) {
   // 1 GiB: several times any last-level cache these machines have.
-  const size_t bytes = size_t(1) << 30;
-  const size_t n = bytes / sizeof(float);
-  float *buffer = static_cast<float *>(std::aligned_alloc(64, bytes));
-  if (!buffer)
-    return 0;
-  std::memset(buffer, 0, bytes); // fault the pages in outside the timing
-  std::atomic<double> sink{0};
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    double t = together(threads, [&](unsigned i) {
-      size_t per = n / threads;
-      double s = sumBuffer(buffer + i * per, per);
-      double old = sink.load();
-      while (!sink.compare_exchange_weak(old, old + s))
-        ;
-    });
-    best = std::max(best, bytes / t / 1e9);
-  }
-  std::free(buffer);
-  return best;
+  return readBandwidth(threads, size_t(1) << 30, /*passes=*/1, /*reps=*/3,
+                       /*warmups=*/0);
 }
 
 double measureCacheReadBandwidth(unsigned threads) {
-  // 8 MiB in all: past every core's L2, inside the last-level cache of the
-  // machines ffnc targets -- where BERT-sized weights live between runs.
-  const size_t bytes = size_t(8) << 20;
-  const size_t n = bytes / sizeof(float);
-  const int passes = 16;
-  float *buffer = static_cast<float *>(std::aligned_alloc(64, bytes));
-  if (!buffer)
-    return 0;
-  std::memset(buffer, 0, bytes);
-  std::atomic<double> sink{0};
-  double best = 0;
-  for (int rep = 0; rep < 4; ++rep) {
-    double t = together(threads, [&](unsigned i) {
-      size_t per = n / threads;
-      double s = 0;
-      for (int pass = 0; pass < passes; ++pass) {
-        s += sumBuffer(buffer + i * per, per);
-        // Each pass must read the buffer again, not reuse the last sum.
-        __asm__ volatile("" : "+r"(s)::"memory");
-      }
-      double old = sink.load();
-      while (!sink.compare_exchange_weak(old, old + s))
-        ;
-    });
-    if (rep > 0) // the first brings the buffer into the cache
-      best = std::max(best, passes * double(bytes) / t / 1e9);
-  }
-  std::free(buffer);
-  return best;
+  // Past every core's L2, inside the last-level cache of the machines ffnc
+  // targets -- where BERT-sized weights live between runs. The first rep
+  // brings the buffer into the cache.
+  return readBandwidth(threads, kCacheProbeBytes, /*passes=*/16, /*reps=*/4,
+                       /*warmups=*/1);
 }
 
 } // namespace ffnc

@@ -162,9 +162,11 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   std::vector<std::vector<size_t>> shapes;
   for (auto &entry : byShape)
     shapes.push_back(std::move(entry.second));
-  std::stable_sort(
-      shapes.begin(), shapes.end(),
-      [](const auto &a, const auto &b) { return a.size() > b.size(); });
+  // Largest first; ties in spec order (std::stable_sort's buffer API is
+  // deprecated in this libstdc++).
+  llvm::sort(shapes, [](const auto &a, const auto &b) {
+    return a.size() != b.size() ? a.size() > b.size() : a.front() < b.front();
+  });
   std::vector<std::vector<size_t>> members(groups);
   std::vector<size_t> load(groups, 0);
   for (const auto &shape : shapes) {

@@ -17,6 +17,12 @@
 
 using namespace mlir;
 
+int64_t ffnc::tunedThreads(const ScheduleOptions &options) {
+  return options.threads > 0
+             ? options.threads
+             : std::max(1u, std::thread::hardware_concurrency());
+}
+
 void ffnc::buildStrategyPipeline(OpPassManager &pm,
                                  const ScheduleOptions &options) {
   if (options.baseline)
@@ -30,9 +36,7 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
   select.fusedMaxM = options.fusedMaxM;
   select.chunk = options.chunk;
   select.groups = options.groups;
-  select.threads = options.threads > 0
-                       ? options.threads
-                       : std::max(1u, std::thread::hardware_concurrency());
+  select.threads = tunedThreads(options);
   pm.addNestedPass<func::FuncOp>(ffn::createFfnSelectStrategy(select));
 }
 

@@ -17,7 +17,6 @@
 #include "ffnc/CodeGen/Compile.h"
 #include "ffnc/Frontend/Sema.h"
 
-#include "ffn/Transforms/ScheduleCost.h"
 #include "ffn/runtime.h"
 #include "ffn_reference.h"
 
@@ -254,10 +253,10 @@ int main(int argc, char **argv) {
       double wbytes = double(weightBytes(*spec));
       double bytes = wbytes + 2.0 * c.m * spec->dModel * 4;
       // Interleaving keeps both libraries' weights live, so they stay in
-      // cache between runs only if both fit in the 8 MiB the cache probe
+      // cache between runs only if both fit in the buffer the cache probe
       // measured; otherwise the roofline is the memory bandwidth (rows a
       // large L3 partly holds can beat it).
-      bool resident = 2 * wbytes <= double(8 << 20);
+      bool resident = 2 * wbytes <= double(kCacheProbeBytes);
       double weightBw = resident ? cacheBw : bw;
       double bound = std::min(peak, flops / bytes * weightBw); // GFLOP/s
       double gf = flops / bestF / 1e9, gd = flops / bestD / 1e9;
@@ -265,16 +264,10 @@ int main(int argc, char **argv) {
       // the bandwidth the weights are read at here.
       double predicted =
           predict(*spec, c.m, MachineModel{peak, bw, weightBw}).seconds;
-      // The schedule the kernel's bucket for this M runs, as the compiler
-      // chose it for this thread count.
-      mlir::ffn::MachineAssumptions assumed;
-      assumed.threads = threads;
-      mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
-          target->vectorBits,
-          {spec->dModel, spec->dFF, spec->isGated(),
-           static_cast<int64_t>(byteWidth(spec->dtype))},
-          {}, assumed);
-      bool fused = c.m <= choice.fusedMaxM;
+      // The schedule the kernel's bucket for this M runs, from the kernel
+      // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
+      // groups (ffn-lower-packed), empty outside its bucket.
+      bool fused = desc.num_phases > 3 && desc.phase_units(3, c.m) > 0;
       fmt::print(
           "| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
           "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {} | {:.1e} ({:.0e}){} |\n",

@@ -131,11 +131,9 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;
       std::string priced;
       if (m <= static_cast<uint64_t>(mlir::ffn::kFusedMaxM)) {
-        mlir::ffn::StrategyChoice priceable = choice;
-        if (!fused && choice.fusedMaxM == 0)
-          priceable.chunk = priceable.groups = 0; // the model's defaults
+        // Without a bucket, chunk and groups are 0: the model's defaults.
         mlir::ffn::SchedulePrices prices = mlir::ffn::priceSchedules(
-            shape, priceable, static_cast<int64_t>(m), assumed);
+            shape, choice, static_cast<int64_t>(m), assumed);
         priced = fmt::format(" (fused priced {:.2f}x two-pass)",
                              prices.fused / prices.twoPass);
       }

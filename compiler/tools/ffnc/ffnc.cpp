@@ -30,7 +30,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <thread>
 
 using namespace ffnc;
 namespace cl = llvm::cl;
@@ -178,10 +177,6 @@ cl::opt<bool> injectNonFinite(
 /// Spec files larger than this are refused outright: a real spec is a few
 /// hundred bytes, and the limit bounds the work done on hostile input.
 constexpr uint64_t kMaxSpecBytes = 16u << 20;
-
-unsigned hardwareThreads() {
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "ffnc") << message << "\n";
@@ -340,7 +335,8 @@ int main(int argc, char **argv) {
       return fail("info --strategy: the baseline has no schedule to report");
     if (threadCount > 1024)
       return fail("--threads must be at most 1024");
-    unsigned threads = threadCount ? threadCount : hardwareThreads();
+    options.threads = threadCount;
+    unsigned threads = static_cast<unsigned>(tunedThreads(options));
     InfoSchedule schedule;
     schedule.target = target->name;
     schedule.vectorBits = target->vectorBits;

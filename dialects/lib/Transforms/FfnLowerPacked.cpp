@@ -450,39 +450,34 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
   // tile shape (one copy of the activation's code per GEMM, not one per
   // tile row: half the code and compile time; the L1 round trip costs a few
   // cycles per row against a K loop of d_model FMAs).
-  if (g.finish) {
-    // Either into the tile buffer for finishRows, or plainly into C.
-    auto ifOp = scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        vector::StoreOp::create(b, loc, result[accIndex(r, 0, v)], tileBuffer,
-                                ValueRange{idx(r), idx(v * l.lanes)});
-    b.setInsertionPointToStart(ifOp.elseBlock());
+  // `buffered`: row r, matrix mat's vectors at buffer row r, columns
+  // (mat * nv + v) * lanes; otherwise at C's row row0 + r, its columns.
+  auto storeAll = [&](bool buffered) {
+    Value target = buffered ? tileBuffer : g.c;
     for (int64_t r = 0; r < rows; ++r) {
-      Value row = arith::AddIOp::create(b, loc, row0, idx(r));
-      for (int64_t v = 0; v < nv; ++v) {
-        Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
-        vector::StoreOp::create(b, loc, result[accIndex(r, 0, v)], g.c,
-                                ValueRange{row, c});
-      }
-    }
-    return;
-  }
-  Value target = g.epilogue ? tileBuffer : g.c;
-  for (int64_t r = 0; r < rows; ++r) {
-    Value row =
-        g.epilogue ? idx(r) : arith::AddIOp::create(b, loc, row0, idx(r));
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t v = 0; v < nv; ++v) {
-        Value c = g.epilogue ? idx((mat * nv + v) * l.lanes)
+      Value row =
+          buffered ? idx(r) : arith::AddIOp::create(b, loc, row0, idx(r));
+      for (int64_t mat = 0; mat < nmat; ++mat)
+        for (int64_t v = 0; v < nv; ++v) {
+          Value c = buffered ? idx((mat * nv + v) * l.lanes)
                              : arith::AddIOp::create(b, loc, storeCol,
                                                      idx(v * l.lanes));
-        vector::StoreOp::create(b, loc, result[accIndex(r, mat, v)], target,
-                                ValueRange{row, c});
-      }
+          vector::StoreOp::create(b, loc, result[accIndex(r, mat, v)], target,
+                                  ValueRange{row, c});
+        }
+    }
+  };
+  if (!g.finish) {
+    storeAll(/*buffered=*/g.epilogue != nullptr);
+    return;
   }
+  // Into the tile buffer for finishRows, or plainly into C.
+  auto ifOp = scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  storeAll(/*buffered=*/true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  storeAll(/*buffered=*/false);
 }
 
 void KernelBuilder::epilogueRows(const Gemm &g, Value row0, Value rows,

@@ -4,6 +4,8 @@
 #ifndef FFNC_ANALYSIS_MACHINEPROBE_H
 #define FFNC_ANALYSIS_MACHINEPROBE_H
 
+#include <cstddef>
+
 namespace ffnc {
 
 /// FMA throughput in GFLOP/s with `threads` threads, each running 16
@@ -14,8 +16,11 @@ double measurePeakGflops(unsigned threads, bool avx512);
 /// than the last-level cache.
 double measureReadBandwidth(unsigned threads);
 
-/// Read bandwidth in GB/s with `threads` threads summing an 8 MiB buffer
-/// that stays in the last-level cache.
+/// The buffer measureCacheReadBandwidth reads: 8 MiB in all.
+constexpr size_t kCacheProbeBytes = size_t(8) << 20;
+
+/// Read bandwidth in GB/s with `threads` threads summing a
+/// kCacheProbeBytes buffer that stays in the last-level cache.
 double measureCacheReadBandwidth(unsigned threads);
 
 } // namespace ffnc

@@ -24,6 +24,10 @@ struct ScheduleOptions {
   int64_t threads = 0;
 };
 
+/// The threads the cost model tunes the kernels for: options.threads, or
+/// this machine's hardware threads.
+int64_t tunedThreads(const ScheduleOptions &options);
+
 /// Stage `ffn`: attach a #ffn.strategy to every ffn.ffn (unless baseline).
 void buildStrategyPipeline(mlir::OpPassManager &pm,
                            const ScheduleOptions &options);
