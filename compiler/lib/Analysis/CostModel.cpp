@@ -11,12 +11,14 @@
 using namespace ffnc;
 
 Prediction ffnc::predict(const FfnSpec &spec, uint64_t tokens,
-                         const MachineModel &machine, double efficiency) {
+                         const MachineModel &machine) {
+  double efficiency = mlir::ffn::MachineAssumptions().efficiency;
   double flops = static_cast<double>(flopsPerToken(spec)) * tokens;
-  double bytes = static_cast<double>(weightBytes(spec)) +
+  uint64_t weights = weightBytes(spec);
+  double bytes = static_cast<double>(weights) +
                  2.0 * tokens * spec.dModel * byteWidth(spec.dtype);
   double compute = flops / (efficiency * machine.peakGflops * 1e9);
-  bool streamed = weightBytes(spec) > mlir::ffn::kStreamedWeightBytes;
+  bool streamed = weights > mlir::ffn::kStreamedWeightBytes;
   double memory =
       bytes /
       ((streamed ? machine.bandwidthGBs : machine.cacheBandwidthGBs) * 1e9);

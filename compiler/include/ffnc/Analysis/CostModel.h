@@ -28,10 +28,11 @@ struct Prediction {
   bool memoryBound = false;
 };
 
-/// `efficiency`: the fraction of peak the kernels reach when compute-bound
-/// (0.9: what ffn-bench measures for the packed schedule).
+/// Compute-bound phases run at the schedule cost model's efficiency
+/// (MachineAssumptions: 0.9 of peak, what ffn-bench measures for the packed
+/// schedule).
 Prediction predict(const FfnSpec &spec, uint64_t tokens,
-                   const MachineModel &machine, double efficiency = 0.9);
+                   const MachineModel &machine);
 
 } // namespace ffnc
 
