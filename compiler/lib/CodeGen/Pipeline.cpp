@@ -42,6 +42,7 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
 
 void ffnc::buildFfnLoweringPipeline(OpPassManager &pm) {
   pm.addPass(ffn::createFfnLowerPacked());
+  pm.addNestedPass<func::FuncOp>(ffn::createFfnVectorizeRegisterTiles());
   pm.addNestedPass<func::FuncOp>(ffn::createConvertFfnToLinalg());
   pm.addPass(createCanonicalizerPass());
 }
@@ -80,6 +81,9 @@ void ffnc::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // The vectorizer's transfer padding values (never read: the transfers
+  // are in bounds).
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

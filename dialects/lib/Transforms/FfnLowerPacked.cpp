@@ -35,7 +35,10 @@
 #include "ffn/Transforms/StrategyChoice.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNLOWERPACKED
@@ -204,6 +207,37 @@ private:
                function_ref<void(Value, Value)> store, Value scale,
                Value shift);
 
+  void allocTileBuffers(int64_t matrices, int64_t nr) {
+    gemmEntry = b.getInsertionBlock();
+    registerTiles.clear();
+    tileBuffers.clear();
+    for (int64_t mat = 0; mat < matrices; ++mat)
+      tileBuffers.push_back(
+          memref::AllocaOp::create(b, loc, MemRefType::get({l.mr, nr}, f32),
+                                   ValueRange{}, b.getI64IntegerAttr(64)));
+  }
+  /// Matrix mat's accumulators of a `rows`-row tile: the tile buffer for
+  /// full-height tiles, else a stack buffer of its own in the GEMM
+  /// function's entry block. Upstream hoisting moves the
+  /// accumulators of a buffer into registers only when no view of it is
+  /// involved (so not a subview of tileBuffers), and LLVM promotes these
+  /// small, constant-indexed allocas to registers entirely.
+  Value registerTile(int64_t mat, int64_t rows, int64_t nr) {
+    if (rows == l.mr)
+      return tileBuffers[mat];
+    Value &buffer = registerTiles[{mat, rows}];
+    if (!buffer) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(gemmEntry);
+      buffer =
+          memref::AllocaOp::create(b, loc, MemRefType::get({rows, nr}, f32),
+                                   ValueRange{}, b.getI64IntegerAttr(64));
+    }
+    return buffer;
+  }
+  Block *gemmEntry = nullptr;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, Value> registerTiles;
+
   struct Gemm {
     Value a;                   // memref<?xK x f32>
     Value k;                   // reduction length
@@ -297,7 +331,9 @@ private:
   llvm::StringMap<func::FuncOp> &outlined;
   // [mr, nrUp x matrices] f32 on the stack: a multi-row tile's accumulators on
   // their way through the epilogue (see tile()).
-  Value tileBuffer;
+  /// Per weight matrix: the current GEMM function's mr x nr accumulator
+  /// buffer on the stack.
+  SmallVector<Value> tileBuffers;
   Type f32, storage;
   VectorType vecF32, vecStorage;
 };
@@ -341,143 +377,177 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
                          Value prefetchPanel) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
-  Value zero = f32Constant(b, loc, vecF32, 0.0);
-  SmallVector<Value> init(rows * nmat * nv, zero);
-  auto accIndex = [&](int64_t r, int64_t mat, int64_t v) {
-    return (r * nmat + mat) * nv + v;
-  };
   Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
   Value storeCol =
       g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
-  if (g.accumulate) {
-    assert(nmat == 1 && !g.epilogue && "accumulating GEMMs are plain");
-    SmallVector<Type> types(init.size(), vecF32);
-    auto ifOp = scf::IfOp::create(b, loc, types, g.accumulate,
-                                  /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    SmallVector<Value> loaded;
-    for (int64_t r = 0; r < rows; ++r) {
-      Value row = arith::AddIOp::create(b, loc, row0, idx(r));
-      for (int64_t v = 0; v < nv; ++v) {
-        Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
-        loaded.push_back(
-            vector::LoadOp::create(b, loc, vecF32, g.c, ValueRange{row, c}));
+  SmallVector<Value> acc;
+  for (int64_t mat = 0; mat < nmat; ++mat)
+    acc.push_back(registerTile(mat, rows, g.nr));
+
+  // Copies the accumulators from C's tile (`fromC`) or to where they go
+  // next: C, or for the epilogue or finishRows the tile buffer.
+  auto copyTile = [&](bool fromC, bool toC) {
+    for (int64_t mat = 0; mat < nmat; ++mat) {
+      Value from = fromC ? g.c : acc[mat];
+      Value to = fromC ? acc[mat] : toC ? g.c : tileBuffers[mat];
+      if (from == to)
+        continue; // A full-height tile computes in the tile buffer.
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t v = 0; v < nv; ++v) {
+          SmallVector<Value> inAcc{idx(r), idx(v * l.lanes)}, inC = inAcc;
+          if (fromC || toC)
+            inC = {arith::AddIOp::create(b, loc, row0, idx(r)),
+                   arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes))};
+          Value vec =
+              vector::LoadOp::create(b, loc, vecF32, from, fromC ? inC : inAcc);
+          vector::StoreOp::create(b, loc, vec, to, toC ? inC : inAcc);
+        }
       }
     }
-    scf::YieldOp::create(b, loc, loaded);
+  };
+  auto zeroTile = [&] {
+    Value zero = f32Constant(b, loc, vecF32, 0.0);
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          vector::StoreOp::create(b, loc, zero, acc[mat],
+                                  ValueRange{idx(r), idx(v * l.lanes)});
+  };
+  if (g.accumulate) {
+    assert(nmat == 1 && !g.epilogue && "accumulating GEMMs are plain");
+    auto ifOp =
+        scf::IfOp::create(b, loc, g.accumulate, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copyTile(/*fromC=*/true, /*toC=*/false);
     b.setInsertionPointToStart(ifOp.elseBlock());
-    scf::YieldOp::create(b, loc, init);
-    init.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    zeroTile();
+  } else {
+    zeroTile();
   }
 
-  // One K loop over panel rows [kBase, kBase + kLen) of chunk `chunk` (the
-  // whole panel when the layout is not chunked); A's column is aBase + k.
-  auto kLoop = [&](ValueRange acc0, Value chunk, Value kBase, Value aBase,
-                   Value kLen) -> scf::ForOp {
-    auto loop = scf::ForOp::create(b, loc, idx(0), kLen, idx(1), acc0);
+  // acc[mat] += A[rows, k] * panel[mat][k, nr], as a linalg contraction
+  // over (row, k, column) that TilingInterface tiles into the K loop (k
+  // in steps of 1) and ffn-vectorize-register-tiles turns into one
+  // broadcast of A per row and one FMA per accumulator vector per k, the
+  // accumulators hoisted into registers across the loop. `chunk` (or
+  // null): the panel's chunk in a chunk-major layout.
+  auto contract = [&](Value chunk, Value aCol, Value kLen) {
+    auto sub = [&](Value src, ArrayRef<OpFoldResult> offsets,
+                   ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> shape) {
+      SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+      auto srcType = cast<MemRefType>(src.getType());
+      auto type = memref::SubViewOp::inferRankReducedResultType(
+          shape, srcType, offsets, sizes, strides);
+      return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), src,
+                                       offsets, sizes, strides)
+          .getResult();
+    };
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    Value aView = sub(g.a, {row0, aCol}, {b.getIndexAttr(rows), kLen},
+                      {rows, ShapedType::kDynamic});
+    SmallVector<Value> inputs{aView};
+    for (int64_t mat = 0; mat < nmat; ++mat) {
+      SmallVector<OpFoldResult> offsets, sizes;
+      if (chunk) {
+        offsets.push_back(chunk);
+        sizes.push_back(one);
+      }
+      offsets.append({panel, zero, zero});
+      sizes.append({one, kLen, b.getIndexAttr(g.nr)});
+      inputs.push_back(
+          sub(g.panels[mat], offsets, sizes, {ShapedType::kDynamic, g.nr}));
+    }
+    MLIRContext *ctx = b.getContext();
+    AffineExpr r = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
+               n = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {r, k}, ctx)};
+    maps.append(nmat, AffineMap::get(3, 0, {k, n}, ctx));
+    maps.append(nmat, AffineMap::get(3, 0, {r, n}, ctx));
+    auto contraction = linalg::GenericOp::create(
+        b, loc, TypeRange{}, inputs, acc, maps,
+        {utils::IteratorType::parallel, utils::IteratorType::reduction,
+         utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          SmallVector<Value> sums;
+          for (int64_t mat = 0; mat < nmat; ++mat) {
+            Value w = args[1 + mat];
+            if (w.getType() != f32)
+              w = arith::ExtFOp::create(nb, nl, f32, w);
+            Value prod = arith::MulFOp::create(nb, nl, args[0], w);
+            sums.push_back(
+                arith::AddFOp::create(nb, nl, args[1 + nmat + mat], prod));
+          }
+          linalg::YieldOp::create(nb, nl, sums);
+        });
+    // Tile k by 1: the loop that carries the accumulators.
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(contraction);
+    scf::SCFTilingOptions options;
+    options.setTileSizes({zero, one, zero});
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(contraction.getOperation()), options);
+    assert(succeeded(tiled) && tiled->loops.size() == 1 &&
+           "a static-shaped contraction tiles along k");
+    rewriter.eraseOp(contraction);
+    tiled->tiledOps.front()->setAttr(kRegisterTileAttr, b.getUnitAttr());
+    auto loop = cast<scf::ForOp>(tiled->loops.front());
     // The body is already a full register tile of FMAs; unrolling or
     // re-vectorizing the K loop only multiplies code (and compile time).
     loop->setAttr("llvm.loop_annotation", noUnroll());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value k = loop.getInductionVar();
-    Value kRow = kBase ? arith::AddIOp::create(b, loc, kBase, k) : k;
-    Value aCol = aBase ? arith::AddIOp::create(b, loc, aBase, k) : k;
-    auto at = [&](Value p, Value c) -> SmallVector<Value> {
-      if (chunk)
-        return {chunk, p, kRow, c};
-      return {p, kRow, c};
-    };
-    SmallVector<Value> acc(loop.getRegionIterArgs());
-    SmallVector<Value> weights;
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t v = 0; v < nv; ++v)
-        weights.push_back(toF32(vector::LoadOp::create(
-            b, loc, vecStorage, g.panels[mat], at(panel, idx(v * l.lanes)))));
     // Pull the next panel's row k toward L2 while this one computes, so the
     // first tile of the next panel does not wait on DRAM. A one-row tile
     // (decode) always does: 2 FMAs per 128 bytes of weights cannot hide the
     // latency even from L3 (BERT-base, m = 1, one thread: 0.317 -> 0.258
     // ms), while multi-row tiles of cache-resident weights lose 2-20% to it.
-    if (l.prefetch || rows == 1)
+    if (l.prefetch || rows == 1) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> at;
+      if (chunk)
+        at.push_back(chunk);
+      at.append({prefetchPanel, loop.getInductionVar(), idx(0)});
       for (int64_t mat = 0; mat < nmat; ++mat)
-        memref::PrefetchOp::create(b, loc, g.panels[mat],
-                                   at(prefetchPanel, idx(0)),
+        memref::PrefetchOp::create(b, loc, g.panels[mat], at,
                                    /*isWrite=*/false, /*localityHint=*/2,
                                    /*isDataCache=*/true);
-    for (int64_t r = 0; r < rows; ++r) {
-      Value row = arith::AddIOp::create(b, loc, row0, idx(r));
-      Value a = memref::LoadOp::create(b, loc, g.a, ValueRange{row, aCol});
-      Value splat = vector::BroadcastOp::create(b, loc, vecF32, a);
-      for (int64_t mat = 0; mat < nmat; ++mat)
-        for (int64_t v = 0; v < nv; ++v) {
-          Value &c = acc[accIndex(r, mat, v)];
-          c = vector::FMAOp::create(b, loc, splat, weights[mat * nv + v], c);
-        }
     }
-    scf::YieldOp::create(b, loc, acc);
-    return loop;
+    b.setInsertionPointAfter(loop);
   };
 
-  ValueRange result;
   if (!g.chunkRows) {
-    result = kLoop(init, nullptr, nullptr, nullptr, g.k).getResults();
+    contract(nullptr, idx(0), g.k);
   } else {
-    // K through chunks of a chunk-major panel: the accumulators stay in
-    // registers across the chunks.
-    auto outer =
-        scf::ForOp::create(b, loc, g.chunkBegin, g.chunkEnd, idx(1), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(outer.getBody());
-      Value c = outer.getInductionVar();
-      Value k0 = arith::MulIOp::create(b, loc, c, idx(g.chunkRows));
-      Value aBase =
-          g.aColBase ? arith::SubIOp::create(b, loc, k0, g.aColBase) : k0;
-      Value len =
-          arith::MinSIOp::create(b, loc, idx(g.chunkRows),
-                                 arith::SubIOp::create(b, loc, idx(l.f), k0));
-      scf::ForOp inner =
-          kLoop(outer.getRegionIterArgs(), c, nullptr, aBase, len);
-      scf::YieldOp::create(b, loc, inner.getResults());
-    }
-    result = outer.getResults();
+    // K through chunks of a chunk-major panel: the vectorizer hoists the
+    // accumulators out of this loop too, so they stay in registers across
+    // the chunks.
+    auto outer = scf::ForOp::create(b, loc, g.chunkBegin, g.chunkEnd, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(outer.getBody());
+    Value c = outer.getInductionVar();
+    Value k0 = arith::MulIOp::create(b, loc, c, idx(g.chunkRows));
+    Value aBase =
+        g.aColBase ? arith::SubIOp::create(b, loc, k0, g.aColBase) : k0;
+    Value len = arith::MinSIOp::create(
+        b, loc, idx(g.chunkRows), arith::SubIOp::create(b, loc, idx(l.f), k0));
+    contract(c, aBase, len);
   }
 
-  // Without an epilogue the accumulators go straight to C; with one they
-  // go to the tile buffer, and gemm() runs the epilogue once for every
+  // With an epilogue, gemm() runs it from the tile buffer once for every
   // tile shape (one copy of the activation's code per GEMM, not one per
   // tile row: half the code and compile time; the L1 round trip costs a few
-  // cycles per row against a K loop of d_model FMAs).
-  // `buffered`: row r, matrix mat's vectors at buffer row r, columns
-  // (mat * nv + v) * lanes; otherwise at C's row row0 + r, its columns.
-  auto storeAll = [&](bool buffered) {
-    Value target = buffered ? tileBuffer : g.c;
-    for (int64_t r = 0; r < rows; ++r) {
-      Value row =
-          buffered ? idx(r) : arith::AddIOp::create(b, loc, row0, idx(r));
-      for (int64_t mat = 0; mat < nmat; ++mat)
-        for (int64_t v = 0; v < nv; ++v) {
-          Value c = buffered ? idx((mat * nv + v) * l.lanes)
-                             : arith::AddIOp::create(b, loc, storeCol,
-                                                     idx(v * l.lanes));
-          vector::StoreOp::create(b, loc, result[accIndex(r, mat, v)], target,
-                                  ValueRange{row, c});
-        }
-    }
-  };
+  // cycles per row against a K loop of d_model FMAs). Without one the
+  // tile goes to C, unless finishRows is to take it from the tile buffer.
   if (!g.finish) {
-    storeAll(/*buffered=*/g.epilogue != nullptr);
+    copyTile(/*fromC=*/false, /*toC=*/!g.epilogue);
     return;
   }
-  // Into the tile buffer for finishRows, or plainly into C.
   auto ifOp = scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  storeAll(/*buffered=*/true);
+  copyTile(/*fromC=*/false, /*toC=*/false);
   b.setInsertionPointToStart(ifOp.elseBlock());
-  storeAll(/*buffered=*/false);
+  copyTile(/*fromC=*/false, /*toC=*/true);
 }
 
 void KernelBuilder::epilogueRows(const Gemm &g, Value row0, Value rows,
@@ -495,9 +565,8 @@ void KernelBuilder::epilogueRows(const Gemm &g, Value row0, Value rows,
   SmallVector<SmallVector<Value>> rowAcc(nmat);
   for (int64_t mat = 0; mat < nmat; ++mat)
     for (int64_t v = 0; v < nv; ++v)
-      rowAcc[mat].push_back(
-          vector::LoadOp::create(b, loc, vecF32, tileBuffer,
-                                 ValueRange{r, idx((mat * nv + v) * l.lanes)}));
+      rowAcc[mat].push_back(vector::LoadOp::create(
+          b, loc, vecF32, tileBuffers[mat], ValueRange{r, idx(v * l.lanes)}));
   SmallVector<Value> out = g.epilogue(rowAcc, col);
   Value row = arith::AddIOp::create(b, loc, row0, r);
   for (int64_t v = 0; v < nv; ++v) {
@@ -523,7 +592,7 @@ void KernelBuilder::finishRows(const Gemm &g, Value row0, Value rows,
   for (int64_t v = 0; v < nv; ++v) {
     Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
     auto vectorPath = [&] {
-      Value acc = vector::LoadOp::create(b, loc, vecF32, tileBuffer,
+      Value acc = vector::LoadOp::create(b, loc, vecF32, tileBuffers[0],
                                          ValueRange{r, idx(v * l.lanes)});
       if (g.bias)
         acc = arith::AddFOp::create(
@@ -557,7 +626,7 @@ void KernelBuilder::finishRows(const Gemm &g, Value row0, Value rows,
       Value lane = arith::AddIOp::create(b, loc, idx(v * l.lanes),
                                          arith::SubIOp::create(b, loc, j, c));
       Value acc =
-          memref::LoadOp::create(b, loc, tileBuffer, ValueRange{r, lane});
+          memref::LoadOp::create(b, loc, tileBuffers[0], ValueRange{r, lane});
       if (g.bias)
         acc = arith::AddFOp::create(
             b, loc, acc,
@@ -859,9 +928,7 @@ void KernelBuilder::callOutlined(StringRef suffix, StringRef key,
 void KernelBuilder::buildUpGemm(ValueRange in) {
   // (a, c, colBase, m, p0, p1, w_up, [w_gate], [b_up], [b_gate])
   int64_t matrices = op.getGated() ? 2 : 1;
-  tileBuffer = memref::AllocaOp::create(
-      b, loc, MemRefType::get({l.mr, matrices * l.nrUp}, f32), ValueRange{},
-      b.getI64IntegerAttr(64));
+  allocTileBuffers(matrices, l.nrUp);
   Gemm up;
   up.a = in[0];
   up.c = in[1];
@@ -927,10 +994,8 @@ void KernelBuilder::buildDownGemm(ValueRange in) {
     }
     if (op.getBDown())
       down.bias = rest.front();
-    tileBuffer =
-        memref::AllocaOp::create(b, loc, MemRefType::get({l.mr, l.nrDown}, f32),
-                                 ValueRange{}, b.getI64IntegerAttr(64));
   }
+  allocTileBuffers(1, l.nrDown);
   down.nr = l.nrDown;
   down.np = l.npDown;
   if (l.fusedMaxM > 0) {

@@ -17,6 +17,10 @@
 
 namespace mlir::ffn {
 
+/// Marks the k-step contraction of a register tile that ffn-lower-packed
+/// emits and ffn-vectorize-register-tiles vectorizes.
+inline constexpr llvm::StringLiteral kRegisterTileAttr = "ffn.register_tile";
+
 #define GEN_PASS_DECL
 #include "ffn/Transforms/Passes.h.inc"
 

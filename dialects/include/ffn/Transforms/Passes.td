@@ -148,7 +148,27 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
   }];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",
-                           "math::MathDialect", "LLVM::LLVMDialect"];
+                           "math::MathDialect", "LLVM::LLVMDialect",
+                           "linalg::LinalgDialect"];
+}
+
+def FfnVectorizeRegisterTiles
+    : Pass<"ffn-vectorize-register-tiles", "func::FuncOp"> {
+  let summary = "Vectorize the packed kernels' register tiles into FMAs";
+  let description = [{
+    Turns each `linalg.generic` marked `ffn.register_tile` (one k-step of a
+    register tile, as `ffn-lower-packed` tiles it with TilingInterface:
+    `acc[r, n] += A[r, k] * W[k, n]` for one or, for gated FFNs, two
+    weight matrices) into vector code with the upstream vectorizer, then
+    hoists the accumulator transfers out of the enclosing K (and chunk)
+    loops so the accumulators live in registers as loop-carried vectors,
+    and lowers the contraction through outer products to one broadcast of
+    A per row and one `vector.fma` per accumulator row and k. Fails (with
+    an error on the op) if a marked op does not vectorize: there is no
+    scalar fallback.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect"];
 }
 
 #endif // FFN_TRANSFORMS_PASSES_TD
