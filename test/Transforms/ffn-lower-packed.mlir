@@ -24,7 +24,10 @@
 // CHECK-LABEL: func.func private @f.gemm_up(
 // CHECK-SAME: %[[A:[^:]*]]: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>, %[[CB:[^:]*]]: index, %[[M:[^:]*]]: index, %[[P0:[^:]*]]: index, %[[P1:[^:]*]]: index, %[[UW:[^:]*]]: memref<2x20x32xf32>, %[[UB:[^:]*]]: memref<64xf32>)
 // CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline", "noduplicate"]}
-// The epilogue's tile buffer: 4 rows x 32 columns on the stack, once.
+// Accumulator buffers on the stack, once: 1 and 2 rows for the short
+// tiles, 4 (the tile buffer that the epilogue reads) for full ones.
+// CHECK: %[[T1:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x32xf32>
+// CHECK: %[[T2:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x32xf32>
 // CHECK: %[[TB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
 // For each 8-row block and each panel, tiles down the block: each the
 // tallest of 4, 2 and 1 rows that fits what is left.
@@ -44,23 +47,30 @@
 // CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[TILEEND]], %[[END]]
 // CHECK: %[[PF:.*]] = arith.select %[[LAST]], %{{.*}}, %[[P]]
 // CHECK: scf.index_switch %[[ROWS]]
-// A 4-row tile carries 4 x 2 accumulators through the K loop.
+// A 4-row tile starts its accumulators at zero, then a K loop made by
+// TilingInterface runs a one-k-step contraction acc[4 x 32] += A[4 x 1] *
+// W[1 x 32] (ffn-vectorize-register-tiles turns it into FMAs).
 // CHECK: case 4 {
-// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
-// CHECK: vector.load %[[UW]][%[[P]], %[[K]], %c16{{(_[0-9]+)?}}] : memref<2x20x32xf32>, vector<16xf32>
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[TB]]
+// CHECK: %[[AV:.*]] = memref.subview %[[A]][%[[ROW]], %{{.*}}] [4, %{{.*}}] [1, 1]
+// CHECK: %[[WV:.*]] = memref.subview %[[UW]][%[[P]], 0, 0] [1, %{{.*}}, 32] [1, 1, 1] : memref<2x20x32xf32> to memref<?x32xf32
+// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} {
 // The next panel's row k is prefetched while this one computes.
 // CHECK: memref.prefetch %[[UW]][%[[PF]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
-// CHECK: memref.load %[[A]]
-// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK-COUNT-2: vector.fma
-// Its 8 accumulators go to the tile buffer.
-// CHECK-COUNT-8: vector.store %{{.*}}, %[[TB]]
+// CHECK: %[[AK:.*]] = memref.subview %[[AV]][0, %[[K]]] [4, 1] [1, 1]
+// CHECK: %[[WK:.*]] = memref.subview %[[WV]][%[[K]], 0] [1, 32] [1, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[MA:.*]], #[[MW:.*]], #[[MC:.*]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[AK]], %[[WK]] : memref<4x1xf32, {{.*}}>, memref<1x32xf32, {{.*}}>) outs(%{{.*}} : memref<4x32xf32{{.*}}>) attrs = {ffn.register_tile}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: } {llvm.loop_annotation = #{{.*}}}
+// Shorter tiles compute in their own buffers and copy into the tile buffer.
 // CHECK: case 2 {
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[T2]]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<2x32xf32{{.*}}>) attrs = {ffn.register_tile}
 // CHECK-COUNT-4: vector.store %{{.*}}, %[[TB]]
 // CHECK: default {
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[T1]]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<1x32xf32{{.*}}>) attrs = {ffn.register_tile}
 // CHECK-COUNT-2: vector.store %{{.*}}, %[[TB]]
 // Then one epilogue for every tile shape: over the tile's rows, bias and
 // relu on the buffered accumulators, stored into C; the next tile starts
@@ -85,9 +95,15 @@
 // CHECK-SAME: %[[DA:[^:]*]]: memref<?x?xf32>, %[[DC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[MODE:[^:]*]]: index, %[[DW:[^:]*]]: memref<1x40x32xf32>, %[[DY:[^:]*]]: memref<?x20xf32>, %[[DB:[^:]*]]: memref<20xf32>)
 // CHECK: %[[FIN:.*]] = arith.cmpi eq, %[[MODE]], %c2
 // CHECK: %[[DTB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
-// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c40{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
-// CHECK: vector.load %[[DW]]
-// CHECK: memref.load %[[DA]]
+// CHECK: case 4 {
+// CHECK: memref.subview %[[DA]]
+// CHECK: memref.subview %[[DW]]
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c40{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} {
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<4x32xf32{{.*}}>) attrs = {ffn.register_tile}
+// CHECK: scf.if %[[FIN]] {
+// CHECK-NEXT: } else {
+// CHECK: vector.store %{{.*}}, %[[DC]]
+// CHECK: case 2 {
 // CHECK: scf.if %[[FIN]] {
 // CHECK: vector.store %{{.*}}, %[[DTB]]
 // CHECK: } else {
@@ -157,20 +173,22 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK-LABEL: func.func private @g.gemm_down(
 // CHECK-SAME: %[[FA:[^:]*]]: memref<?x?xf32>, %[[FC:[^:]*]]: memref<?x?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[Q0:[^:]*]]: index, %[[Q1:[^:]*]]: index, %[[ACB:[^:]*]]: index, %[[GMODE:[^:]*]]: index, %[[FW:[^:]*]]: memref<2x1x32x32xf32>, %{{.*}}: memref<?x20xf32>)
 // CHECK: %[[ACC:.*]] = arith.cmpi eq, %[[GMODE]], %c1
-// CHECK: %[[INIT:.*]]:8 = scf.if %[[ACC]] -> (vector<16xf32>
+// CHECK: case 4 {
+// CHECK: scf.if %[[ACC]] {
 // CHECK-COUNT-8: vector.load %[[FC]]
 // CHECK: } else {
-// CHECK: scf.yield %[[ZERO:[^,]*]], %[[ZERO]],
-// The accumulators stay in registers across the chunks; each chunk's K
-// loop covers its real rows only and reads its contiguous block.
-// CHECK: scf.for %[[Q:.*]] = %[[Q0]] to %[[Q1]] step %c1{{(_[0-9]+)?}} iter_args(%{{.*}} = %[[INIT]]#0,
+// CHECK: vector.store %[[ZERO:[^,]*]],
+// The chunk loop: each chunk's K loop covers its real rows only and reads
+// its contiguous block (the vectorizer keeps the accumulators in registers
+// across both loops).
+// CHECK: scf.for %[[Q:.*]] = %[[Q0]] to %[[Q1]] step %c1{{(_[0-9]+)?}} {
 // CHECK: %[[K0:.*]] = arith.muli %[[Q]], %c32{{(_[0-9]+)?}}
 // CHECK: %[[ABASE:.*]] = arith.subi %[[K0]], %[[ACB]]
 // CHECK: %[[LEN:.*]] = arith.minsi %c32{{(_[0-9]+)?}}, %{{.*}}
-// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %[[LEN]] step %c1{{(_[0-9]+)?}} iter_args
-// CHECK: %[[ACOL:.*]] = arith.addi %[[ABASE]], %[[K]]
-// CHECK: vector.load %[[FW]][%[[Q]], %{{.*}}, %[[K]], %c0{{(_[0-9]+)?}}] : memref<2x1x32x32xf32>, vector<16xf32>
-// CHECK: memref.load %[[FA]][%{{.*}}, %[[ACOL]]]
+// CHECK: memref.subview %[[FA]][%{{.*}}, %[[ABASE]]] [4, %[[LEN]]] [1, 1]
+// CHECK: memref.subview %[[FW]][%[[Q]], %{{.*}}, 0, 0] [1, 1, %[[LEN]], 32] [1, 1, 1, 1] : memref<2x1x32x32xf32> to memref<?x32xf32
+// CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %[[LEN]] step %c1{{(_[0-9]+)?}} {
+// CHECK: linalg.generic {{.*}} attrs = {ffn.register_tile}
 // CHECK: vector.store %{{.*}}, %[[FC]]
 // CHECK-LABEL: func.func @g(
 // CHECK-SAME: %[[GX:[^:]*]]: memref<?x20xf32> {ffn.param = "input"}, %[[GWU:[^:]*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[GWD:[^:]*]]: memref<2x1x32x32xf32> {ffn.param = "w_down"}

@@ -20,12 +20,14 @@
 // Each GEMM is one private function (`<kernel>.gemm_up`, `.gemm_down`)
 // that both schedules call, shared by every kernel of the module with the
 // same shape: for each mc-row block, for each packed weight panel, for each
-// mr-row tile (then one mr/2-row tile and 1-row tiles for the rest of the
-// block), a K loop that carries mr x (nr / lanes) accumulator vectors and
-// does one broadcast of A per row and one FMA per accumulator per k. The
-// epilogue of GEMM 1 runs on the accumulators before they are stored (a
-// multi-row tile passes them through a stack tile buffer, so the
-// epilogue's code exists once per tile shape).
+// register tile (the tallest of mr, mr/2, ..., 1 rows that fits), the
+// tile's contraction acc[rows, nr] += A[rows, K] * W[K, nr] as a
+// linalg.generic over (row, k, column), tiled along k by TilingInterface
+// into the K loop. ffn-vectorize-register-tiles then makes it one
+// broadcast of A per row and one FMA per accumulator vector per k, the
+// accumulators in registers. The epilogue of GEMM 1 runs on the
+// accumulators from the stack tile buffer, once per GEMM for every tile
+// shape.
 //
 //===----------------------------------------------------------------------===//
 

@@ -126,10 +126,12 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
     into a kernel on memrefs that reads weights packed into `nr`-wide panels
     (`[N/nr][K][nr]`, zero-padded), plus one pack function per packed
     parameter (`<name>_pack_<param>`). Each projection is an `scf` loop nest
-    (cache block of `mc` rows, weight panel, `mr`-row register tile, K) whose
-    accumulators are `vector` values carried through the K loop; rows left
-    over at the end of a block use a one-row tile, so any M runs without
-    scalar fallback. The bias, activation and (for gated FFNs) the gate
+    (cache block of `mc` rows, weight panel, register tile of `mr`, `mr/2`,
+    ..., 1 rows); each register tile is a `linalg.generic` contraction
+    (`acc[r, n] += A[r, k] * W[k, n]`, gate and up in one op for gated FFNs)
+    that TilingInterface (`scf::tileUsingSCF`) tiles into the K loop, one k
+    per step, for `ffn-vectorize-register-tiles` to turn into FMAs on
+    accumulators held in registers. Any M runs without scalar fallback. The bias, activation and (for gated FFNs) the gate
     product are applied to the accumulators in registers, and the gate and
     up projections of a column are computed in the same tile. Norms, the
     down bias, the residual and the storage conversion are row loops.
