@@ -1,27 +1,31 @@
 // RUN: ffn-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(ffn-vectorize-register-tiles))' | FileCheck %s
 
 // One k-step of a 4-row tile, as ffn-lower-packed tiles it: the
-// accumulator buffer's read and write leave the K loop (the accumulators
-// become one loop-carried vector<4x32xf32>), and each k is one load of W's
-// row, one broadcast of A per row and one FMA per row.
+// accumulator rows' reads and writes leave the K loop (each row becomes a
+// loop-carried vector<32xf32>), and each k is one load of W's row, one
+// scalar load and broadcast of A per row and one FMA per row, straight from
+// A and W (the k-step's subviews folded away).
 #a = affine_map<(r, k, n) -> (r, k)>
 #w = affine_map<(r, k, n) -> (k, n)>
 #c = affine_map<(r, k, n) -> (r, n)>
 // CHECK-LABEL: func.func @tile(
 // CHECK-SAME: %[[A:[^:]*]]: memref<4x20xf32>, %[[W:[^:]*]]: memref<20x32xf32>, %[[ACC:[^:]*]]: memref<4x32xf32>)
 // CHECK-NOT: linalg.generic
-// CHECK-COUNT-4: vector.load %[[ACC]][%{{.*}}, %{{.*}}] : memref<4x32xf32>, vector<32xf32>
-// CHECK: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[T:.*]] = %{{.*}}) -> (vector<4x32xf32>)
+// CHECK: %[[I0:.*]] = vector.load %[[ACC]][%c0{{.*}}, %c0{{.*}}] : memref<4x32xf32>, vector<32xf32>
+// CHECK-COUNT-3: vector.load %[[ACC]]
+// CHECK: %[[R:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[T0:.*]] = %[[I0]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
 // CHECK-NOT: %[[ACC]]
-// CHECK: %[[WK:.*]] = vector.load %{{.*}} : memref<1x32xf32, {{.*}}>, vector<32xf32>
-// CHECK: %[[T0:.*]] = vector.extract %[[T]][0] : vector<32xf32> from vector<4x32xf32>
-// CHECK: %[[S0:.*]] = vector.broadcast %{{.*}} : f32 to vector<32xf32>
+// CHECK-NOT: memref.subview
+// CHECK: %[[WK:.*]] = vector.load %[[W]][%[[K]], %c0{{.*}}] : memref<20x32xf32>, vector<32xf32>
+// CHECK: %[[A0:.*]] = memref.load %[[A]][%c0{{.*}}, %[[K]]] : memref<4x20xf32>
+// CHECK: %[[S0:.*]] = vector.broadcast %[[A0]] : f32 to vector<32xf32>
 // CHECK: vector.fma %[[WK]], %[[S0]], %[[T0]] : vector<32xf32>
 // CHECK-COUNT-3: vector.fma
 // CHECK-NOT: %[[ACC]]
-// CHECK: scf.yield %{{.*}} : vector<4x32xf32>
+// CHECK: scf.yield %{{.*}} : vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>
 // CHECK: {llvm.loop_annotation = {{.*}}}
-// CHECK-COUNT-4: vector.store %{{.*}}, %[[ACC]][%{{.*}}, %{{.*}}] : memref<4x32xf32>, vector<32xf32>
+// CHECK-DAG: vector.store %[[R]]#0, %[[ACC]][%c0{{.*}}, %c0{{.*}}] : memref<4x32xf32>, vector<32xf32>
+// CHECK-DAG: vector.store %[[R]]#3, %[[ACC]][%c3{{.*}}, %c0{{.*}}] : memref<4x32xf32>, vector<32xf32>
 #nounroll = #llvm.loop_annotation<unroll = <disable = true>>
 func.func @tile(%A: memref<4x20xf32>, %W: memref<20x32xf32>, %acc: memref<4x32xf32>) {
   %c0 = arith.constant 0 : index
@@ -54,12 +58,12 @@ func.func @tile(%A: memref<4x20xf32>, %W: memref<20x32xf32>, %acc: memref<4x32xf
 // CHECK-SAME: %[[U:[^:]*]]: memref<2x16xf32>, %[[G:[^:]*]]: memref<2x16xf32>)
 // CHECK-COUNT-2: vector.load %[[U]]
 // CHECK-COUNT-2: vector.load %[[G]]
-// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<2x16xf32>, vector<2x16xf32>)
-// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<2x16xf32>, vector<2x16xf32>)
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-NOT: %[[U]]
 // CHECK-NOT: %[[G]]
-// CHECK: vector.load %{{.*}} : memref<1x16xbf16, {{.*}}>, vector<16xbf16>
-// CHECK: vector.load %{{.*}} : memref<1x16xbf16, {{.*}}>, vector<16xbf16>
+// CHECK: vector.load %{{.*}} : memref<3x32x16xbf16>, vector<16xbf16>
+// CHECK: vector.load %{{.*}} : memref<3x32x16xbf16>, vector<16xbf16>
 // CHECK: arith.extf {{.*}} : vector<2x1x16xbf16> to vector<2x1x16xf32>
 // CHECK-COUNT-4: vector.fma
 // CHECK: scf.yield

@@ -23,10 +23,13 @@
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNVECTORIZEREGISTERTILES
@@ -46,6 +49,7 @@ void addCanonicalizations(RewritePatternSet &patterns) {
   vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
   vector::BroadcastOp::getCanonicalizationPatterns(patterns, ctx);
   vector::ExtractOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::InsertOp::getCanonicalizationPatterns(patterns, ctx);
   vector::ShapeCastOp::getCanonicalizationPatterns(patterns, ctx);
   vector::TransposeOp::getCanonicalizationPatterns(patterns, ctx);
   vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
@@ -65,6 +69,21 @@ struct FfnVectorizeRegisterTiles
     });
     if (tiles.empty())
       return;
+
+    // Patterns and hoisting run on the tiles' scopes only: the tile-height
+    // switch around each tile (ffn-lower-packed's), else the function. The
+    // epilogues' large polynomial code need not be walked again and again.
+    llvm::SetVector<Operation *> scopes;
+    for (linalg::LinalgOp op : tiles) {
+      Operation *scope = op->getParentOfType<scf::IndexSwitchOp>();
+      scopes.insert(scope ? scope : func.getOperation());
+    }
+    auto apply = [&](const FrozenRewritePatternSet &patterns) {
+      for (Operation *scope : scopes)
+        if (failed(applyPatternsGreedily(scope, patterns)))
+          return failure();
+      return success();
+    };
 
     IRRewriter rewriter(ctx);
     for (linalg::LinalgOp op : tiles) {
@@ -88,28 +107,43 @@ struct FfnVectorizeRegisterTiles
       // broadcast it folds into the contraction's indexing maps.
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       addCanonicalizations(patterns);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      if (failed(apply(std::move(patterns))))
         return signalPassFailure();
     }
-    // The accumulator tile's read and write are loop invariant: hoisting
+    // contract -> outer products -> broadcast + fma per accumulator row;
+    // the 2-D transfers (A's column, W's row, the accumulator tile) become
+    // 1-D loads and stores, one per row, so that after hoisting each
+    // accumulator row is a loop-carried vector of its own (2-D values
+    // would reach LLVM as arrays rebuilt element by element).
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorContractLoweringPatterns(
+          patterns, vector::VectorContractLowering::OuterProduct);
+      vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      populateVectorToSCFConversionPatterns(
+          patterns, VectorTransferToSCFOptions().enableFullUnroll());
+      // A's elements as scalar loads, not one-lane vectors.
+      vector::populateScalarVectorTransferLoweringPatterns(
+          patterns, /*benefit=*/1, /*allowMultipleUses=*/true);
+      addCanonicalizations(patterns);
+      if (failed(apply(std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Each accumulator row's read and write are loop invariant: hoisting
     // them turns the accumulators into loop-carried vectors (registers),
     // out of the K loop and then out of the chunk loop around it.
-    linalg::hoistRedundantVectorTransfers(func);
+    for (Operation *scope : scopes)
+      linalg::hoistRedundantVectorTransfers(scope);
 
-    // contract -> outer products -> broadcast + fma per accumulator row;
-    // the remaining 2-D transfers (A's column, W's row, the hoisted tile)
-    // become 1-D loads and stores.
+    // Loads straight from A, W and the buffers: the k-step's subviews fold
+    // into the load indices (fewer ops for every later pass to lower).
     RewritePatternSet patterns(ctx);
-    vector::populateVectorContractLoweringPatterns(
-        patterns, vector::VectorContractLowering::OuterProduct);
-    vector::populateVectorOuterProductLoweringPatterns(patterns);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    populateVectorToSCFConversionPatterns(
-        patterns, VectorTransferToSCFOptions().enableFullUnroll());
     vector::populateVectorTransferLoweringPatterns(patterns,
                                                    /*maxTransferRank=*/1);
+    memref::populateFoldMemRefAliasOpPatterns(patterns);
     addCanonicalizations(patterns);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    if (failed(apply(std::move(patterns))))
       return signalPassFailure();
   }
 };
