@@ -209,31 +209,36 @@ private:
                function_ref<void(Value, Value)> store, Value scale,
                Value shift);
 
+  /// An rows x nr f32 accumulator buffer on the stack, 64-byte aligned.
+  Value stackBuffer(int64_t rows, int64_t nr) {
+    return memref::AllocaOp::create(b, loc, MemRefType::get({rows, nr}, f32),
+                                    ValueRange{}, b.getI64IntegerAttr(64));
+  }
+  /// Called at a GEMM function's entry: the tile buffers (mr x nr, one per
+  /// weight matrix) that the epilogue and finishRows read.
   void allocTileBuffers(int64_t matrices, int64_t nr) {
     gemmEntry = b.getInsertionBlock();
     registerTiles.clear();
     tileBuffers.clear();
     for (int64_t mat = 0; mat < matrices; ++mat)
-      tileBuffers.push_back(
-          memref::AllocaOp::create(b, loc, MemRefType::get({l.mr, nr}, f32),
-                                   ValueRange{}, b.getI64IntegerAttr(64)));
+      tileBuffers.push_back(stackBuffer(l.mr, nr));
   }
   /// Matrix mat's accumulators of a `rows`-row tile: the tile buffer for
-  /// full-height tiles, else a stack buffer of its own in the GEMM
-  /// function's entry block. Upstream hoisting moves the
-  /// accumulators of a buffer into registers only when no view of it is
-  /// involved (so not a subview of tileBuffers), and LLVM promotes these
-  /// small, constant-indexed allocas to registers entirely.
+  /// full-height tiles, else a stack buffer of its own in the entry
+  /// block. Upstream hoisting
+  /// moves the accumulators of a buffer into registers only when no view
+  /// of it is involved (so not a subview of tileBuffers), and LLVM promotes
+  /// these small, constant-indexed allocas to registers entirely.
   Value registerTile(int64_t mat, int64_t rows, int64_t nr) {
     if (rows == l.mr)
       return tileBuffers[mat];
     Value &buffer = registerTiles[{mat, rows}];
     if (!buffer) {
+      // In the entry block: an alloca inside the loops would grow the
+      // stack on every iteration.
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(gemmEntry);
-      buffer =
-          memref::AllocaOp::create(b, loc, MemRefType::get({rows, nr}, f32),
-                                   ValueRange{}, b.getI64IntegerAttr(64));
+      buffer = stackBuffer(rows, nr);
     }
     return buffer;
   }
@@ -261,6 +266,14 @@ private:
     std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
         epilogue;
   };
+  /// A tile's first column in the panel layout and in C (whose column 0 is
+  /// the global column colBase).
+  std::pair<Value, Value> tileColumns(const Gemm &g, Value panel) {
+    Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
+    Value storeCol =
+        g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
+    return {col, storeCol};
+  }
   void gemm(const Gemm &g, Value m, Value panelBegin, Value panelEnd);
   /// if (phase == index) body()
   void inPhase(Value phase, int64_t index, function_ref<void()> body) {
@@ -331,10 +344,8 @@ private:
   // The module's GEMM functions by what their code depends on (see
   // callOutlined).
   llvm::StringMap<func::FuncOp> &outlined;
-  // [mr, nrUp x matrices] f32 on the stack: a multi-row tile's accumulators on
-  // their way through the epilogue (see tile()).
   /// Per weight matrix: the current GEMM function's mr x nr accumulator
-  /// buffer on the stack.
+  /// buffer on the stack, which the epilogue and finishRows read.
   SmallVector<Value> tileBuffers;
   Type f32, storage;
   VectorType vecF32, vecStorage;
@@ -379,9 +390,7 @@ void KernelBuilder::tile(const Gemm &g, Value row0, int64_t rows, Value panel,
                          Value prefetchPanel) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
-  Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
-  Value storeCol =
-      g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
+  Value storeCol = tileColumns(g, panel).second;
   SmallVector<Value> acc;
   for (int64_t mat = 0; mat < nmat; ++mat)
     acc.push_back(registerTile(mat, rows, g.nr));
@@ -556,9 +565,7 @@ void KernelBuilder::epilogueRows(const Gemm &g, Value row0, Value rows,
                                  Value panel) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
-  Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
-  Value storeCol =
-      g.colBase ? arith::SubIOp::create(b, loc, col, g.colBase) : col;
+  auto [col, storeCol] = tileColumns(g, panel);
   auto rowLoop = scf::ForOp::create(b, loc, idx(0), rows, idx(1));
   rowLoop->setAttr("llvm.loop_annotation", noUnroll());
   OpBuilder::InsertionGuard guard(b);

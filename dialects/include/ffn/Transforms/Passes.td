@@ -131,14 +131,16 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
     (`acc[r, n] += A[r, k] * W[k, n]`, gate and up in one op for gated FFNs)
     that TilingInterface (`scf::tileUsingSCF`) tiles into the K loop, one k
     per step, for `ffn-vectorize-register-tiles` to turn into FMAs on
-    accumulators held in registers. Any M runs without scalar fallback. The bias, activation and (for gated FFNs) the gate
-    product are applied to the accumulators in registers, and the gate and
-    up projections of a column are computed in the same tile. Norms, the
-    down bias, the residual and the storage conversion are row loops.
-    Scratch (the f32 hidden activations) lives in a caller-provided workspace
-    of `ffn.workspace_per_row` bytes per row, so the kernel never allocates
-    (the one stack buffer holds a tile's accumulators on their way through
-    the epilogue). Each GEMM is a private function (`<kernel>.gemm_up`,
+    accumulators held in registers. Any M runs without scalar fallback.
+    The bias, activation and (for gated FFNs) the gate product are applied
+    to the accumulators, and the gate and up projections of a column are
+    computed in the same tile. Norms, the down bias, the residual and the
+    storage conversion are row loops (without a post-norm GEMM 2's
+    epilogue writes y). Scratch (the f32 hidden activations) lives in a
+    caller-provided workspace of `ffn.workspace_per_row` bytes per row, so
+    the kernel never allocates (the only stack buffers hold the register
+    tiles' accumulators, one per tile height and weight matrix, in each
+    GEMM function's entry block). Each GEMM is a private function (`<kernel>.gemm_up`,
     `<kernel>.gemm_down`) called by both schedules and shared by the
     module's kernels of the same shape.
     With `fused_max_m > 0` the kernel also holds the fused schedule for runs
