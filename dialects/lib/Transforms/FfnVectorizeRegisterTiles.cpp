@@ -120,7 +120,6 @@ struct FfnVectorizeRegisterTiles
       vector::populateVectorContractLoweringPatterns(
           patterns, vector::VectorContractLowering::OuterProduct);
       vector::populateVectorOuterProductLoweringPatterns(patterns);
-      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       populateVectorToSCFConversionPatterns(
           patterns, VectorTransferToSCFOptions().enableFullUnroll());
       // A's elements as scalar loads, not one-lane vectors.
