@@ -46,4 +46,5 @@ if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
 config.substitutions.append(("%runtime_include", os.path.join(config.ffnc_src_root, "runtime", "include")))
 config.substitutions.append(("%reference_include", os.path.join(config.ffnc_src_root, "runtime", "reference")))
 config.substitutions.append(("%ffnc_lib_dir", os.path.join(config.ffnc_obj_root, "lib")))
+config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))
 config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))

@@ -51,6 +51,9 @@ private:
 };
 } // namespace
 
+/// Work per thread (FLOP) below which a run does not use the pool.
+constexpr double kMinFlopsPerThread = 1e6;
+
 struct ffn_context {
   std::string lastError;
   unsigned threads = 0; // 0 until first use: all cores
@@ -367,12 +370,14 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   // token still uses every core).
   const void *const *params = kernel->paramPointers.data();
   void *ws = kernel->workspace.data();
-  // Waking the workers costs tens of microseconds per phase: not worth it
-  // for less than ~4 MFLOP per thread.
+  // A phase hand-off costs well under a microsecond while the workers spin
+  // and tens of microseconds when they have gone to sleep (ThreadPool.h):
+  // below kMinFlopsPerThread of work per thread a run stays on the caller.
   double flops =
       2.0 * static_cast<double>(m) * d->d_model * d->d_ff * (d->gated ? 3 : 2);
-  ffn_rt::ThreadPool *pool =
-      flops >= 4e6 * ctx->threadCount() ? ctx->threadPool() : nullptr;
+  ffn_rt::ThreadPool *pool = flops >= kMinFlopsPerThread * ctx->threadCount()
+                                 ? ctx->threadPool()
+                                 : nullptr;
   for (int64_t p = 0; p < d->num_phases; ++p) {
     int64_t units = d->phase_units(p, m);
     if (units <= 0)

@@ -14,10 +14,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 using namespace ffnc;
 
@@ -132,8 +134,11 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     }
     Buffer y = makeBuffer(dtype, n);
 
-    // One warm-up run, then the best of `repeat`.
-    double best = INFINITY;
+    // One warm-up run, then the best and the median of `repeat`: the best
+    // is the kernel's speed, the median also shows what the phase
+    // hand-offs between threads cost typically.
+    std::vector<double> times;
+    times.reserve(options.repeat + 1);
     for (unsigned r = 0; r <= options.repeat; ++r) {
       auto start = std::chrono::steady_clock::now();
       if (ffn_kernel_run(kernel.get(), m, x.bytes.data(), y.bytes.data()) !=
@@ -144,14 +149,16 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
       std::chrono::duration<double> t =
           std::chrono::steady_clock::now() - start;
       if (r > 0 || options.repeat == 0)
-        best = std::min(best, t.count());
+        times.push_back(t.count());
     }
+    std::sort(times.begin(), times.end());
+    double best = times.front(), median = times[times.size() / 2];
     double gflops = static_cast<double>(flopsPerToken(spec)) * m / best / 1e9;
     llvm::outs() << fmt::format(
-        "ffn {}  target {}  M = {}  threads {}\n  time {:.3f} ms (best of {}), "
-        "{:.2f} GFLOP/s\n",
+        "ffn {}  target {}  M = {}  threads {}\n  time {:.3f} ms (best of {}; "
+        "median {:.3f} ms), {:.2f} GFLOP/s\n",
         spec.name, desc.target, m, ffn_context_threads(ctx), best * 1e3,
-        std::max(1u, options.repeat), gflops);
+        times.size(), median * 1e3, gflops);
 
     if (!options.check)
       continue;
