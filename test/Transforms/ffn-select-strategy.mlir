@@ -1,7 +1,12 @@
 // RUN: ffn-opt %s --ffn-select-strategy | FileCheck %s --check-prefix=AVX512
-// RUN: ffn-opt %s --ffn-select-strategy=threads=2 | FileCheck %s --check-prefix=T2
-// RUN: ffn-opt %s --ffn-select-strategy=threads=8 | FileCheck %s --check-prefix=T8
-// RUN: ffn-opt %s --ffn-select-strategy="vector-bits=256 threads=2" | FileCheck %s --check-prefix=AVX2
+// RUN: ffn-opt %s --ffn-select-strategy=threads=2 | FileCheck %s --check-prefix=T2-NOMINAL
+// RUN: ffn-opt %s --ffn-select-strategy="threads=2 sync-us=0" | FileCheck %s --check-prefix=T2-FREE
+// RUN: ffn-opt %s --ffn-select-strategy="threads=2 sync-us=20" | FileCheck %s --check-prefix=T2
+// RUN: ffn-opt %s --ffn-select-strategy="threads=8 sync-us=20" | FileCheck %s --check-prefix=T8
+// RUN: ffn-opt %s --ffn-select-strategy="vector-bits=256 threads=2 sync-us=20" | FileCheck %s --check-prefix=AVX2
+// RUN: ffn-opt %s --ffn-select-strategy="threads=2 peak-gflops=500 cache-gbs=30" | FileCheck %s --check-prefix=T2-SLOWCACHE
+// RUN: not ffn-opt %s --ffn-select-strategy="peak-gflops=-1" 2>&1 | FileCheck %s --check-prefix=BAD-PEAK
+// RUN: not ffn-opt %s --ffn-select-strategy="sync-us=-3" 2>&1 | FileCheck %s --check-prefix=BAD-SYNC
 // RUN: ffn-opt %s --ffn-select-strategy="mr=4 nr=64 mc=32 prefetch=1" | FileCheck %s --check-prefix=OVERRIDE
 // RUN: not ffn-opt %s --ffn-select-strategy="nr=24" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not ffn-opt %s --ffn-select-strategy="threads=0" 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
@@ -17,10 +22,21 @@
 // never wins (the same work plus partial outputs), so there is none.
 // AVX512-LABEL: func.func @bert
 // AVX512: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
-// On two threads, BERT-base's cache-resident weights: fused saves a phase
-// boundary (20 us) and prices lower up to m = 16 (0.98x there; nominal
-// machine); 3072 / 8 = 384 capped at 256-column chunks, 12 of them, and 2
-// groups of 6 balance two threads with the fewest partial outputs.
+// On two threads the fused schedule saves one phase boundary and pays for
+// its partial outputs. With the nominal hand-off (1 us) that is about even:
+// fused up to m = 2 only; with a free one, never; on a machine whose pool
+// takes 20 us per hand-off (sync-us=20), BERT-base's cache-resident weights
+// price lower fused up to m = 16 (0.98x there). 3072 / 8 = 384 capped at
+// 256-column chunks, 12 of them, and 2 groups of 6 balance two threads with
+// the fewest partial outputs.
+// T2-NOMINAL-LABEL: func.func @bert
+// T2-NOMINAL: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 2, chunk = 256, groups = 2>
+// T2-FREE-LABEL: func.func @bert
+// T2-FREE: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
+// Compute 4x faster and the cache half as fast: the partial outputs weigh
+// more than the saved boundary.
+// T2-SLOWCACHE-LABEL: func.func @bert
+// T2-SLOWCACHE: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
 // T2-LABEL: func.func @bert
 // T2: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 2>
 // On eight threads 12 chunks cannot be split evenly (6 groups of 2: the
@@ -34,6 +50,8 @@
 // OVERRIDE: strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32, prefetch = true>
 // BAD: error: 'ffn.ffn' op strategy nr must be a multiple of 16 (f32 lanes) up to 128, got 24
 // BAD-THREADS: error: 'ffn.ffn' op threads must be in [1, 1024], got 0
+// BAD-PEAK: error: ffn-select-strategy: peak-gflops must be a non-negative number, got -1
+// BAD-SYNC: error: ffn-select-strategy: sync-us must be -1 or a non-negative number, got -3
 // The bucket bound, chunk and groups can be set; the rest is still chosen
 // (one thread: one group, the fewest partial outputs).
 // FUSED-LABEL: func.func @bert

@@ -2,6 +2,8 @@
 
 #include "ffnc/Analysis/MachineProbe.h"
 
+#include "ThreadPool.h" // the runtime's, measured as kernels use it
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -165,6 +168,29 @@ double measureCacheReadBandwidth(unsigned threads) {
   // brings the buffer into the cache.
   return readBandwidth(threads, kCacheProbeBytes, /*passes=*/16, /*reps=*/4,
                        /*warmups=*/1);
+}
+
+double measureSyncMicros(unsigned threads) {
+  if (threads <= 1)
+    return 0;
+  ffn_rt::ThreadPool pool(threads);
+  std::atomic<int64_t> sink{0};
+  const std::function<void(int64_t, int64_t)> body = [&](int64_t begin,
+                                                         int64_t end) {
+    sink.fetch_add(end - begin, std::memory_order_relaxed);
+  };
+  // Back to back, as the phases of one run follow each other; the first
+  // loops start the workers and are not counted.
+  std::vector<double> times;
+  for (int i = 0; i < 2100; ++i) {
+    double start = seconds();
+    pool.parallelFor(threads, body);
+    if (i >= 100)
+      times.push_back(seconds() - start);
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2,
+                   times.end());
+  return times[times.size() / 2] * 1e6;
 }
 
 } // namespace ffnc

@@ -37,6 +37,12 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
   select.chunk = options.chunk;
   select.groups = options.groups;
   select.threads = tunedThreads(options);
+  if (options.machine) {
+    select.peakGflops = options.machine->peakGflops;
+    select.dramGBs = options.machine->dramGBs;
+    select.cacheGBs = options.machine->cacheGBs;
+    select.syncMicros = options.machine->syncSeconds * 1e6;
+  }
   pm.addNestedPass<func::FuncOp>(ffn::createFfnSelectStrategy(select));
 }
 

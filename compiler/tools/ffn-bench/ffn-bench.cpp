@@ -14,6 +14,7 @@
 #include "ffnc/Analysis/CostModel.h"
 #include "ffnc/Analysis/FfnInfo.h"
 #include "ffnc/Analysis/MachineProbe.h"
+#include "ffnc/Analysis/MachineProfile.h"
 #include "ffnc/CodeGen/Compile.h"
 #include "ffnc/Frontend/Sema.h"
 
@@ -52,6 +53,9 @@ cl::opt<std::string> specPath("spec",
                               cl::desc("The bench specs (default: built in)"),
                               cl::init(FFN_BENCH_SPEC), cl::cat(benchCategory));
 
+/// Between two timed runs: longer than either library's workers spin.
+constexpr double kIdleGap = 400e-6;
+
 struct Config {
   std::string name;
   int64_t m;
@@ -61,6 +65,15 @@ double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+/// Waits `seconds` on this thread without sleeping: a vCPU that goes idle
+/// comes back with cold caches (measured: BERT-base M = 1 ran at half speed
+/// for both libraries after a 400 us sleep).
+void idle(double seconds) {
+  double end = now() + seconds;
+  while (now() < end)
+    ;
 }
 
 /// Uniform in [-a, a], deterministic.
@@ -75,20 +88,18 @@ void fillRandom(std::vector<float> &v, uint64_t seed, double a) {
   }
 }
 
-struct Machine {
-  double peak1, peakAll, bw1, bwAll, cache1, cacheAll;
-  unsigned cores;
-};
-
 } // namespace
 
 int main(int argc, char **argv) {
-  // Idle OpenMP workers spin by default and would steal the core ffnc's
-  // threads run on right after each oneDNN call; make them sleep. GNU
-  // OpenMP reads this when it is loaded, before main, so set it and start
-  // again.
-  if (!getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  // Both libraries' workers wait the same way: they spin for about 100 us
+  // after their work (ffnc's pool: ThreadPool::kSpinSeconds; GNU OpenMP:
+  // GOMP_SPINCOUNT polls, each a pause of about 25 ns on Zen 4, instead of
+  // its default 300000), then sleep. The timing loop leaves a gap longer
+  // than that between runs, so neither library's spinning workers take the
+  // cores of the other's run. GNU OpenMP reads its environment when it is
+  // loaded, before main: set it and start again.
+  if (!getenv("GOMP_SPINCOUNT") && !getenv("OMP_WAIT_POLICY")) {
+    setenv("GOMP_SPINCOUNT", "4000", 1);
     execv("/proc/self/exe", argv);
   }
   llvm::InitLLVM init(argc, argv);
@@ -102,19 +113,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   bool avx512 = target->vectorBits == 512;
-  Machine mc;
-  mc.cores = std::max(1u, std::thread::hardware_concurrency());
-  mc.peak1 = measurePeakGflops(1, avx512);
-  mc.peakAll = measurePeakGflops(mc.cores, avx512);
-  mc.bw1 = measureReadBandwidth(1);
-  mc.bwAll = measureReadBandwidth(mc.cores);
-  mc.cache1 = measureCacheReadBandwidth(1);
-  mc.cacheAll = measureCacheReadBandwidth(mc.cores);
+  // Measured as `ffnc probe` does; the kernels are tuned for these figures.
+  MachineProfile mc = measureMachine(avx512);
   fmt::print("machine: {} ({}), {} cores; FMA peak {:.1f} GFLOP/s (1 thread), "
              "{:.1f} ({} threads); read bandwidth from memory {:.1f} GB/s (1 "
              "thread), {:.1f} ({} threads), from cache {:.1f}, {:.1f}\n",
              target->hostCpu, target->name, mc.cores, mc.peak1, mc.peakAll,
-             mc.cores, mc.bw1, mc.bwAll, mc.cores, mc.cache1, mc.cacheAll);
+             mc.cores, mc.dram1, mc.dramAll, mc.cores, mc.cache1, mc.cacheAll);
+  fmt::print("thread pool hand-off {:.2f} us ({} threads)\n", mc.syncMicros,
+             mc.cores);
 
   // Compile the bench specs for this machine.
   auto buffer = llvm::MemoryBuffer::getFile(specPath);
@@ -140,6 +147,7 @@ int main(int argc, char **argv) {
     ScheduleOptions schedule;
     schedule.vectorBits = target->vectorBits;
     schedule.threads = threads;
+    schedule.machine = mc.assumptions(threads);
     double compileStart = now();
     if (llvm::Error err =
             buildSharedLibrary(specs, sm, *target, schedule, library)) {
@@ -172,7 +180,7 @@ int main(int argc, char **argv) {
     ffn_context_set_threads(ctx, static_cast<int>(threads));
     ffn_bench::setOneDnnThreads(static_cast<int>(threads));
     double peak = threads == 1 ? mc.peak1 : mc.peakAll;
-    double bw = threads == 1 ? mc.bw1 : mc.bwAll;
+    double bw = threads == 1 ? mc.dram1 : mc.dramAll;
     double cacheBw = threads == 1 ? mc.cache1 : mc.cacheAll;
     const std::string &library = libraries[threads];
     for (const Config &c : configs) {
@@ -219,14 +227,17 @@ int main(int argc, char **argv) {
         double t0 = now();
         ffn_kernel_run(kernel, c.m, x.data(), y.data());
         double t1 = now();
+        idle(kIdleGap);
+        double t1d = now();
         dnnl.run(x.data(), yd.data());
         double t2 = now();
+        idle(kIdleGap);
         if (r > 0) { // the first round is warm-up
           bestF = std::min(bestF, t1 - t0);
-          bestD = std::min(bestD, t2 - t1);
+          bestD = std::min(bestD, t2 - t1d);
         }
         spentF += t1 - t0;
-        spentD += t2 - t1;
+        spentD += t2 - t1d;
         if (quick && r >= 3)
           break;
       }

@@ -106,12 +106,11 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       continue;
     }
     // Exactly the compiler's choice: the same shape, overrides and machine
-    // assumptions (nominal but for the thread count).
+    // (given the same --machine).
     mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.dModel),
                               static_cast<int64_t>(spec.dFF), spec.isGated(),
                               static_cast<int64_t>(byteWidth(spec.dtype))};
-    mlir::ffn::MachineAssumptions assumed;
-    assumed.threads = schedule->threads;
+    const mlir::ffn::MachineAssumptions &assumed = schedule->assumptions;
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
         schedule->vectorBits, shape, schedule->overrides, assumed);
     out += fmt::format(
@@ -119,7 +118,7 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         mlir::ffn::describeStrategy(choice, spec.isGated(), spec.dFF));
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
-        "and predicted time\n  ({} thread{}, {} {:.0f} GFLOP/s peak, "
+        "and predicted time\n  ({} thread{}; machine {}: {:.0f} GFLOP/s peak, "
         "{:.1f} GB/s from memory, {:.1f} GB/s from cache):\n",
         schedule->threads, schedule->threads == 1 ? "" : "s",
         schedule->machineSource, schedule->machine.peakGflops,
@@ -134,7 +133,7 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         // Without a bucket, chunk and groups are 0: the model's defaults.
         mlir::ffn::SchedulePrices prices = mlir::ffn::priceSchedules(
             shape, choice, static_cast<int64_t>(m), assumed);
-        priced = fmt::format(" (fused priced {:.2f}x two-pass)",
+        priced = fmt::format(" (fused priced {:.3f}x two-pass)",
                              prices.fused / prices.twoPass);
       }
       out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}{}\n",

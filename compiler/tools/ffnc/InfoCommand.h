@@ -8,7 +8,7 @@
 
 #include "llvm/Support/SourceMgr.h"
 
-#include "ffn/Transforms/StrategyChoice.h"
+#include "ffn/Transforms/ScheduleCost.h"
 
 #include <cstdint>
 #include <string>
@@ -23,8 +23,9 @@ struct InfoSchedule {
   /// --strategy overrides (0 / -1: the compiler's choice, made per FFN).
   mlir::ffn::StrategyOverrides overrides;
   unsigned threads = 1;
-  MachineModel machine;
-  std::string machineSource; ///< "measured" or "nominal"
+  MachineModel machine;                      ///< for the predictions
+  mlir::ffn::MachineAssumptions assumptions; ///< for the choice
+  std::string machineSource; ///< "nominal", "measured" or the profile file
 };
 
 /// Renders the `info` report of every spec: dims, parameter counts, weight

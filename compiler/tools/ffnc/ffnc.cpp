@@ -2,13 +2,15 @@
 //
 //   ffnc [options] <spec.ffn>         compile; --emit picks the stage printed
 //   ffnc info [options] <spec.ffn>    sizes, FLOPs and intensity of each FFN
+//   ffnc run [options] <spec.ffn>     run, time and check on this machine
+//   ffnc probe [-o file]              measure this machine for the cost models
 //
 //===----------------------------------------------------------------------===//
 
 #include "InfoCommand.h"
 #include "RunCommand.h"
 
-#include "ffnc/Analysis/MachineProbe.h"
+#include "ffnc/Analysis/MachineProfile.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Compile.h"
 
@@ -30,6 +32,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 using namespace ffnc;
 namespace cl = llvm::cl;
@@ -47,13 +50,19 @@ cl::SubCommand
                "Compile for this machine, run each FFN on seeded random data "
                "through the runtime, time it, and with --check compare it with "
                "the f64 reference");
+cl::SubCommand
+    probeCommand("probe",
+                 "Measure this machine (FMA peak, read bandwidths, the thread "
+                 "pool's hand-off) and print the machine profile that "
+                 "--machine reads");
 
 enum class EmitKind { AST, Ffn, Linalg, Tiled, LLVM, Asm, Obj, SharedLib };
 
-// Options of every subcommand.
+// Options of the commands that read a spec.
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),
                                cl::Required, cl::cat(ffncCategory),
-                               cl::sub(cl::SubCommand::getAll()));
+                               cl::sub(cl::SubCommand::getTopLevel()),
+                               cl::sub(infoCommand), cl::sub(runCommand));
 cl::opt<std::string>
     onlyFfn("ffn", cl::desc("Process only the ffn block with this name"),
             cl::value_desc("name"), cl::cat(ffncCategory),
@@ -75,11 +84,20 @@ cl::opt<std::string> strategyOption(
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand));
+cl::opt<std::string> machineFile(
+    "machine",
+    cl::desc("Price the schedules (and, in info, predict) for the machine "
+             "described by this profile (`ffnc probe -o FILE`) instead of "
+             "the nominal one"),
+    cl::value_desc("file"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+    cl::sub(infoCommand));
 cl::opt<unsigned>
     maxErrors("max-errors",
               cl::desc("Stop after this many errors (default 20; 0: no limit)"),
               cl::init(20), cl::cat(ffncCategory),
-              cl::sub(cl::SubCommand::getAll()));
+              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(infoCommand),
+              cl::sub(runCommand));
 
 // Compilation (no subcommand).
 cl::opt<EmitKind> emit(
@@ -108,7 +126,7 @@ cl::opt<EmitKind> emit(
 cl::opt<std::string> outputFile(
     "o", cl::desc("Output file ('-' for stdout); written only on success"),
     cl::value_desc("file"), cl::init("-"), cl::cat(ffncCategory),
-    cl::sub(cl::SubCommand::getTopLevel()));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(probeCommand));
 
 cl::opt<std::string>
     headerFile("header",
@@ -129,10 +147,11 @@ cl::list<uint64_t> tokenCounts(
     cl::value_desc("M,M,..."), cl::CommaSeparated, cl::cat(ffncCategory),
     cl::sub(infoCommand), cl::sub(runCommand));
 
-cl::opt<bool> measureMachine(
+cl::opt<bool> measureOption(
     "measure",
-    cl::desc("With --target=host: measure this machine's FMA peak and read "
-             "bandwidth for the predictions (a few seconds)"),
+    cl::desc("With --target=host: measure this machine (as `ffnc probe` "
+             "does, a few seconds) and use it for the choice and the "
+             "predictions"),
     cl::cat(ffncCategory), cl::sub(infoCommand));
 
 // run.
@@ -267,8 +286,30 @@ int main(int argc, char **argv) {
       "  ffnc info [options] <spec.ffn>   report sizes, FLOPs and "
       "intensity\n"
       "  ffnc run [options] <spec.ffn>    run on this machine, time, "
-      "--check\n\n"
+      "--check\n"
+      "  ffnc probe [-o file]             measure this machine for "
+      "--machine\n\n"
       "The spec language is described in docs/dsl.md.\n");
+
+  if (probeCommand) {
+    llvm::Expected<TargetInfo> host = resolveTarget("host");
+    if (!host)
+      return fail(llvm::toString(host.takeError()));
+    MachineProfile measured = measureMachine(host->vectorBits == 512);
+    return writeOutput(
+        outputFile,
+        printMachineProfile(measured, fmt::format("{} ({}), measured",
+                                                  host->hostCpu, host->name)));
+  }
+
+  // The machine the cost models price for: a profile file, or nominal.
+  std::optional<MachineProfile> profile;
+  if (!machineFile.empty()) {
+    llvm::Expected<MachineProfile> read = readMachineProfile(machineFile);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    profile = std::move(*read);
+  }
 
   auto bufferOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
   if (std::error_code ec = bufferOrErr.getError())
@@ -348,24 +389,20 @@ int main(int argc, char **argv) {
     schedule.overrides.chunk = options.chunk;
     schedule.overrides.groups = options.groups;
     schedule.threads = threads;
-    if (measureMachine) {
+    if (measureOption) {
       if (targetName != "host")
         return fail("--measure needs --target=host");
-      schedule.machine.peakGflops =
-          measurePeakGflops(threads, target->vectorBits == 512);
-      schedule.machine.bandwidthGBs = measureReadBandwidth(threads);
-      schedule.machine.cacheBandwidthGBs = measureCacheReadBandwidth(threads);
-      schedule.machineSource = "measured";
-    } else {
-      // The cost model's nominal machine (ScheduleCost.h): per core one
-      // 512-bit (or two 256-bit) FMAs per cycle at 3.5 GHz and 60 GB/s from
-      // cache; 20 GB/s of memory bandwidth for the whole process.
-      mlir::ffn::MachineAssumptions nominal;
-      schedule.machine.peakGflops = nominal.peakGflops * threads;
-      schedule.machine.bandwidthGBs = nominal.dramGBs;
-      schedule.machine.cacheBandwidthGBs = nominal.cacheGBs * threads;
-      schedule.machineSource = "nominal";
+      if (profile)
+        return fail("--measure and --machine both give the machine; use one");
+      profile = measureMachine(target->vectorBits == 512);
     }
+    // Nominal (ScheduleCost.h): per core one 512-bit (or two 256-bit) FMAs
+    // per cycle at 3.5 GHz and 60 GB/s from cache; 20 GB/s of memory
+    // bandwidth for the whole process.
+    MachineProfile machine = profile ? *profile : nominalMachine(threads);
+    schedule.machine = machine.roofline(threads);
+    schedule.assumptions = machine.assumptions(threads);
+    schedule.machineSource = machine.source;
     llvm::outs() << renderInfo(specs, tokens, sourceMgr, &schedule);
     return 0;
   }
@@ -384,6 +421,9 @@ int main(int argc, char **argv) {
     return fail(runCommand ? "--threads must be at most 1024"
                            : "--kernel-threads must be at most 1024");
   schedule.threads = tuneFor;
+  if (profile)
+    schedule.machine =
+        profile->assumptions(static_cast<unsigned>(tunedThreads(schedule)));
 
   if (runCommand) {
     RunOptions options;

@@ -4,6 +4,9 @@
 #include "ffn/Transforms/Passes.h"
 #include "ffn/Transforms/ScheduleCost.h"
 
+#include <cmath>
+#include <utility>
+
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNSELECTSTRATEGY
 #include "ffn/Transforms/Passes.h.inc"
@@ -18,6 +21,31 @@ struct FfnSelectStrategyPass
   using FfnSelectStrategyBase::FfnSelectStrategyBase;
 
   void runOnOperation() override {
+    MachineAssumptions machine;
+    machine.threads = threads;
+    for (auto [value, name] : {std::pair{double(peakGflops), "peak-gflops"},
+                               std::pair{double(dramGBs), "dram-gbs"},
+                               std::pair{double(cacheGBs), "cache-gbs"}})
+      if (!(value >= 0) || !std::isfinite(value)) {
+        getOperation().emitError("ffn-select-strategy: ")
+            << name << " must be a non-negative number, got " << value;
+        return signalPassFailure();
+      }
+    if (!(syncMicros >= 0 || syncMicros == -1) || !std::isfinite(syncMicros)) {
+      getOperation().emitError("ffn-select-strategy: sync-us must be -1 or "
+                               "a non-negative number, got ")
+          << double(syncMicros);
+      return signalPassFailure();
+    }
+    if (peakGflops > 0)
+      machine.peakGflops = peakGflops;
+    if (dramGBs > 0)
+      machine.dramGBs = dramGBs;
+    if (cacheGBs > 0)
+      machine.cacheGBs = cacheGBs;
+    if (syncMicros >= 0)
+      machine.syncSeconds = syncMicros * 1e-6;
+
     WalkResult result = getOperation().walk([&](FfnOp op) {
       if (op.getStrategy())
         return WalkResult::advance();
@@ -28,8 +56,6 @@ struct FfnSelectStrategyPass
       }
       FfnShape shape{op.getDModel(), op.getDFf(), op.getGated(),
                      op.getStorageType().getIntOrFloatBitWidth() / 8};
-      MachineAssumptions machine;
-      machine.threads = threads;
       StrategyOverrides o;
       o.mr = mr;
       o.nr = nr;

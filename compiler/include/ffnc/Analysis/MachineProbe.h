@@ -23,6 +23,10 @@ constexpr size_t kCacheProbeBytes = size_t(8) << 20;
 /// kCacheProbeBytes buffer that stays in the last-level cache.
 double measureCacheReadBandwidth(unsigned threads);
 
+/// Median microseconds of one hand-off of the runtime's thread pool with
+/// `threads` threads: a loop of one empty unit per thread, back to back.
+double measureSyncMicros(unsigned threads);
+
 } // namespace ffnc
 
 #endif // FFNC_ANALYSIS_MACHINEPROBE_H

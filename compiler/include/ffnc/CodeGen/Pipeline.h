@@ -3,9 +3,12 @@
 #ifndef FFNC_CODEGEN_PIPELINE_H
 #define FFNC_CODEGEN_PIPELINE_H
 
+#include "ffn/Transforms/ScheduleCost.h"
+
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace ffnc {
 
@@ -22,6 +25,9 @@ struct ScheduleOptions {
   /// Threads the kernels will run on, for the schedule cost model (0: this
   /// machine's hardware threads, the runtime's default).
   int64_t threads = 0;
+  /// The machine the cost model prices for (its `threads` is ignored:
+  /// the field above decides); none: the nominal machine.
+  std::optional<mlir::ffn::MachineAssumptions> machine;
 };
 
 /// The threads the cost model tunes the kernels for: options.threads, or

@@ -92,8 +92,10 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     `threads` threads -- compute and weight traffic per parallel phase with
     the busiest thread's share, the phase boundaries, the fused schedule's
     partial outputs -- and the bucket is every m up to 16 where fused
-    prices lower; it also picks the group count. Options override each
-    choice; the result is verified.
+    prices lower; it also picks the group count. The machine it prices for
+    is nominal unless given (`peak-gflops`, `dram-gbs`, `cache-gbs`,
+    `sync-us`; `ffnc --machine=FILE` passes a profile that `ffnc probe`
+    measured). Options override each choice; the result is verified.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
@@ -115,7 +117,18 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     Option<"groups", "groups", "int64_t", /*default=*/"0",
            "Work units (chunk groups) of the fused schedule (0: choose)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
-           "Threads the kernels will run on, for the cost model">
+           "Threads the kernels will run on, for the cost model">,
+    Option<"peakGflops", "peak-gflops", "double", /*default=*/"0",
+           "The cost model's f32 FMA peak of one thread, GFLOP/s (0: "
+           "nominal)">,
+    Option<"dramGBs", "dram-gbs", "double", /*default=*/"0",
+           "Its read bandwidth from memory of all threads, GB/s (0: "
+           "nominal)">,
+    Option<"cacheGBs", "cache-gbs", "double", /*default=*/"0",
+           "Its read bandwidth from cache of one thread, GB/s (0: nominal)">,
+    Option<"syncMicros", "sync-us", "double", /*default=*/"-1",
+           "Its cost of one phase hand-off between threads, us (-1: "
+           "nominal)">
   ];
 }
 

@@ -19,15 +19,16 @@
 namespace mlir::ffn {
 
 /// What the cost model knows of the machine. The defaults are a nominal
-/// x86 core (one 512-bit FMA per cycle at 3.5 GHz) and the phase boundary
-/// measured on the 2-core development VM (docs/performance.md).
+/// x86 core (one 512-bit FMA per cycle at 3.5 GHz) and a phase hand-off of
+/// the runtime's spinning thread pool (0.2 us measured on the 2-core
+/// development VM, with margin); `ffnc probe` measures all of them.
 struct MachineAssumptions {
-  double peakGflops = 112;    ///< f32 FMA peak of one thread
-  double efficiency = 0.9;    ///< share of it a compute-bound phase reaches
-  double dramGBs = 20;        ///< read bandwidth from memory, all threads
-  double cacheGBs = 60;       ///< read bandwidth from cache, per thread
-  double syncSeconds = 20e-6; ///< one phase boundary with several threads
-  int64_t threads = 1;        ///< threads the kernel runs on
+  double peakGflops = 112;   ///< f32 FMA peak of one thread
+  double efficiency = 0.9;   ///< share of it a compute-bound phase reaches
+  double dramGBs = 20;       ///< read bandwidth from memory, all threads
+  double cacheGBs = 60;      ///< read bandwidth from cache, per thread
+  double syncSeconds = 1e-6; ///< one phase boundary with several threads
+  int64_t threads = 1;       ///< threads the kernel runs on
 };
 
 /// The FFN as the cost model sees it.
