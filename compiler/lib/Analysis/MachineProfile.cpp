@@ -130,8 +130,9 @@ llvm::Expected<MachineProfile> ffnc::readMachineProfile(llvm::StringRef path) {
     llvm::StringRef line = lines[n].split('#').first.trim();
     if (line.empty())
       continue;
-    llvm::StringRef key = line.split('=').first.trim();
-    llvm::StringRef value = line.split('=').second.trim();
+    std::pair<llvm::StringRef, llvm::StringRef> keyValue = line.split('=');
+    llvm::StringRef key = keyValue.first.trim();
+    llvm::StringRef value = keyValue.second.trim();
     if (!line.contains('=') || key.empty() || value.empty())
       return fail(n + 1, "expected 'key = value', got '" + line + "'");
     if (key == "cores") {

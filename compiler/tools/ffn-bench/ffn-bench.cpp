@@ -179,9 +179,9 @@ int main(int argc, char **argv) {
   for (unsigned threads : {1u, mc.cores}) {
     ffn_context_set_threads(ctx, static_cast<int>(threads));
     ffn_bench::setOneDnnThreads(static_cast<int>(threads));
-    double peak = threads == 1 ? mc.peak1 : mc.peakAll;
-    double bw = threads == 1 ? mc.dram1 : mc.dramAll;
-    double cacheBw = threads == 1 ? mc.cache1 : mc.cacheAll;
+    MachineModel model = mc.roofline(threads);
+    double peak = model.peakGflops, bw = model.bandwidthGBs,
+           cacheBw = model.cacheBandwidthGBs;
     const std::string &library = libraries[threads];
     for (const Config &c : configs) {
       const FfnSpec *spec = nullptr;

@@ -110,7 +110,9 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.dModel),
                               static_cast<int64_t>(spec.dFF), spec.isGated(),
                               static_cast<int64_t>(byteWidth(spec.dtype))};
-    const mlir::ffn::MachineAssumptions &assumed = schedule->assumptions;
+    mlir::ffn::MachineAssumptions assumed =
+        schedule->machine.assumptions(schedule->threads);
+    MachineModel model = schedule->machine.roofline(schedule->threads);
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
         schedule->vectorBits, shape, schedule->overrides, assumed);
     out += fmt::format(
@@ -121,10 +123,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         "and predicted time\n  ({} thread{}; machine {}: {:.0f} GFLOP/s peak, "
         "{:.1f} GB/s from memory, {:.1f} GB/s from cache):\n",
         schedule->threads, schedule->threads == 1 ? "" : "s",
-        schedule->machineSource, schedule->machine.peakGflops,
-        schedule->machine.bandwidthGBs, schedule->machine.cacheBandwidthGBs);
+        schedule->machine.source, model.peakGflops, model.bandwidthGBs,
+        model.cacheBandwidthGBs);
     for (uint64_t m : tokenCounts) {
-      Prediction p = predict(spec, m, schedule->machine);
+      Prediction p = predict(spec, m, model);
       // The schedule this M's bucket runs, and at decode sizes how the
       // cost model priced the fused schedule against the two-pass one.
       bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;

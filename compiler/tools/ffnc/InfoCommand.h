@@ -3,12 +3,10 @@
 #ifndef FFNC_TOOLS_INFOCOMMAND_H
 #define FFNC_TOOLS_INFOCOMMAND_H
 
-#include "ffnc/Analysis/CostModel.h"
+#include "ffnc/Analysis/MachineProfile.h"
 #include "ffnc/Frontend/Spec.h"
 
 #include "llvm/Support/SourceMgr.h"
-
-#include "ffn/Transforms/ScheduleCost.h"
 
 #include <cstdint>
 #include <string>
@@ -23,9 +21,8 @@ struct InfoSchedule {
   /// --strategy overrides (0 / -1: the compiler's choice, made per FFN).
   mlir::ffn::StrategyOverrides overrides;
   unsigned threads = 1;
-  MachineModel machine;                      ///< for the predictions
-  mlir::ffn::MachineAssumptions assumptions; ///< for the choice
-  std::string machineSource; ///< "nominal", "measured" or the profile file
+  /// For the choice and the predictions, taken for `threads`.
+  MachineProfile machine;
 };
 
 /// Renders the `info` report of every spec: dims, parameter counts, weight

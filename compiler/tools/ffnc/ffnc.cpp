@@ -399,10 +399,7 @@ int main(int argc, char **argv) {
     // Nominal (ScheduleCost.h): per core one 512-bit (or two 256-bit) FMAs
     // per cycle at 3.5 GHz and 60 GB/s from cache; 20 GB/s of memory
     // bandwidth for the whole process.
-    MachineProfile machine = profile ? *profile : nominalMachine(threads);
-    schedule.machine = machine.roofline(threads);
-    schedule.assumptions = machine.assumptions(threads);
-    schedule.machineSource = machine.source;
+    schedule.machine = profile ? *profile : nominalMachine(threads);
     llvm::outs() << renderInfo(specs, tokens, sourceMgr, &schedule);
     return 0;
   }
