@@ -12,7 +12,9 @@ PACKAGES=(
   # Build tools and libraries.
   cmake ninja-build python3 libfmt-dev
   # Halide 14 (CPU scheduling experiments) and oneDNN (benchmark peer).
-  libhalide14-0-dev libdnnl-dev
+  # Debian's oneDNN CMake config requires OpenCL's headers and library,
+  # which libdnnl-dev only recommends (and we install without recommends).
+  libhalide14-0-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
 )
 
 missing=()

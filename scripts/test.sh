@@ -14,7 +14,7 @@ status=${PIPESTATUS[0]}
 
 # lit prints "  Passed: N (..%)" etc.; everything that is not a pass counts
 # as a failure, so an unexpectedly passing or unresolved test is not hidden.
-count() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$log" | head -1; }
+count() { sed -n "s/^ *$1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
 passed=$(count Passed); passed=${passed:-0}
 failed=0
 for kind in Failed "Unexpectedly Passed" Unresolved "Timed Out"; do

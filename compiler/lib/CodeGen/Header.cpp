@@ -1,10 +1,63 @@
 //===- Header.cpp - the C header of a compiled spec -----------------------===//
+//
+// The header declares exactly the symbols the object exports, with the types
+// of ffn/kernel_abi.h (test/Runtime/header-abi.test compiles a C and a C++
+// program that call every one of them through this header and the runtime).
+//
+//===----------------------------------------------------------------------===//
 
 #include "ffnc/CodeGen/Backend.h"
 
 #include <fmt/format.h>
 
 using namespace ffnc;
+
+namespace {
+
+void emitKernel(const FfnSpec &spec, std::string &out) {
+  const std::string &n = spec.name;
+  std::vector<ParamInfo> params = kernelParams(spec);
+  out += fmt::format("/* ffn {}: d_model = {}, d_ff = {}, dtype = {}.\n", n,
+                     spec.dModel, spec.dFF, toString(spec.dtype).str());
+  out += " * Parameters, in order (matrices logically [in, out] row-major):\n";
+  for (const ParamInfo &p : params) {
+    if (p.rank() == 2)
+      out += fmt::format(" *   {:<11} [{}, {}]\n", p.name, p.rows, p.cols);
+    else
+      out += fmt::format(" *   {:<11} [{}]\n", p.name, p.rows);
+  }
+  out += fmt::format(
+      " *\n"
+      " * Through the runtime: ffn_kernel_create(ctx, &ffn_kernel_{0}, &k).\n"
+      " * Directly: pack parameter i once with ffn_{0}_pack(i, src, dst) into\n"
+      " * ffn_kernel_{0}.params[i].packed_bytes bytes (64-byte aligned), then\n"
+      " * ffn_{0}_run(m, x, packed, y, workspace) with a 64-byte aligned\n"
+      " * workspace of m * ffn_kernel_{0}.workspace_per_row bytes (NULL if\n"
+      " * that is 0). ffn_{0}_phase / ffn_{0}_phase_units split the same run\n"
+      " * over threads (ffn/kernel_abi.h).\n"
+      " */\n",
+      n);
+  out += "enum {\n";
+  for (auto [i, p] : llvm::enumerate(params))
+    out += fmt::format("  ffn_{}_param_{} = {},\n", n, p.name, i);
+  out += fmt::format("  ffn_{}_num_params = {}\n}};\n", n, params.size());
+  out += fmt::format("extern const ffn_kernel_desc ffn_kernel_{};\n", n);
+  out += fmt::format("void ffn_{}_run(int64_t m, const void *x,\n"
+                     "    const void *const *params, void *y, "
+                     "void *workspace);\n",
+                     n);
+  out += fmt::format(
+      "void ffn_{}_pack(int64_t index, const void *src, void *dst);\n", n);
+  out += fmt::format(
+      "int64_t ffn_{}_phase_units(int64_t phase, int64_t m);\n", n);
+  out += fmt::format(
+      "void ffn_{}_phase(int64_t phase, int64_t m, const void *x,\n"
+      "    const void *const *params, void *y, void *workspace,\n"
+      "    int64_t begin, int64_t end);\n\n",
+      n);
+}
+
+} // namespace
 
 std::string ffnc::emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
                                    const TargetInfo &target,
@@ -14,24 +67,8 @@ std::string ffnc::emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
                      specPath.str(), target.name);
   out += "#pragma once\n\n#include <ffn/kernel_abi.h>\n\n";
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  for (const FfnSpec &spec : specs) {
-    out += fmt::format("/* ffn {}: d_model = {}, d_ff = {}, dtype = {}.\n",
-                       spec.name, spec.dModel, spec.dFF,
-                       toString(spec.dtype).str());
-    out += " * params, in order (matrices [in, out] row-major):\n";
-    for (const ParamInfo &p : kernelParams(spec)) {
-      if (p.rank() == 2)
-        out += fmt::format(" *   {:<11} [{}, {}]\n", p.name, p.rows, p.cols);
-      else
-        out += fmt::format(" *   {:<11} [{}]\n", p.name, p.rows);
-    }
-    out += " */\n";
-    out +=
-        fmt::format("extern const ffn_kernel_desc ffn_kernel_{};\n", spec.name);
-    out += fmt::format("void ffn_{}_run(int64_t m, const void *x, "
-                       "const void *const *params, void *y);\n\n",
-                       spec.name);
-  }
+  for (const FfnSpec &spec : specs)
+    emitKernel(spec, out);
   out += "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n";
   return out;
 }
