@@ -14,6 +14,8 @@
 // RUN: ffn-opt %s --ffn-select-strategy="fused-max-m=8 chunk=512 groups=4" | FileCheck %s --check-prefix=FUSED-OVERRIDE
 // RUN: not ffn-opt %s --ffn-select-strategy="fused-max-m=16 chunk=48" 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not ffn-opt %s --ffn-select-strategy="fused-max-m=512" 2>&1 | FileCheck %s --check-prefix=BAD-BUCKET
+// RUN: not ffn-opt %s --ffn-select-strategy="vector-bits=256 nr=4" 2>&1 | FileCheck %s --check-prefix=BAD-AVX2
+// RUN: not ffn-opt %s --ffn-select-strategy="vector-bits=100" 2>&1 | FileCheck %s --check-prefix=BAD-BITS
 
 // AVX-512: 8 rows x 32 columns (16 zmm accumulators), 256-row blocks.
 // With AVX2, 6 rows x 16 columns (12 ymm accumulators), 252-row blocks (a
@@ -48,7 +50,9 @@
 // AVX2: strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 16, chunk = 256, groups = 2>
 // OVERRIDE-LABEL: func.func @bert
 // OVERRIDE: strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32, prefetch = true>
-// BAD: error: 'ffn.ffn' op strategy nr must be a multiple of 16 (f32 lanes) up to 128, got 24
+// BAD: error: 'ffn.ffn' op strategy option nr must be a multiple of 16 (the f32 lanes of a 512-bit vector) up to 128, got 24
+// BAD-AVX2: error: 'ffn.ffn' op strategy option nr must be a multiple of 8 (the f32 lanes of a 256-bit vector) up to 64, got 4
+// BAD-BITS: error: ffn-select-strategy: vector-bits must be 256 or 512, got 100
 // BAD-THREADS: error: 'ffn.ffn' op threads must be in [1, 1024], got 0
 // BAD-PEAK: error: ffn-select-strategy: peak-gflops must be a non-negative number, got -1
 // BAD-SYNC: error: ffn-select-strategy: sync-us must be -1 or a non-negative number, got -3
@@ -57,8 +61,8 @@
 // FUSED-LABEL: func.func @bert
 // FUSED: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 1>
 // FUSED-OVERRIDE: fused_max_m = 8, chunk = 512, groups = 4>
-// BAD-CHUNK: error: 'ffn.ffn' op strategy chunk must be a positive multiple of nr (32), got 48
-// BAD-BUCKET: error: 'ffn.ffn' op strategy fused_max_m must be in [0, mc = 256], got 512
+// BAD-CHUNK: error: 'ffn.ffn' op strategy option chunk must be a multiple of nr (32) up to 1048576, got 48
+// BAD-BUCKET: error: 'ffn.ffn' op strategy option fused_max_m must be in [0, mc = 256], got 512
 func.func @bert(%x: tensor<?x768xf32>, %w1: tensor<768x3072xf32>, %w2: tensor<3072x768xf32>) -> tensor<?x768xf32> {
   %y = ffn.ffn gelu ins(%x : tensor<?x768xf32>) up(%w1 : tensor<768x3072xf32>) down(%w2 : tensor<3072x768xf32>) -> tensor<?x768xf32>
   return %y : tensor<?x768xf32>

@@ -22,6 +22,7 @@
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
@@ -216,7 +217,22 @@ int writeOutput(llvm::StringRef path, llvm::StringRef text) {
   return 0;
 }
 
-/// Parses --strategy into `options`; false (after reporting) on error.
+/// Reports a mistake in --strategy at the item it concerns: the option as
+/// typed, with a caret under the item.
+bool strategyError(llvm::StringRef text, llvm::StringRef item,
+                   const llvm::Twine &message) {
+  fail("--strategy: " + message);
+  const llvm::StringRef prefix = "--strategy=";
+  size_t column = prefix.size() + (item.data() - text.data());
+  llvm::errs() << "  " << prefix << text << "\n  "
+               << std::string(column, ' ') << '^'
+               << std::string(item.empty() ? 0 : item.size() - 1, '~')
+               << "\n";
+  return false;
+}
+
+/// Parses --strategy into `options` and checks each value against the
+/// target; false (after a located report) on error.
 bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   if (text.empty())
     return true;
@@ -226,46 +242,55 @@ bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   }
   llvm::SmallVector<llvm::StringRef> items;
   text.split(items, ',');
+  llvm::StringMap<llvm::StringRef> seen;
   for (llvm::StringRef item : items) {
     auto [key, value] = item.split('=');
+    if (item == "baseline")
+      return strategyError(text, item,
+                           "'baseline' stands alone; it takes no other keys");
+    if (key.empty() || !item.contains('='))
+      return strategyError(text, item, "expected key=value, got '" + item +
+                                           "'");
+    int64_t *slot = key == "mr"            ? &options.mr
+                    : key == "nr"          ? &options.nr
+                    : key == "mc"          ? &options.mc
+                    : key == "prefetch"    ? &options.prefetch
+                    : key == "fused_max_m" ? &options.fusedMaxM
+                    : key == "chunk"       ? &options.chunk
+                    : key == "groups"      ? &options.groups
+                                           : nullptr;
+    if (!slot)
+      return strategyError(text, item,
+                           "unknown key '" + key +
+                               "' (keys: mr, nr, mc, prefetch, fused_max_m, "
+                               "chunk, groups; or 'baseline')");
+    if (!seen.try_emplace(key, item).second)
+      return strategyError(text, item, "'" + key + "' is given twice");
+    // fused_max_m and prefetch take 0; the sizes must be positive.
+    bool zeroOk = key == "fused_max_m" || key == "prefetch";
     int64_t v;
-    if (key == "prefetch") {
-      if (value.getAsInteger(10, v) || (v != 0 && v != 1)) {
-        fail("--strategy: prefetch takes 0 or 1, got '" + value + "'");
-        return false;
-      }
-      options.prefetch = v;
-      continue;
-    }
-    if (key == "fused_max_m") {
-      if (value.getAsInteger(10, v) || v < 0) {
-        fail("--strategy: fused_max_m takes a count >= 0, got '" + value + "'");
-        return false;
-      }
-      options.fusedMaxM = v;
-      continue;
-    }
-    if (value.getAsInteger(10, v) || v <= 0) {
-      fail("--strategy: expected key=positive-integer, got '" + item + "'");
-      return false;
-    }
-    if (key == "mr")
-      options.mr = v;
-    else if (key == "nr")
-      options.nr = v;
-    else if (key == "mc")
-      options.mc = v;
-    else if (key == "chunk")
-      options.chunk = v;
-    else if (key == "groups")
-      options.groups = v;
-    else {
-      fail("--strategy: unknown key '" + key +
-           "' (keys: mr, nr, mc, prefetch, fused_max_m, chunk, groups; or "
-           "'baseline')");
-      return false;
-    }
+    if (value.getAsInteger(10, v) || v < (zeroOk ? 0 : 1) ||
+        (key == "prefetch" && v > 1))
+      return strategyError(text, item,
+                           key + " takes " +
+                               (key == "prefetch"    ? "0 or 1"
+                                : key == "fused_max_m" ? "a count >= 0"
+                                                       : "a positive integer") +
+                               ", got '" + value + "'");
+    *slot = v;
   }
+  mlir::ffn::StrategyOverrides o;
+  o.mr = options.mr;
+  o.nr = options.nr;
+  o.mc = options.mc;
+  o.prefetch = static_cast<int>(options.prefetch);
+  o.fusedMaxM = options.fusedMaxM;
+  o.chunk = options.chunk;
+  o.groups = options.groups;
+  if (std::optional<mlir::ffn::OverrideError> bad =
+          mlir::ffn::checkOverrides(options.vectorBits, o))
+    return strategyError(text, seen.lookup(bad->key),
+                         bad->key + " " + bad->message);
   return true;
 }
 
@@ -362,6 +387,9 @@ int main(int argc, char **argv) {
       if (m == 0)
         return fail("--tokens: token counts must be at least 1");
     if (targetName.getNumOccurrences() == 0) {
+      if (strategyOption.getNumOccurrences())
+        return fail("info --strategy prices a schedule for a target: give "
+                    "--target too (e.g. --target=host)");
       llvm::outs() << renderInfo(specs, tokens, sourceMgr);
       return 0;
     }
@@ -370,6 +398,7 @@ int main(int argc, char **argv) {
     if (!target)
       return fail(llvm::toString(target.takeError()));
     ScheduleOptions options;
+    options.vectorBits = target->vectorBits;
     if (!parseStrategy(strategyOption, options))
       return 1;
     if (options.baseline)

@@ -37,6 +37,12 @@ struct FfnSelectStrategyPass
           << double(syncMicros);
       return signalPassFailure();
     }
+    if (vectorBits != 256 && vectorBits != 512) {
+      getOperation().emitError("ffn-select-strategy: vector-bits must be 256 "
+                               "or 512, got ")
+          << static_cast<int64_t>(vectorBits);
+      return signalPassFailure();
+    }
     if (peakGflops > 0)
       machine.peakGflops = peakGflops;
     if (dramGBs > 0)
@@ -64,6 +70,11 @@ struct FfnSelectStrategyPass
       o.fusedMaxM = fusedMaxM;
       o.chunk = chunk;
       o.groups = groups;
+      if (std::optional<OverrideError> bad = checkOverrides(vectorBits, o)) {
+        op.emitOpError("strategy option ")
+            << bad->key << " " << bad->message;
+        return WalkResult::interrupt();
+      }
       StrategyChoice c = chooseStrategy(vectorBits, shape, o, machine);
       if (failed(StrategyAttr::verify(
               [&] { return op.emitOpError(); }, c.vectorBits, c.mr, c.nr, c.mc,

@@ -152,8 +152,8 @@ inline StrategyChoice chooseStrategy(int64_t vectorBits, const FfnShape &s,
   StrategyChoice c;
   c.vectorBits = vectorBits;
   c.nr = o.nr ? o.nr : 2 * lanes;
-  c.mr = o.mr ? o.mr : (vectorBits == 512 ? 8 : 6);
-  c.mc = o.mc ? o.mc : 256 / c.mr * c.mr;
+  c.mr = o.mr ? o.mr : defaultMr(vectorBits);
+  c.mc = o.mc ? o.mc : defaultMc(c.mr);
   c.prefetch = o.prefetch >= 0 ? o.prefetch != 0
                                : s.weightBytes() > kStreamedWeightBytes;
   if (o.fusedMaxM == 0)

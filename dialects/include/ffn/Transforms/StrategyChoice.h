@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mlir::ffn {
@@ -31,6 +32,57 @@ struct StrategyOverrides {
   int64_t fusedMaxM = -1; ///< 0 = never fused
   int64_t chunk = 0, groups = 0;
 };
+
+/// The register tile rows and cache block rows the heuristic picks when the
+/// caller fixes none (one accumulator budget per ISA).
+inline int64_t defaultMr(int64_t vectorBits) { return vectorBits == 512 ? 8 : 6; }
+inline int64_t defaultMc(int64_t mr) { return 256 / mr * mr; }
+
+/// A rejected override: which key, and why.
+struct OverrideError {
+  std::string key, message;
+};
+
+/// Checks caller-fixed knobs against the target before anything is derived
+/// from them (a bad nr would otherwise divide by zero in the layout
+/// arithmetic). The rules are #ffn.strategy's verifier's, applied to each
+/// fixed value with the defaults standing in for the others; a set of
+/// overrides that passes always yields a strategy that verifies.
+inline std::optional<OverrideError>
+checkOverrides(int64_t vectorBits, const StrategyOverrides &o) {
+  auto error = [](const char *key, std::string message) {
+    return std::optional<OverrideError>(OverrideError{key, std::move(message)});
+  };
+  int64_t lanes = vectorBits / 32;
+  if (o.mr && (o.mr < 1 || o.mr > 16))
+    return error("mr", "must be in [1, 16], got " + std::to_string(o.mr));
+  if (o.nr && (o.nr < lanes || o.nr % lanes != 0 || o.nr > 8 * lanes))
+    return error("nr", "must be a multiple of " + std::to_string(lanes) +
+                           " (the f32 lanes of a " +
+                           std::to_string(vectorBits) + "-bit vector) up to " +
+                           std::to_string(8 * lanes) + ", got " +
+                           std::to_string(o.nr));
+  int64_t mr = o.mr ? o.mr : defaultMr(vectorBits);
+  int64_t nr = o.nr ? o.nr : 2 * lanes;
+  if (o.mc && (o.mc < mr || o.mc % mr != 0 || o.mc > (int64_t(1) << 20)))
+    return error("mc", "must be a multiple of mr (" + std::to_string(mr) +
+                           ") up to 1048576, got " + std::to_string(o.mc));
+  int64_t mc = o.mc ? o.mc : defaultMc(mr);
+  if (o.fusedMaxM > mc)
+    return error("fused_max_m", "must be in [0, mc = " + std::to_string(mc) +
+                                    "], got " + std::to_string(o.fusedMaxM));
+  if (o.fusedMaxM == 0 && (o.chunk || o.groups))
+    return error(o.chunk ? "chunk" : "groups",
+                 "needs the fused schedule, but fused_max_m = 0 turns it off");
+  if (o.chunk && (o.chunk < nr || o.chunk % nr != 0 || o.chunk > (1 << 20)))
+    return error("chunk", "must be a multiple of nr (" + std::to_string(nr) +
+                              ") up to 1048576, got " +
+                              std::to_string(o.chunk));
+  if (o.groups && (o.groups < 1 || o.groups > 64))
+    return error("groups",
+                 "must be in [1, 64], got " + std::to_string(o.groups));
+  return std::nullopt;
+}
 
 /// Columns of one up (and gate) panel: a gated FFN splits the tile's
 /// columns between gate and up.
