@@ -18,30 +18,51 @@
 
 namespace ffn_ref {
 
-/// y = FFN(x) for `m` rows. `x` is [m, d_model]; params[i] holds parameter i
-/// of the descriptor in [in, out] layout; y is [m, d_model].
-void forward(const ffn_kernel_desc &desc, int64_t m, const double *x,
-             const std::vector<const double *> &params, double *y);
+/// How the per-element error bound of an f32 evaluation is built from the
+/// magnitudes summed in each reduction of n terms, sum |t| (docs/numerics.md):
+/// WorstCase: gamma_n = n u / (1 - n u), Higham's deterministic bound, valid
+///   for any summation order; PROBABILISTIC: lambda sqrt(n) u with lambda = 8
+///   (Higham & Mary 2019), which holds for every element of any realistic
+///   run with overwhelming probability and is sqrt(n) times tighter.
+enum class BoundModel { WorstCase, Probabilistic };
 
-/// The bound `ffnc run --check` and ffn-bench apply to
-/// max |y - ref| / (|ref| + rms(ref)) (docs/numerics.md): two roundings of
-/// the output to the storage type plus f32 accumulation error growing like
-/// sqrt of the reduction lengths, with a safety factor.
-double tolerance(int64_t dtype, int64_t dModel, int64_t dFF);
+/// y = FFN(x) for `m` rows. `x` is [m, d_model]; params[i] holds parameter i
+/// of the descriptor in [in, out] layout; y is [m, d_model]. If `bound` is
+/// not null, bound[i] receives the largest error an f32 evaluation of y[i]
+/// (ffn/kernel_abi.h's contract: storage values widened exactly, every
+/// operation in f32) may have before the output is rounded to the dtype.
+/// `activationError` scales each activation's argument by (1 + it): a
+/// deliberately wrong reference, for showing that the check catches a
+/// kernel that is off by that much (`ffnc run --test-activation-error`).
+struct ForwardOptions {
+  BoundModel model = BoundModel::Probabilistic;
+  double activationError = 0;
+};
+void forward(const ffn_kernel_desc &desc, int64_t m, const double *x,
+             const std::vector<const double *> &params, double *y,
+             double *bound = nullptr, const ForwardOptions &options = {});
 
 struct Comparison {
   bool pass = true;
-  double maxAbs = 0, maxRel = 0, scale = 0;
-  size_t worst = 0;
+  double maxAbs = 0;
+  /// The largest |y - ref| / allowed, over finite elements: <= 1 passes.
+  double maxRatio = 0;
+  size_t worst = 0;          ///< the element of maxRatio
+  double worstAllowed = 0;   ///< its allowed error
   size_t nonFiniteMismatches = 0;
   size_t nonFiniteMatches = 0;
   size_t firstMismatch = SIZE_MAX;
 };
 
-/// err_i = |y_i - ref_i| / (|ref_i| + rms(ref)); fails above `tolerance`,
-/// and where non-finite values differ (NaN must be NaN, Inf the same Inf).
-Comparison compare(const std::vector<double> &got,
-                   const std::vector<double> &ref, double tolerance);
+/// Element i passes when `got` lies between the reference interval's ends
+/// rounded to the dtype, roundTo(ref - bound) <= got <= roundTo(ref + bound):
+/// rounding is monotone, so a kernel within the bound before its final
+/// rounding always lands there, and an output that correctly overflows to
+/// +-Inf passes. Where the reference itself is not finite (non-finite
+/// inputs) NaN must be NaN and Inf the same Inf.
+Comparison compare(int64_t dtype, const std::vector<double> &got,
+                   const std::vector<double> &ref,
+                   const std::vector<double> &bound);
 
 /// The activation functions, by their definitions.
 double activate(int64_t activation, double v);

@@ -168,17 +168,24 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     std::vector<const double *> paramValues;
     for (const Buffer &b : params)
       paramValues.push_back(b.values.data());
-    ffn_ref::forward(desc, m, x.values.data(), paramValues, ref.data());
-    double tol = ffn_ref::tolerance(dtype, spec.dModel, spec.dFF);
-    ffn_ref::Comparison r = ffn_ref::compare(got, ref, tol);
+    std::vector<double> bound(n);
+    ffn_ref::ForwardOptions reference;
+    reference.model = options.boundModel;
+    reference.activationError = options.testActivationError;
+    ffn_ref::forward(desc, m, x.values.data(), paramValues, ref.data(),
+                     bound.data(), reference);
+    ffn_ref::Comparison r = ffn_ref::compare(dtype, got, ref, bound);
     size_t row = r.worst / desc.d_model, col = r.worst % desc.d_model;
     llvm::outs() << fmt::format(
-        "  check vs f64 reference: max abs err {:.3e}, max rel err {:.3e} "
-        "(tolerance {:.3e}, scale rms(ref) = {:.4g})\n",
-        r.maxAbs, r.maxRel, tol, r.scale);
+        "  check vs f64 reference ({} bound): max abs err {:.3e}, max "
+        "err/bound {:.3g}\n",
+        options.boundModel == ffn_ref::BoundModel::WorstCase ? "worst-case"
+                                                             : "probabilistic",
+        r.maxAbs, r.maxRatio);
     llvm::outs() << fmt::format(
-        "  worst element [{}, {}]: got {:.9g}, expected {:.9g}\n", row, col,
-        got[r.worst], ref[r.worst]);
+        "  worst element [{}, {}]: got {:.9g}, expected {:.9g}, allowed "
+        "+-{:.3e}\n",
+        row, col, got[r.worst], ref[r.worst], r.worstAllowed);
     if (r.nonFiniteMatches)
       llvm::outs() << fmt::format(
           "  non-finite outputs matching the reference: {}\n",

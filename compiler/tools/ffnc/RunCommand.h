@@ -7,6 +7,8 @@
 #include "ffnc/CodeGen/Target.h"
 #include "ffnc/Frontend/Spec.h"
 
+#include "ffn_reference.h"
+
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstdint>
@@ -23,6 +25,11 @@ struct RunOptions {
   unsigned threads = 0;         ///< 0: one per core
   double inputScale = 1.0;      ///< multiply the random input by this
   bool injectNonFinite = false; ///< NaN, +Inf, -Inf in the first rows
+  /// How --check bounds each element's error (docs/numerics.md).
+  ffn_ref::BoundModel boundModel = ffn_ref::BoundModel::Probabilistic;
+  /// Test only: the reference's activation arguments are off by this factor
+  /// (shows that --check catches a kernel that is).
+  double testActivationError = 0;
   TargetInfo target;
   ScheduleOptions schedule;
 };

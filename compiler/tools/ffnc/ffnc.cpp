@@ -158,9 +158,25 @@ cl::opt<bool> measureOption(
 // run.
 cl::opt<bool> checkResults(
     "check",
-    cl::desc("Compare every output with the f64 reference; exit 1 above the "
-             "dtype's tolerance (docs/numerics.md)"),
+    cl::desc("Compare every output with the f64 reference; exit 1 if any "
+             "is outside its error bound (docs/numerics.md)"),
     cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<ffn_ref::BoundModel> checkBound(
+    "check-bound",
+    cl::desc("How --check bounds each element's error from the magnitudes "
+             "summed (docs/numerics.md)"),
+    cl::init(ffn_ref::BoundModel::Probabilistic),
+    cl::values(clEnumValN(ffn_ref::BoundModel::Probabilistic, "probabilistic",
+                          "8 sqrt(n) u per sum of n terms (default)"),
+               clEnumValN(ffn_ref::BoundModel::WorstCase, "worst-case",
+                          "gamma_n = n u / (1 - n u), guaranteed for any "
+                          "rounding")),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<double> testActivationError(
+    "test-activation-error",
+    cl::desc("Testing the check: offset the reference's activation "
+             "arguments by this relative amount"),
+    cl::init(0.0), cl::Hidden, cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random data (default 1)"),
                        cl::init(1), cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<unsigned> repeat("repeat",
@@ -473,6 +489,11 @@ int main(int argc, char **argv) {
     options.threads = threadCount;
     options.inputScale = inputScale;
     options.injectNonFinite = injectNonFinite;
+    options.boundModel = checkBound;
+    if (!std::isfinite(testActivationError) ||
+        std::fabs(testActivationError) >= 1)
+      return fail("--test-activation-error must be in (-1, 1)");
+    options.testActivationError = testActivationError;
     return runSpecs(specs, sourceMgr, options);
   }
 
