@@ -178,3 +178,11 @@ func.func @bad_activation(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: ten
   %y = ffn.ffn tanh ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
   return
 }
+
+// -----
+
+func.func @invariant_but_fused(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{is batch_invariant, but its strategy takes the fused schedule for m <= 8 (a row's reduction order would depend on m)}}
+  %y = ffn.ffn relu batch_invariant ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 8, chunk = 32, groups = 2> -> tensor<?x16xf32>
+  return
+}

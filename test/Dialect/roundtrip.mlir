@@ -24,6 +24,13 @@ func.func @swiglu_rmsnorm_residual(%x: tensor<?x16xbf16>, %wu: tensor<16x48xbf16
   return %y : tensor<?x16xbf16>
 }
 
+// CHECK-LABEL: func.func @batch_invariant
+// CHECK: ffn.ffn gated silu residual batch_invariant ins(
+func.func @batch_invariant(%x: tensor<?x16xf32>, %wu: tensor<16x48xf32>, %wg: tensor<16x48xf32>, %wd: tensor<48x16xf32>) -> tensor<?x16xf32> {
+  %y = ffn.ffn gated silu residual batch_invariant ins(%x : tensor<?x16xf32>) up(%wu : tensor<16x48xf32>) gate(%wg : tensor<16x48xf32>) down(%wd : tensor<48x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
 // CHECK-LABEL: func.func @geglu_all_biases_layernorm_post
 // CHECK: ffn.ffn gated gelu norm<layernorm, post, eps = 1.0e-12> ins({{.*}}) up({{.*}}) gate({{.*}}) down({{.*}}) bias_up(%{{.*}} : tensor<48xf32>) bias_gate(%{{.*}} : tensor<48xf32>) bias_down(%{{.*}} : tensor<16xf32>) norm_scale(%{{.*}} : tensor<16xf32>) norm_shift(%{{.*}} : tensor<16xf32>) -> tensor<?x16xf32>
 func.func @geglu_all_biases_layernorm_post(%x: tensor<?x16xf32>, %wu: tensor<16x48xf32>, %wg: tensor<16x48xf32>, %wd: tensor<48x16xf32>, %bu: tensor<48xf32>, %bg: tensor<48xf32>, %bd: tensor<16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {

@@ -11,6 +11,8 @@
 // RUN: not ffn-opt %s --ffn-select-strategy="nr=24" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not ffn-opt %s --ffn-select-strategy="threads=0" 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
 // RUN: ffn-opt %s --ffn-select-strategy="fused-max-m=16" | FileCheck %s --check-prefix=FUSED
+// RUN: ffn-opt %s --ffn-select-strategy="threads=2 sync-us=20 batch-invariant" | FileCheck %s --check-prefix=INVARIANT
+// RUN: not ffn-opt %s --ffn-select-strategy="batch-invariant fused-max-m=16" 2>&1 | FileCheck %s --check-prefix=BAD-INVARIANT
 // RUN: ffn-opt %s --ffn-select-strategy="fused-max-m=8 chunk=512 groups=4" | FileCheck %s --check-prefix=FUSED-OVERRIDE
 // RUN: not ffn-opt %s --ffn-select-strategy="fused-max-m=16 chunk=48" 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not ffn-opt %s --ffn-select-strategy="fused-max-m=512" 2>&1 | FileCheck %s --check-prefix=BAD-BUCKET
@@ -60,6 +62,11 @@
 // (one thread: one group, the fewest partial outputs).
 // FUSED-LABEL: func.func @bert
 // FUSED: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 1>
+// batch-invariant: the op says so, and no m takes the fused schedule (T2
+// above picks it for m <= 16 on the same machine).
+// INVARIANT-LABEL: func.func @bert
+// INVARIANT: ffn.ffn gelu batch_invariant ins({{.*}}) strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
+// BAD-INVARIANT: error: 'ffn.ffn' op is batch_invariant; it cannot take the fused schedule (fused_max_m = 16)
 // FUSED-OVERRIDE: fused_max_m = 8, chunk = 512, groups = 4>
 // BAD-CHUNK: error: 'ffn.ffn' op strategy option chunk must be a multiple of nr (32) up to 1048576, got 48
 // BAD-BUCKET: error: 'ffn.ffn' op strategy option fused_max_m must be in [0, mc = 256], got 512

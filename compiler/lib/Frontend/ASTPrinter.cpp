@@ -55,6 +55,8 @@ std::string ffnc::summarize(const FfnSpec &spec) {
     os << ", gate=" << (spec.biasGate ? "on" : "off");
   os << ", down=" << (spec.biasDown ? "on" : "off") << ")";
   os << ", residual=" << (spec.residual ? "on" : "off");
+  if (spec.batchInvariant)
+    os << ", batch_invariant";
   if (spec.norm == NormKind::None)
     os << ", norm=none";
   else

@@ -18,9 +18,11 @@ using llvm::StringRef;
 
 namespace {
 
-const StringRef kFields[] = {"d_model",  "d_ff",    "activation", "gate",
-                             "bias",     "bias_up", "bias_gate",  "bias_down",
-                             "residual", "norm",    "dtype",      "dropout"};
+const StringRef kFields[] = {"d_model",   "d_ff",    "activation",
+                             "gate",      "bias",    "bias_up",
+                             "bias_gate", "bias_down", "residual",
+                             "norm",      "dtype",   "dropout",
+                             "batch_invariant"};
 const StringRef kIntFields[] = {"d_model", "d_ff"};
 const StringRef kFunctions[] = {"round_up", "ceil_div", "min", "max"};
 const StringRef kBools[] = {"true", "false"};
@@ -136,7 +138,7 @@ std::optional<FfnSpec> DeclSema::run() {
         diags.error(field.nameRange.Start,
                     msg + " (fields: d_model, d_ff, activation, gate, bias, "
                           "bias_up, bias_gate, bias_down, residual, norm, "
-                          "dtype, dropout)",
+                          "dtype, dropout, batch_invariant)",
                     field.nameRange);
       ok = false;
       continue;
@@ -223,6 +225,9 @@ void DeclSema::handleField(const Field &field) {
   } else if (name == "residual") {
     if (std::optional<bool> b = evalBool(field))
       spec.residual = *b;
+  } else if (name == "batch_invariant") {
+    if (std::optional<bool> b = evalBool(field))
+      spec.batchInvariant = *b;
   } else if (name == "norm") {
     handleNorm(field);
   } else if (name == "dtype") {

@@ -107,6 +107,7 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
       ffn::ActivationAttr::get(&ctx, toDialect(spec.activation)),
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
       spec.residual ? builder.getUnitAttr() : UnitAttr(), norm,
+      spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
       ffn::StrategyAttr());
   func::ReturnOp::create(builder, loc, op.getResult());
   return func;

@@ -137,26 +137,37 @@ int main(int argc, char **argv) {
   if (diags.hadError())
     return 1;
   // One library per thread count, each tuned for it (--kernel-threads):
-  // the cost model picks each token count's schedule for the threads.
+  // the cost model picks each token count's schedule for the threads. A
+  // second one of the same specs declared batch_invariant prices that
+  // property where it changes the schedule.
+  std::vector<FfnSpec> invariantSpecs = specs;
+  for (FfnSpec &spec : invariantSpecs)
+    spec.batchInvariant = true;
   llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("ffn-bench", dir);
-  std::map<unsigned, std::string> libraries;
+  std::map<std::pair<unsigned, bool>, std::string> libraries;
   for (unsigned threads : {1u, mc.cores}) {
-    llvm::SmallString<128> library(dir);
-    llvm::sys::path::append(library, "bench" + std::to_string(threads) + ".so");
-    ScheduleOptions schedule;
-    schedule.vectorBits = target->vectorBits;
-    schedule.threads = threads;
-    schedule.machine = mc.assumptions(threads);
-    double compileStart = now();
-    if (llvm::Error err =
-            buildSharedLibrary(specs, sm, *target, schedule, library)) {
-      fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
-      return 1;
+    for (bool invariant : {false, true}) {
+      llvm::SmallString<128> library(dir);
+      llvm::sys::path::append(library, "bench" + std::to_string(threads) +
+                                           (invariant ? "-inv" : "") + ".so");
+      ScheduleOptions schedule;
+      schedule.vectorBits = target->vectorBits;
+      schedule.threads = threads;
+      schedule.machine = mc.assumptions(threads);
+      double compileStart = now();
+      if (llvm::Error err = buildSharedLibrary(
+              invariant ? invariantSpecs : specs, sm, *target, schedule,
+              library)) {
+        fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+        return 1;
+      }
+      if (!invariant)
+        fmt::print("compiled {} FFNs for {} thread{} in {:.2f} s\n",
+                   specs.size(), threads, threads == 1 ? "" : "s",
+                   now() - compileStart);
+      libraries[{threads, invariant}] = std::string(library);
     }
-    fmt::print("compiled {} FFNs for {} thread{} in {:.2f} s\n", specs.size(),
-               threads, threads == 1 ? "" : "s", now() - compileStart);
-    libraries[threads] = std::string(library);
   }
 
   std::vector<Config> configs = {
@@ -174,23 +185,28 @@ int main(int argc, char **argv) {
   int failures = 0;
   fmt::print("\n| FFN | M | thr | ffnc ms | GFLOP/s | % peak | weight GB/s "
              "| % roofline | oneDNN ms | oneDNN GFLOP/s | ffnc / oneDNN "
-             "| predicted ms | schedule | err/bound |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "| predicted ms | schedule | batch-invariant time | err/bound "
+             "|\n");
+  fmt::print(
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (unsigned threads : {1u, mc.cores}) {
     ffn_context_set_threads(ctx, static_cast<int>(threads));
     ffn_bench::setOneDnnThreads(static_cast<int>(threads));
     MachineModel model = mc.roofline(threads);
     double peak = model.peakGflops, bw = model.bandwidthGBs,
            cacheBw = model.cacheBandwidthGBs;
-    const std::string &library = libraries[threads];
+    const std::string &library = libraries[{threads, false}];
+    const std::string &invariantLibrary = libraries[{threads, true}];
     for (const Config &c : configs) {
       const FfnSpec *spec = nullptr;
       for (const FfnSpec &s : specs)
         if (s.name == c.name)
           spec = &s;
-      ffn_kernel *kernel = nullptr;
+      ffn_kernel *kernel = nullptr, *invariant = nullptr;
       if (ffn_kernel_load_library(ctx, library.c_str(), c.name.c_str(),
-                                  &kernel) != FFN_OK) {
+                                  &kernel) != FFN_OK ||
+          ffn_kernel_load_library(ctx, invariantLibrary.c_str(),
+                                  c.name.c_str(), &invariant) != FFN_OK) {
         fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
         return 1;
       }
@@ -204,8 +220,9 @@ int main(int argc, char **argv) {
         params.emplace_back(n);
         fillRandom(params.back(), 17 + i,
                    p.rank == 2 ? 1.0 / std::sqrt(double(p.shape[0])) : 0.1);
-        ffn_kernel_set_param(kernel, p.name, params.back().data(),
-                             n * sizeof(float), FFN_LAYOUT_IN_OUT);
+        for (ffn_kernel *k : {kernel, invariant})
+          ffn_kernel_set_param(k, p.name, params.back().data(),
+                               n * sizeof(float), FFN_LAYOUT_IN_OUT);
       }
       for (const auto &p : params)
         dnnlWeights.push_back(p.data());
@@ -220,8 +237,15 @@ int main(int argc, char **argv) {
 
       std::vector<float> x(c.m * spec->dModel), y(x.size()), yd(x.size());
       fillRandom(x, 5, 1.0);
-      // Interleaved: ffnc, oneDNN, ffnc, oneDNN, ... best of each.
-      double bestF = INFINITY, bestD = INFINITY, spentF = 0, spentD = 0;
+      // The schedule the kernel's bucket for this M runs, from the kernel
+      // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
+      // groups (ffn-lower-packed), empty outside its bucket. The
+      // batch-invariant kernel differs only where this is fused.
+      bool fused = desc.num_phases > 3 && desc.phase_units(3, c.m) > 0;
+      std::vector<float> yi(x.size());
+      // Interleaved: ffnc, oneDNN, [ffnc batch-invariant], ... best of each.
+      double bestF = INFINITY, bestD = INFINITY, bestI = INFINITY, spentF = 0,
+             spentD = 0;
       for (int r = 0; r < 200 && (r < 4 || spentF + spentD < 2 * seconds);
            ++r) {
         double t0 = now();
@@ -232,9 +256,17 @@ int main(int argc, char **argv) {
         dnnl.run(x.data(), yd.data());
         double t2 = now();
         idle(kIdleGap);
+        double ti = 0;
+        if (fused) {
+          double t0i = now();
+          ffn_kernel_run(invariant, c.m, x.data(), yi.data());
+          ti = now() - t0i;
+          idle(kIdleGap);
+        }
         if (r > 0) { // the first round is warm-up
           bestF = std::min(bestF, t1 - t0);
           bestD = std::min(bestD, t2 - t1d);
+          bestI = std::min(bestI, ti);
         }
         spentF += t1 - t0;
         spentD += t2 - t1d;
@@ -274,19 +306,20 @@ int main(int argc, char **argv) {
       // the bandwidth the weights are read at here.
       double predicted =
           predict(*spec, c.m, MachineModel{peak, bw, weightBw}).seconds;
-      // The schedule the kernel's bucket for this M runs, from the kernel
-      // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
-      // groups (ffn-lower-packed), empty outside its bucket.
-      bool fused = desc.num_phases > 3 && desc.phase_units(3, c.m) > 0;
+      // The batch-invariant kernel's cost; where the default is two-pass it
+      // is the same kernel.
+      std::string invariantCost =
+          fused ? fmt::format("{:.2f}x", bestI / bestF) : "1 (same)";
       fmt::print(
           "| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
-          "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {} | {:.2g}{} |\n",
+          "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {} | {} | {:.2g}{} |\n",
           c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,
           wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
           bestD / bestF, predicted * 1e3, fused ? "fused" : "two-pass",
-          cmp.maxRatio, cmp.pass ? "" : " FAIL");
+          invariantCost, cmp.maxRatio, cmp.pass ? "" : " FAIL");
       std::fflush(stdout);
       ffn_kernel_destroy(kernel);
+      ffn_kernel_destroy(invariant);
     }
   }
   ffn_context_destroy(ctx);

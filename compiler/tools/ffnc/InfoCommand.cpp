@@ -113,11 +113,15 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);
     MachineModel model = schedule->machine.roofline(schedule->threads);
+    mlir::ffn::StrategyOverrides overrides = schedule->overrides;
+    if (spec.batchInvariant)
+      overrides.fusedMaxM = 0; // as ffn-select-strategy does
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
-        schedule->vectorBits, shape, schedule->overrides, assumed);
-    out += fmt::format(
-        "  {:<22}{}: {}\n", "schedule", schedule->target,
-        mlir::ffn::describeStrategy(choice, spec.isGated(), spec.dFF));
+        schedule->vectorBits, shape, overrides, assumed);
+    out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
+                       mlir::ffn::describeStrategy(choice, spec.isGated(),
+                                                   spec.dFF,
+                                                   spec.batchInvariant));
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
         "and predicted time\n  ({} thread{}; machine {}: {:.0f} GFLOP/s peak, "

@@ -85,6 +85,13 @@ cl::opt<std::string> strategyOption(
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand));
+cl::opt<bool> batchInvariantOption(
+    "batch-invariant",
+    cl::desc("Make every FFN batch-invariant, as `batch_invariant = true` in "
+             "its spec does: a row's output bits do not depend on M or on "
+             "the rows run with it"),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(runCommand), cl::sub(infoCommand));
 cl::opt<std::string> machineFile(
     "machine",
     cl::desc("Price the schedules (and, in info, predict) for the machine "
@@ -310,6 +317,27 @@ bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   return true;
 }
 
+/// A batch-invariant FFN never takes the fused schedule: a --strategy that
+/// asks for it is a contradiction, reported at the spec.
+bool checkBatchInvariance(llvm::ArrayRef<FfnSpec> specs, int64_t fusedMaxM,
+                          DiagnosticEngine &diags) {
+  if (fusedMaxM <= 0)
+    return true;
+  for (const FfnSpec &spec : specs)
+    if (spec.batchInvariant)
+      diags.error(spec.loc,
+                  "ffn '" + spec.name +
+                      "' is batch_invariant, but --strategy=fused_max_m=" +
+                      std::to_string(fusedMaxM) +
+                      " asks for the fused schedule, whose reduction order "
+                      "depends on M");
+  if (!diags.hadError())
+    return true;
+  unsigned n = diags.errorCount();
+  llvm::errs() << n << (n == 1 ? " error" : " errors") << " generated.\n";
+  return false;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -394,6 +422,9 @@ int main(int argc, char **argv) {
     }
     specs = std::move(selected);
   }
+  if (batchInvariantOption)
+    for (FfnSpec &spec : specs)
+      spec.batchInvariant = true;
 
   if (infoCommand) {
     std::vector<uint64_t> tokens(tokenCounts.begin(), tokenCounts.end());
@@ -415,7 +446,8 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(target.takeError()));
     ScheduleOptions options;
     options.vectorBits = target->vectorBits;
-    if (!parseStrategy(strategyOption, options))
+    if (!parseStrategy(strategyOption, options) ||
+        !checkBatchInvariance(specs, options.fusedMaxM, diags))
       return 1;
     if (options.baseline)
       return fail("info --strategy: the baseline has no schedule to report");
@@ -456,7 +488,8 @@ int main(int argc, char **argv) {
 
   ScheduleOptions schedule;
   schedule.vectorBits = target->vectorBits;
-  if (!parseStrategy(strategyOption, schedule))
+  if (!parseStrategy(strategyOption, schedule) ||
+      !checkBatchInvariance(specs, schedule.fusedMaxM, diags))
     return 1;
   unsigned tuneFor = runCommand ? threadCount : kernelThreads;
   if (tuneFor > 1024)

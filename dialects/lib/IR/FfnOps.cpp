@@ -123,6 +123,13 @@ LogicalResult FfnOp::verify() {
   if (getBDown() && failed(checker.check(getBDown(), "b_down", {dModel})))
     return failure();
 
+  if (getBatchInvariant() && getStrategy() &&
+      getStrategy()->getFusedMaxM() > 0)
+    return emitOpError() << "is batch_invariant, but its strategy takes the "
+                            "fused schedule for m <= "
+                         << getStrategy()->getFusedMaxM()
+                         << " (a row's reduction order would depend on m)";
+
   std::optional<NormAttr> norm = getNorm();
   if (!norm) {
     if (getNormScale() || getNormShift())

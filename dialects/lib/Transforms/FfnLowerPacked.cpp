@@ -1191,7 +1191,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                         strategy.getNr(),         strategy.getMc(),
                         strategy.getPrefetch(),   strategy.getFusedMaxM(),
                         strategy.getChunk(),      strategy.getGroups()};
-  std::string text = describeStrategy(choice, op.getGated(), l.f);
+  std::string text =
+      describeStrategy(choice, op.getGated(), l.f, op.getBatchInvariant());
   kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
 
   Block *body = kernel.addEntryBlock();

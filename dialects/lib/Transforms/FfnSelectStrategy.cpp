@@ -70,6 +70,19 @@ struct FfnSelectStrategyPass
       o.fusedMaxM = fusedMaxM;
       o.chunk = chunk;
       o.groups = groups;
+      if (batchInvariant)
+        op.setBatchInvariant(true);
+      if (op.getBatchInvariant()) {
+        // The fused schedule sums d_ff in chunks for small m only: a row's
+        // reduction order would then depend on m.
+        if (o.fusedMaxM > 0) {
+          op.emitOpError("is batch_invariant; it cannot take the fused "
+                         "schedule (fused_max_m = ")
+              << o.fusedMaxM << ")";
+          return WalkResult::interrupt();
+        }
+        o.fusedMaxM = 0;
+      }
       if (std::optional<OverrideError> bad = checkOverrides(vectorBits, o)) {
         op.emitOpError("strategy option ")
             << bad->key << " " << bad->message;

@@ -60,6 +60,9 @@ struct FfnSpec {
   bool biasGate = true; ///< bg; meaningful only when gated
   bool biasDown = true; ///< b2 (plain) or bd (gated)
   bool residual = false;
+  /// Every token count uses one reduction order per row, so a row's
+  /// output bits do not depend on M or on the rows batched with it.
+  bool batchInvariant = false;
   NormKind norm = NormKind::None;
   NormPosition normPosition = NormPosition::Pre;
   double normEps = 1e-5;

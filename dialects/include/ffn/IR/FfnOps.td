@@ -32,6 +32,11 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     `f = x + f`. A `pre` norm normalizes the input of the matmuls (the residual
     still adds the raw input); a `post` norm normalizes `f`.
 
+    `batch_invariant` declares that a row's result must not depend on how
+    many rows are computed with it: every token count reduces each row in
+    the same order (so the strategy never takes the fused d_ff-chunked
+    schedule, whose partial sums would change the order for small M).
+
     All operands and the result share one element type (`f32`, `bf16` or
     `f16`); accumulation is `f32`.
 
@@ -60,12 +65,14 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     UnitAttr:$gated,
     UnitAttr:$residual,
     OptionalAttr<Ffn_NormAttr>:$norm,
+    UnitAttr:$batch_invariant,
     OptionalAttr<Ffn_StrategyAttr>:$strategy
   );
   let results = (outs Ffn_FloatTensor:$result);
 
   let assemblyFormat = [{
     custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` `` $norm^)?
+    (`batch_invariant` $batch_invariant^)?
     `ins` `(` $input `:` type($input) `)`
     `up` `(` $w_up `:` type($w_up) `)`
     (`gate` `(` $w_gate^ `:` type($w_gate) `)`)?

@@ -109,6 +109,9 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     Option<"prefetch", "prefetch", "int64_t", /*default=*/"-1",
            "Prefetch the next weight panel: 1 or 0 (-1: choose by weight "
            "size)">,
+    Option<"batchInvariant", "batch-invariant", "bool", /*default=*/"false",
+           "Make every ffn.ffn batch-invariant (one reduction order per row "
+           "for every m: never the fused schedule)">,
     Option<"fusedMaxM", "fused-max-m", "int64_t", /*default=*/"-1",
            "Largest m that takes the fused d_ff-chunked schedule (0: none; "
            "-1: choose)">,

@@ -117,7 +117,7 @@ inline FusedShape fusedShape(int64_t chunk, int64_t groups, int64_t nrUp,
 /// One line for --emit output, `ffnc info` and the kernel descriptor; the
 /// fused bucket's chunk and groups as the kernel runs them.
 inline std::string describeStrategy(const StrategyChoice &c, bool gated,
-                                    int64_t dFf) {
+                                    int64_t dFf, bool batchInvariant = false) {
   std::string text;
   if (c.fusedMaxM > 0) {
     FusedShape f = fusedShape(c.chunk, c.groups,
@@ -138,6 +138,8 @@ inline std::string describeStrategy(const StrategyChoice &c, bool gated,
           ", cache block " + std::to_string(c.mc) + " rows" +
           (c.prefetch ? ", next-panel prefetch" : "") +
           ", fused bias+activation epilogue";
+  if (batchInvariant)
+    text += "; batch-invariant (one reduction order per row for every m)";
   return text;
 }
 
