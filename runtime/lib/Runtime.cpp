@@ -5,15 +5,28 @@
 #include "ThreadPool.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <elf.h>
+#include <link.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <shared_mutex> // std::shared_lock
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 static_assert(sizeof(ffn_kernel_desc) == 26 * 8,
@@ -49,27 +62,74 @@ private:
   void *data_ = nullptr;
   size_t size_ = 0;
 };
+
+/// A reader-writer lock that lets a waiting writer in: runs (readers) from
+/// many threads overlap all the time, and with the default reader
+/// preference (std::shared_mutex on glibc) ffn_kernel_set_param would wait
+/// for ever. Usable with std::shared_lock / std::unique_lock.
+class WriterFirstLock {
+public:
+  WriterFirstLock() {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(
+        &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&lock_, &attr);
+    pthread_rwlockattr_destroy(&attr);
+  }
+  ~WriterFirstLock() { pthread_rwlock_destroy(&lock_); }
+  WriterFirstLock(const WriterFirstLock &) = delete;
+  WriterFirstLock &operator=(const WriterFirstLock &) = delete;
+  void lock() { pthread_rwlock_wrlock(&lock_); }
+  void unlock() { pthread_rwlock_unlock(&lock_); }
+  void lock_shared() { pthread_rwlock_rdlock(&lock_); }
+  void unlock_shared() { pthread_rwlock_unlock(&lock_); }
+
+private:
+  pthread_rwlock_t lock_;
+};
 } // namespace
 
 /// Work per thread (FLOP) below which a run does not use the pool.
 constexpr double kMinFlopsPerThread = 1e6;
 
+/// A context is shared by every kernel created on it and may be used from
+/// many threads at once. It lives until ffn_context_destroy has been called
+/// and its last kernel is destroyed (`refs` counts the application's own
+/// reference plus one per kernel).
 struct ffn_context {
-  std::string lastError;
-  unsigned threads = 0; // 0 until first use: all cores
+  std::atomic<int64_t> refs{1};
+  std::atomic<unsigned> threads{0}; // 0: all cores
+
+  /// One run at a time uses the pool; a run that finds it busy runs on its
+  /// caller's thread instead (ffn/runtime.h). Guards `pool`.
+  std::mutex poolMutex;
   std::unique_ptr<ffn_rt::ThreadPool> pool;
 
-  unsigned threadCount() {
-    if (threads == 0)
-      threads = std::max(1u, std::thread::hardware_concurrency());
-    return threads;
+  /// Each calling thread's last error: concurrent callers do not overwrite
+  /// each other's messages. Nodes are stable, so a returned c_str() stays
+  /// valid until that thread's next failing call.
+  std::mutex errorMutex;
+  std::unordered_map<std::thread::id, std::string> errors;
+
+  unsigned threadCount() const {
+    unsigned t = threads.load(std::memory_order_relaxed);
+    return t ? t : std::max(1u, std::thread::hardware_concurrency());
   }
-  ffn_rt::ThreadPool *threadPool() {
-    if (threadCount() == 1)
+  /// The pool for `count` threads (caller included), built or rebuilt under
+  /// poolMutex, which the caller holds. Throws what std::thread throws.
+  ffn_rt::ThreadPool *poolFor(unsigned count) {
+    if (count <= 1)
       return nullptr;
-    if (!pool || pool->size() != threads)
-      pool = std::make_unique<ffn_rt::ThreadPool>(threads);
+    if (!pool || pool->size() != count) {
+      pool.reset();
+      pool = std::make_unique<ffn_rt::ThreadPool>(count);
+    }
     return pool.get();
+  }
+  void release() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete this;
   }
 };
 
@@ -77,21 +137,49 @@ struct ffn_kernel {
   ffn_context *ctx = nullptr;
   const ffn_kernel_desc *desc = nullptr;
   void *library = nullptr; // dlopen handle, or null for linked-in kernels
-  std::vector<AlignedBuffer> params; // packed, as the kernel reads them
-  std::vector<bool> paramSet;
-  std::vector<const void *> paramPointers;
-  AlignedBuffer workspace; // grows to the largest m run so far
+
+  /// Runs hold it shared for their whole duration; ffn_kernel_set_param
+  /// packs into a new buffer first and swaps it in exclusively, so a run
+  /// sees either the old or the new parameter, never a half-packed one.
+  WriterFirstLock paramsMutex;
+  std::vector<std::unique_ptr<AlignedBuffer>> params; // packed
+  std::vector<const void *> paramPointers;            // null: not set
+
+  /// Scratch for runs: each run takes a buffer of its own (so concurrent
+  /// runs never share one) and gives it back; steady-state runs from one
+  /// thread reuse a single buffer and allocate nothing.
+  std::mutex workspaceMutex;
+  std::vector<std::unique_ptr<AlignedBuffer>> idleWorkspaces;
 };
 
 namespace {
 
 ffn_status fail(ffn_context *ctx, ffn_status status, std::string message) {
-  if (ctx)
-    ctx->lastError = std::move(message);
+  if (ctx) {
+    std::lock_guard<std::mutex> lock(ctx->errorMutex);
+    ctx->errors[std::this_thread::get_id()] = std::move(message);
+  }
   return status;
 }
 
 size_t dtypeSize(int64_t dtype) { return dtype == FFN_DTYPE_F32 ? 4 : 2; }
+
+/// Whether `p` points into a loaded object (the app or a kernel library),
+/// where a descriptor's strings, tables and functions live. A corrupt or
+/// foreign descriptor's garbage pointers fail here instead of crashing.
+bool inLoadedImage(const void *p) {
+  Dl_info info;
+  return p && dladdr(p, &info) != 0;
+}
+
+bool validString(const char *s) {
+  return inLoadedImage(s) && strnlen(s, 256) < 256;
+}
+
+/// Limits no real kernel comes near; they keep every size computed from a
+/// descriptor far from overflow.
+constexpr int64_t kMaxDim = int64_t(1) << 20;
+constexpr int64_t kMaxBytes = int64_t(1) << 40;
 
 /// Checks everything the runtime relies on before trusting a descriptor.
 ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
@@ -106,7 +194,16 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel descriptor size " + std::to_string(d->struct_size) +
                     " does not match the runtime's " +
                     std::to_string(sizeof(ffn_kernel_desc)));
-  std::string name = d->name ? d->name : "?";
+  if (!validString(d->name))
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel descriptor has no valid name (a corrupt or foreign "
+                "descriptor)");
+  std::string name = d->name;
+  auto bad = [&](const std::string &what) {
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel '" + name + "' has an inconsistent descriptor: " +
+                    what);
+  };
   if (d->device != FFN_DEVICE_CPU)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name +
@@ -115,27 +212,89 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
       d->num_phases > 16 || !d->phase_units)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "kernel '" + name + "' has no CPU entry point");
-  if (d->workspace_per_row < 0)
-    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
-                "kernel '" + name + "' has an inconsistent descriptor");
+  if (!inLoadedImage(reinterpret_cast<const void *>(d->run)) ||
+      !inLoadedImage(reinterpret_cast<const void *>(d->pack)) ||
+      !inLoadedImage(reinterpret_cast<const void *>(d->phase)) ||
+      !inLoadedImage(reinterpret_cast<const void *>(d->phase_units)))
+    return bad("an entry point outside any loaded code");
+  if (!validString(d->target) || !validString(d->strategy))
+    return bad("target or strategy is not a string");
   if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
       d->dtype != FFN_DTYPE_F16)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' has unknown dtype " +
                     std::to_string(d->dtype));
-  if (d->d_model < 1 || d->d_ff < 1 || d->num_params < 2 || d->num_params > 8 ||
-      !d->params)
-    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
-                "kernel '" + name + "' has an inconsistent descriptor");
+  if (d->d_model < 1 || d->d_model > kMaxDim || d->d_ff < 1 ||
+      d->d_ff > kMaxDim)
+    return bad("d_model " + std::to_string(d->d_model) + ", d_ff " +
+               std::to_string(d->d_ff));
+  if (d->workspace_per_row < 0 || d->workspace_per_row > kMaxBytes / kMaxDim)
+    return bad("workspace_per_row " + std::to_string(d->workspace_per_row));
+  if (d->num_params < 2 || d->num_params > 8)
+    return bad("num_params " + std::to_string(d->num_params));
+  if (!inLoadedImage(d->params) ||
+      !inLoadedImage(d->params + d->num_params - 1))
+    return bad("a parameter table outside any loaded object");
   for (int64_t i = 0; i < d->num_params; ++i) {
     const ffn_param_desc &p = d->params[i];
-    if (!p.name || (p.rank != 1 && p.rank != 2) || p.shape[0] < 1 ||
-        (p.rank == 2 && p.shape[1] < 1) || p.packed_bytes < 1)
+    if (!validString(p.name) || (p.rank != 1 && p.rank != 2) ||
+        p.shape[0] < 1 || p.shape[0] > kMaxDim ||
+        (p.rank == 2 && (p.shape[1] < 1 || p.shape[1] > kMaxDim)) ||
+        p.packed_bytes < 1 || p.packed_bytes > kMaxBytes)
       return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                   "kernel '" + name + "' has an invalid parameter " +
                       std::to_string(i));
   }
   return FFN_OK;
+}
+
+/// A shared library that dlopen would map must be a whole 64-bit ELF file:
+/// mapping a truncated one faults (SIGBUS) when the loader touches the
+/// missing pages. Checks that every header and loadable segment lies inside
+/// the file; returns "" or what is wrong.
+std::string checkElfFile(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::strerror(errno);
+  struct stat st;
+  std::string why;
+  Elf64_Ehdr eh;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else if (pread(fd, &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
+             std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+             eh.e_ident[EI_CLASS] != ELFCLASS64) {
+    why = "not a 64-bit ELF shared library";
+  } else {
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    auto fits = [&](uint64_t offset, uint64_t bytes) {
+      return offset <= size && bytes <= size - offset;
+    };
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        !fits(eh.e_phoff, uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr)) ||
+        (eh.e_shnum &&
+         !fits(eh.e_shoff, uint64_t(eh.e_shnum) * eh.e_shentsize)))
+      why = "truncated or corrupt (headers past the end of the file)";
+    for (unsigned i = 0; why.empty() && i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph;
+      if (pread(fd, &ph, sizeof ph, eh.e_phoff + i * sizeof ph) !=
+              static_cast<ssize_t>(sizeof ph) ||
+          (ph.p_type == PT_LOAD && !fits(ph.p_offset, ph.p_filesz)))
+        why = "truncated (a segment ends past the end of the file)";
+    }
+  }
+  close(fd);
+  return why;
+}
+
+/// Whether `p` lies in the object that dlopen handle `library` loaded.
+bool definedIn(const void *p, void *library) {
+  struct link_map *own = nullptr, *found = nullptr;
+  Dl_info info;
+  return dlinfo(library, RTLD_DI_LINKMAP, &own) == 0 &&
+         dladdr1(p, &info, reinterpret_cast<void **>(&found),
+                 RTLD_DL_LINKMAP) != 0 &&
+         found == own;
 }
 
 ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
@@ -145,12 +304,17 @@ ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
   ffn_kernel *k = new (std::nothrow) ffn_kernel;
   if (!k)
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY, "out of memory");
+  try {
+    k->params.resize(desc->num_params);
+    k->paramPointers.assign(desc->num_params, nullptr);
+  } catch (const std::bad_alloc &) {
+    delete k;
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
   k->ctx = ctx;
   k->desc = desc;
   k->library = library;
-  k->params = std::vector<AlignedBuffer>(desc->num_params);
-  k->paramSet.assign(desc->num_params, false);
-  k->paramPointers.assign(desc->num_params, nullptr);
+  ctx->refs.fetch_add(1, std::memory_order_relaxed);
   *out = k;
   return FFN_OK;
 }
@@ -188,7 +352,11 @@ ffn_status ffn_context_create(ffn_context **out) {
   return *out ? FFN_OK : FFN_ERROR_OUT_OF_MEMORY;
 }
 
-void ffn_context_destroy(ffn_context *ctx) { delete ctx; }
+void ffn_context_destroy(ffn_context *ctx) {
+  // Deferred while kernels live: the last ffn_kernel_destroy frees it.
+  if (ctx)
+    ctx->release();
+}
 
 ffn_status ffn_context_set_threads(ffn_context *ctx, int threads) {
   if (!ctx)
@@ -197,7 +365,22 @@ ffn_status ffn_context_set_threads(ffn_context *ctx, int threads) {
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_context_set_threads: threads must be in [0, 1024], got " +
                     std::to_string(threads));
-  ctx->threads = static_cast<unsigned>(threads); // 0: all cores
+  unsigned count =
+      threads ? static_cast<unsigned>(threads)
+              : std::max(1u, std::thread::hardware_concurrency());
+  // Start the workers now, so that a machine that cannot start them says so
+  // here rather than in every run. Waits for a run using the old pool.
+  std::lock_guard<std::mutex> lock(ctx->poolMutex);
+  try {
+    ctx->poolFor(count);
+  } catch (const std::exception &e) {
+    ctx->pool.reset();
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                "ffn_context_set_threads: cannot start " +
+                    std::to_string(count - 1) + " worker threads (" +
+                    e.what() + "); the thread count is unchanged");
+  }
+  ctx->threads.store(static_cast<unsigned>(threads));
   return FFN_OK;
 }
 
@@ -206,7 +389,12 @@ int ffn_context_threads(ffn_context *ctx) {
 }
 
 const char *ffn_context_last_error(const ffn_context *ctx) {
-  return ctx ? ctx->lastError.c_str() : "null context";
+  if (!ctx)
+    return "null context";
+  auto *c = const_cast<ffn_context *>(ctx);
+  std::lock_guard<std::mutex> lock(c->errorMutex);
+  auto it = c->errors.find(std::this_thread::get_id());
+  return it == c->errors.end() ? "" : it->second.c_str();
 }
 
 ffn_status ffn_kernel_create(ffn_context *ctx, const ffn_kernel_desc *desc,
@@ -229,16 +417,28 @@ ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
                 "ffn_kernel_load_library: path, name and out must not be "
                 "null");
   *out = nullptr;
+  if (!*path || !*name)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                std::string("ffn_kernel_load_library: ") +
+                    (*path ? "the kernel name" : "the path") + " is empty");
+  std::string why = checkElfFile(path);
+  if (!why.empty())
+    return fail(ctx, FFN_ERROR_LOAD_FAILED,
+                std::string("cannot load '") + path + "': " + why);
   void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
-    const char *why = dlerror();
+    const char *err = dlerror();
     return fail(ctx, FFN_ERROR_LOAD_FAILED,
                 std::string("cannot load '") + path +
-                    "': " + (why ? why : "unknown error"));
+                    "': " + (err ? err : "unknown error"));
   }
   std::string symbol = std::string("ffn_kernel_") + name;
   auto *desc =
       static_cast<const ffn_kernel_desc *>(dlsym(library, symbol.c_str()));
+  // dlsym on a handle also searches the library's dependencies: the
+  // descriptor must be this library's own, not a same-named one elsewhere.
+  if (desc && !definedIn(desc, library))
+    desc = nullptr;
   if (!desc) {
     dlclose(library);
     return fail(ctx, FFN_ERROR_NOT_FOUND,
@@ -254,9 +454,11 @@ ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
 void ffn_kernel_destroy(ffn_kernel *kernel) {
   if (!kernel)
     return;
+  ffn_context *ctx = kernel->ctx;
   if (kernel->library)
     dlclose(kernel->library);
   delete kernel;
+  ctx->release();
 }
 
 const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel) {
@@ -290,6 +492,7 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                     name + "' (parameters: " + known + ")");
   }
   const ffn_param_desc &p = d->params[index];
+  // The descriptor's limits keep this product far from overflow.
   size_t elements = static_cast<size_t>(p.shape[0]) *
                     static_cast<size_t>(p.rank == 2 ? p.shape[1] : 1);
   size_t esize = dtypeSize(d->dtype);
@@ -304,13 +507,18 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
   // own pack function put it into the blocked layout its loops read.
   const void *src = data;
   std::vector<unsigned char> transposed;
-  if (p.rank == 2 && layout == FFN_LAYOUT_OUT_IN) {
-    try {
+  auto packed = std::unique_ptr<AlignedBuffer>(new (std::nothrow)
+                                                   AlignedBuffer);
+  try {
+    if (p.rank == 2 && layout == FFN_LAYOUT_OUT_IN)
       transposed.resize(bytes);
-    } catch (const std::bad_alloc &) {
-      return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
-                  std::string("out of memory transposing '") + name + "'");
-    }
+  } catch (const std::bad_alloc &) {
+    packed.reset();
+  }
+  if (!packed || !packed->reserve(static_cast<size_t>(p.packed_bytes)))
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                std::string("out of memory for parameter '") + name + "'");
+  if (!transposed.empty()) {
     // [out, in] -> [in, out]: element (o, i) of the source is (i, o) here.
     const auto *in = static_cast<const unsigned char *>(data);
     size_t rows = static_cast<size_t>(p.shape[0]);
@@ -321,14 +529,14 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                     &in[(o * rows + i) * esize], esize);
     src = transposed.data();
   }
-  AlignedBuffer &dst = kernel->params[index];
-  if (!dst.reserve(static_cast<size_t>(p.packed_bytes)))
-    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
-                std::string("out of memory for parameter '") + name + "'");
-  d->pack(index, src, dst.data());
-  kernel->paramSet[index] = true;
-  kernel->paramPointers[index] = dst.data();
-  return FFN_OK;
+  d->pack(index, src, packed->data());
+  // Swap it in once no run is using the old one (runs hold the lock shared).
+  {
+    std::unique_lock<WriterFirstLock> lock(kernel->paramsMutex);
+    kernel->params[index].swap(packed);
+    kernel->paramPointers[index] = kernel->params[index]->data();
+  }
+  return FFN_OK; // the old buffer, if any, is freed here
 }
 
 ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
@@ -348,48 +556,87 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   if (m > static_cast<int64_t>(INT64_MAX / 8 / d->d_model / d->d_ff))
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run: m = " + std::to_string(m) + " is too large");
-  for (int64_t i = 0; i < d->num_params; ++i)
-    if (!kernel->paramSet[i])
-      return fail(ctx, FFN_ERROR_NOT_READY,
-                  std::string("kernel '") + d->name + "': parameter '" +
-                      d->params[i].name + "' was not set");
   size_t bytes = static_cast<size_t>(m) * d->d_model * dtypeSize(d->dtype);
   auto xb = reinterpret_cast<uintptr_t>(x);
   auto yb = reinterpret_cast<uintptr_t>(y);
   if (xb < yb + bytes && yb < xb + bytes)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run: y overlaps x; use separate buffers");
-  if (d->workspace_per_row > 0 &&
-      !kernel->workspace.reserve(static_cast<size_t>(m) *
-                                 static_cast<size_t>(d->workspace_per_row)))
+
+  // The parameters stay as they are for the whole run.
+  std::shared_lock<WriterFirstLock> params(kernel->paramsMutex);
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (!kernel->paramPointers[i])
+      return fail(ctx, FFN_ERROR_NOT_READY,
+                  std::string("kernel '") + d->name + "': parameter '" +
+                      d->params[i].name + "' was not set");
+
+  // A workspace of this run's own.
+  std::unique_ptr<AlignedBuffer> ws;
+  {
+    std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
+    if (!kernel->idleWorkspaces.empty()) {
+      ws = std::move(kernel->idleWorkspaces.back());
+      kernel->idleWorkspaces.pop_back();
+    }
+  }
+  if (!ws)
+    ws.reset(new (std::nothrow) AlignedBuffer);
+  if (!ws || (d->workspace_per_row > 0 &&
+              !ws->reserve(static_cast<size_t>(m) *
+                           static_cast<size_t>(d->workspace_per_row)))) {
+    std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
+    if (ws)
+      kernel->idleWorkspaces.push_back(std::move(ws));
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                 "ffn_kernel_run: out of memory for the workspace of m = " +
                     std::to_string(m) + " rows");
+  }
+
   // Phase by phase; within a phase the units are split over the context's
   // threads (rows for row phases, weight panels for the matmuls, so one
-  // token still uses every core).
-  const void *const *params = kernel->paramPointers.data();
-  void *ws = kernel->workspace.data();
-  // A phase hand-off costs well under a microsecond while the workers spin
-  // and tens of microseconds when they have gone to sleep (ThreadPool.h):
-  // below kMinFlopsPerThread of work per thread a run stays on the caller.
+  // token still uses every core). A phase hand-off costs well under a
+  // microsecond while the workers spin and tens of microseconds when they
+  // have gone to sleep (ThreadPool.h): below kMinFlopsPerThread of work per
+  // thread a run stays on the caller, and so does a run that finds the pool
+  // busy with another run (results do not depend on the thread count).
+  const void *const *packed = kernel->paramPointers.data();
+  void *scratch = ws->data();
+  unsigned threads = ctx->threadCount();
   double flops =
       2.0 * static_cast<double>(m) * d->d_model * d->d_ff * (d->gated ? 3 : 2);
-  ffn_rt::ThreadPool *pool = flops >= kMinFlopsPerThread * ctx->threadCount()
-                                 ? ctx->threadPool()
-                                 : nullptr;
+  std::unique_lock<std::mutex> poolLock;
+  ffn_rt::ThreadPool *pool = nullptr;
+  if (threads > 1 && flops >= kMinFlopsPerThread * threads) {
+    poolLock = std::unique_lock<std::mutex>(ctx->poolMutex, std::try_to_lock);
+    if (poolLock.owns_lock()) {
+      try {
+        pool = ctx->poolFor(threads);
+      } catch (const std::exception &e) {
+        ctx->pool.reset();
+        std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
+        kernel->idleWorkspaces.push_back(std::move(ws));
+        return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
+                    "ffn_kernel_run: cannot start " +
+                        std::to_string(threads - 1) + " worker threads (" +
+                        e.what() + ")");
+      }
+    }
+  }
   for (int64_t p = 0; p < d->num_phases; ++p) {
     int64_t units = d->phase_units(p, m);
     if (units <= 0)
       continue;
     if (!pool) {
-      d->phase(p, m, x, params, y, ws, 0, units);
+      d->phase(p, m, x, packed, y, scratch, 0, units);
       continue;
     }
     pool->parallelFor(units, [&](int64_t begin, int64_t end) {
-      d->phase(p, m, x, params, y, ws, begin, end);
+      d->phase(p, m, x, packed, y, scratch, begin, end);
     });
   }
+  std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
+  kernel->idleWorkspaces.push_back(std::move(ws));
   return FFN_OK;
 }
 

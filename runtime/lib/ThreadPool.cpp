@@ -46,11 +46,20 @@ template <typename Ready> bool spinUntil(double seconds, Ready ready) {
 ThreadPool::ThreadPool(unsigned threads)
     : spinSeconds(threads <= std::thread::hardware_concurrency() ? kSpinSeconds
                                                                  : 0) {
-  for (unsigned i = 1; i < threads; ++i)
-    workers.emplace_back([this, i] { workerLoop(i); });
+  try {
+    for (unsigned i = 1; i < threads; ++i)
+      workers.emplace_back([this, i] { workerLoop(i); });
+  } catch (...) {
+    // The system ran out of threads or memory: stop the workers started so
+    // far (the destructor will not run) and let the caller report it.
+    shutdown();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { shutdown(); }
+
+void ThreadPool::shutdown() {
   stopping.store(true);
   generation.fetch_add(1);
   {

@@ -36,7 +36,9 @@ public:
   /// How long a waiting thread spins before it blocks.
   static constexpr double kSpinSeconds = 100e-6;
 
-  /// `threads` includes the caller: threads - 1 workers are started.
+  /// `threads` includes the caller: threads - 1 workers are started. Throws
+  /// std::system_error (after stopping the ones it started) if the system
+  /// cannot start them.
   explicit ThreadPool(unsigned threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
@@ -51,6 +53,7 @@ public:
 
 private:
   void workerLoop(unsigned index);
+  void shutdown();
   static void chunk(int64_t units, unsigned parts, unsigned i, int64_t &begin,
                     int64_t &end);
 

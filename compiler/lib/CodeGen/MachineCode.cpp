@@ -173,7 +173,11 @@ static llvm::Error runClang(llvm::ArrayRef<llvm::StringRef> arguments,
 
 llvm::Error ffnc::linkSharedLibrary(llvm::StringRef objectPath,
                                     llvm::StringRef outputPath) {
-  return runClang({"-shared", "-o", outputPath, objectPath, "-lm"},
+  // -Bsymbolic: the descriptor's pointers bind to this library's own
+  // functions, even where the app or another library defines a kernel of the
+  // same name (whose ffn_<name>_run would otherwise interpose).
+  return runClang({"-shared", "-Wl,-Bsymbolic", "-o", outputPath, objectPath,
+                   "-lm"},
                   "linking the shared library");
 }
 

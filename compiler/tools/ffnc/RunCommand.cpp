@@ -14,11 +14,15 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 using namespace ffnc;
@@ -68,6 +72,62 @@ struct KernelDeleter {
   void operator()(ffn_kernel *k) const { ffn_kernel_destroy(k); }
 };
 
+/// Bytes this process may still allocate: the smaller of the memory the
+/// system reports available and what the address-space limit leaves.
+double availableBytes() {
+  double available = INFINITY;
+  if (FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kb;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+        available = kb * 1024.0;
+    std::fclose(f);
+  }
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    double used = 0;
+    if (FILE *f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      unsigned long long kb;
+      while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "VmSize: %llu kB", &kb) == 1)
+          used = kb * 1024.0;
+      std::fclose(f);
+    }
+    available = std::min(available, double(limit.rlim_cur) - used);
+  }
+  return available;
+}
+
+/// What a run of the largest token count needs, before anything is
+/// allocated: an FFN too big for this machine is an error, not an abort.
+std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
+                                       const RunOptions &options) {
+  double esize = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
+  double need = 0;
+  for (int64_t i = 0; i < desc.num_params; ++i) {
+    const ffn_param_desc &p = desc.params[i];
+    double n = double(p.shape[0]) * (p.rank == 2 ? p.shape[1] : 1);
+    // Our values (doubles and storage), a transposed copy, the packed copy.
+    need += n * (8 + 2 * esize) + double(p.packed_bytes);
+  }
+  uint64_t m = *std::max_element(options.tokens.begin(), options.tokens.end());
+  // x and y (doubles and storage), with --check three more double arrays,
+  // and the kernel's workspace.
+  need += double(m) * desc.d_model * (2 * (8 + esize) + (options.check ? 24 : 0)) +
+          double(m) * desc.workspace_per_row;
+  double available = availableBytes();
+  if (need <= available)
+    return std::nullopt;
+  return fmt::format("ffn {}: running M = {} needs about {:.1f} GiB (weights, "
+                     "inputs, outputs{}), but only {:.1f} GiB can be "
+                     "allocated here",
+                     desc.name, m, need / (1 << 30),
+                     options.check ? ", reference" : "",
+                     available / (1 << 30));
+}
+
 int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
            const RunOptions &options) {
   ffn_kernel *raw = nullptr;
@@ -78,6 +138,10 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   }
   std::unique_ptr<ffn_kernel, KernelDeleter> kernel(raw);
   const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel.get());
+  if (std::optional<std::string> tooBig = checkMemory(desc, options)) {
+    llvm::errs() << "ffnc: error: " << *tooBig << "\n";
+    return 1;
+  }
   int64_t dtype = desc.dtype;
   Random rng(options.seed);
 
@@ -227,9 +291,15 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
     ffn_context *raw = nullptr;
     ffn_context_create(&raw);
     std::unique_ptr<ffn_context, ContextDeleter> ctx(raw);
-    ffn_context_set_threads(ctx.get(), static_cast<int>(options.threads));
-    for (const FfnSpec &spec : specs)
-      status |= runOne(spec, ctx.get(), library, options);
+    if (ffn_context_set_threads(ctx.get(), static_cast<int>(options.threads)) !=
+        FFN_OK) {
+      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx.get())
+                   << "\n";
+      status = 1;
+    } else {
+      for (const FfnSpec &spec : specs)
+        status |= runOne(spec, ctx.get(), library, options);
+    }
   }
   llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);

@@ -24,6 +24,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -32,8 +33,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cmath>
+#include <cstring>
 #include <optional>
+
+#include <unistd.h>
 
 using namespace ffnc;
 namespace cl = llvm::cl;
@@ -221,6 +227,45 @@ cl::opt<bool> injectNonFinite(
 /// hundred bytes, and the limit bounds the work done on hostile input.
 constexpr uint64_t kMaxSpecBytes = 16u << 20;
 
+/// Reads the spec from a file, a device or a pipe ('-': stdin), never more
+/// than kMaxSpecBytes: a size check after reading would come too late for
+/// /dev/zero or an endless pipe, which would first exhaust memory.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readSpecInput(llvm::StringRef path) {
+  int fd = 0;
+  if (path != "-") {
+    if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
+      return llvm::createStringError("cannot open '" + path +
+                                     "': " + ec.message());
+  }
+  std::string text;
+  char chunk[65536];
+  std::string error;
+  while (true) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = "cannot read '" + path.str() + "': " + std::strerror(errno);
+      break;
+    }
+    if (n == 0)
+      break;
+    if (text.size() + static_cast<size_t>(n) > kMaxSpecBytes) {
+      error = "'" + path.str() +
+              "' is larger than 16 MiB; specs that large are not accepted";
+      break;
+    }
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  if (fd != 0)
+    ::close(fd);
+  if (!error.empty())
+    return llvm::createStringError(error);
+  return llvm::MemoryBuffer::getMemBufferCopy(
+      text, path == "-" ? "<stdin>" : path);
+}
+
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "ffnc") << message << "\n";
   return 1;
@@ -342,6 +387,10 @@ bool checkBatchInvariance(llvm::ArrayRef<FfnSpec> specs, int64_t fusedMaxM,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // A reader that goes away (`ffnc spec | head`) ends ffnc quietly with
+  // status 74 (EX_IOERR) instead of a SIGPIPE death. _exit, not exit: exit
+  // would flush stdout into the closed pipe again.
+  std::signal(SIGPIPE, [](int) { _exit(74); });
   cl::HideUnrelatedOptions(ffncCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "ffnc " << FFNC_VERSION << " (LLVM/MLIR " << LLVM_VERSION_STRING
@@ -380,16 +429,13 @@ int main(int argc, char **argv) {
     profile = std::move(*read);
   }
 
-  auto bufferOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (std::error_code ec = bufferOrErr.getError())
-    return fail("cannot open '" + inputFile + "': " + ec.message());
-  if ((*bufferOrErr)->getBufferSize() > kMaxSpecBytes)
-    return fail("'" + inputFile + "' is " +
-                llvm::Twine((*bufferOrErr)->getBufferSize()) +
-                " bytes; specs larger than 16 MiB are not accepted");
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
+      readSpecInput(inputFile);
+  if (!input)
+    return fail(llvm::toString(input.takeError()));
 
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*bufferOrErr), llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
   llvm::StringRef text =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
 
@@ -517,6 +563,8 @@ int main(int argc, char **argv) {
     options.target = *target;
     options.check = checkResults;
     options.seed = seed;
+    if (repeat > 1000000)
+      return fail("--repeat must be at most 1000000");
     options.repeat = repeat;
     options.outInLayout = outInLayout;
     options.threads = threadCount;

@@ -9,9 +9,25 @@
  *
  * Every call validates its arguments and returns a status; on failure
  * ffn_context_last_error() says what was wrong. No call crashes on bad
- * arguments (null pointers, m < 1, wrong sizes, ABI or dtype mismatch).
- * A context may be used by one thread at a time; kernels of one context
- * share it.
+ * arguments (null pointers, m < 1, wrong sizes, ABI or dtype mismatch, a
+ * truncated library or a corrupt descriptor).
+ *
+ * Threads. Every call may be made from any thread, concurrently:
+ *  - Runs are reentrant: any number of threads may run the same kernel, or
+ *    kernels of one context, at once. Each run has its own scratch; results
+ *    are bit-for-bit those of serial runs. One run at a time uses the
+ *    context's worker pool; a run that finds it busy runs on its calling
+ *    thread alone (a server's request threads are its parallelism).
+ *  - ffn_kernel_set_param may be called while runs are in flight: it packs
+ *    the new values aside and swaps them in once the runs in flight have
+ *    finished (it waits for them); every run sees either the old or the new
+ *    parameter, never a mix.
+ *  - ffn_context_set_threads waits for the run using the pool, if any.
+ *  - A kernel must not be destroyed while one of its runs is in flight.
+ *  - ffn_context_destroy may be called while kernels of the context live:
+ *    the context is then freed when its last kernel is destroyed, and those
+ *    kernels stay usable until then.
+ *  - ffn_context_last_error is per calling thread.
  *
  * Room for the GPU target: kernels carry a device kind and a module image
  * (ffn/kernel_abi.h). Device kernels will get their own calls next to these
@@ -58,18 +74,21 @@ typedef struct ffn_kernel ffn_kernel;
 const char *ffn_status_string(ffn_status status);
 
 ffn_status ffn_context_create(ffn_context **out);
-/* Destroys the context; its kernels must have been destroyed first. NULL is
+/* Releases the application's reference to the context: it is freed now,
+ * or, while kernels of it live, when the last of them is destroyed. NULL is
  * ignored. */
 void ffn_context_destroy(ffn_context *ctx);
 /* Threads used by kernel runs of this context: 0 (the default) means one
- * per core. A pool of workers is kept between runs; with a fixed thread
- * count results are bit-for-bit reproducible (they are in fact the same for
- * any count: each output is computed by one thread). */
+ * per core. The pool of workers is started here and kept between runs
+ * (FFN_ERROR_OUT_OF_MEMORY, count unchanged, if the system cannot start
+ * them). Results are the same for any count: each output is computed by
+ * one thread. */
 ffn_status ffn_context_set_threads(ffn_context *ctx, int threads);
 int ffn_context_threads(ffn_context *ctx);
 
-/* The message of the last failed call on this context (or on one of its
- * kernels); "" if none. Valid until the next call. */
+/* The message of the last failed call this thread made on this context
+ * (or on one of its kernels); "" if none. Valid until this thread's next
+ * failing call on the context. */
 const char *ffn_context_last_error(const ffn_context *ctx);
 
 /* A kernel linked into the application: pass &ffn_kernel_<name> from the
