@@ -475,10 +475,16 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
   if (!name || !data)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_set_param: name and data must not be null");
-  if (layout != FFN_LAYOUT_IN_OUT && layout != FFN_LAYOUT_OUT_IN)
+  // A C caller may pass any int; in C++ merely loading an enum object that
+  // holds a value outside the enumerators' range is undefined, so read its
+  // bytes as the int they are.
+  int layoutValue;
+  static_assert(sizeof layoutValue == sizeof layout, "enums are ints");
+  std::memcpy(&layoutValue, &layout, sizeof layoutValue);
+  if (layoutValue != FFN_LAYOUT_IN_OUT && layoutValue != FFN_LAYOUT_OUT_IN)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_set_param: unknown layout " +
-                    std::to_string(static_cast<int>(layout)));
+                    std::to_string(layoutValue));
   int64_t index = -1;
   for (int64_t i = 0; i < d->num_params; ++i)
     if (std::strcmp(d->params[i].name, name) == 0)
@@ -510,7 +516,7 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
   auto packed = std::unique_ptr<AlignedBuffer>(new (std::nothrow)
                                                    AlignedBuffer);
   try {
-    if (p.rank == 2 && layout == FFN_LAYOUT_OUT_IN)
+    if (p.rank == 2 && layoutValue == FFN_LAYOUT_OUT_IN)
       transposed.resize(bytes);
   } catch (const std::bad_alloc &) {
     packed.reset();

@@ -13,6 +13,7 @@
 #include "ffnc/Analysis/MachineProfile.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Compile.h"
+#include "ffnc/CodeGen/StrategyOptions.h"
 
 #include "ffnc/Frontend/ASTPrinter.h"
 #include "ffnc/Frontend/Sema.h"
@@ -22,7 +23,6 @@
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Error.h"
@@ -285,81 +285,19 @@ int writeOutput(llvm::StringRef path, llvm::StringRef text) {
   return 0;
 }
 
-/// Reports a mistake in --strategy at the item it concerns: the option as
-/// typed, with a caret under the item.
-bool strategyError(llvm::StringRef text, llvm::StringRef item,
-                   const llvm::Twine &message) {
-  fail("--strategy: " + message);
+/// Parses --strategy into `options`; on a mistake reports it at the item it
+/// concerns (the option as typed, a caret under the item) and returns false.
+bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
+  std::optional<StrategyError> error = parseStrategyOptions(text, options);
+  if (!error)
+    return true;
+  fail("--strategy: " + error->message);
   const llvm::StringRef prefix = "--strategy=";
-  size_t column = prefix.size() + (item.data() - text.data());
   llvm::errs() << "  " << prefix << text << "\n  "
-               << std::string(column, ' ') << '^'
-               << std::string(item.empty() ? 0 : item.size() - 1, '~')
+               << std::string(prefix.size() + error->offset, ' ') << '^'
+               << std::string(error->length ? error->length - 1 : 0, '~')
                << "\n";
   return false;
-}
-
-/// Parses --strategy into `options` and checks each value against the
-/// target; false (after a located report) on error.
-bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
-  if (text.empty())
-    return true;
-  if (text == "baseline") {
-    options.baseline = true;
-    return true;
-  }
-  llvm::SmallVector<llvm::StringRef> items;
-  text.split(items, ',');
-  llvm::StringMap<llvm::StringRef> seen;
-  for (llvm::StringRef item : items) {
-    auto [key, value] = item.split('=');
-    if (item == "baseline")
-      return strategyError(text, item,
-                           "'baseline' stands alone; it takes no other keys");
-    if (key.empty() || !item.contains('='))
-      return strategyError(text, item, "expected key=value, got '" + item +
-                                           "'");
-    int64_t *slot = key == "mr"            ? &options.mr
-                    : key == "nr"          ? &options.nr
-                    : key == "mc"          ? &options.mc
-                    : key == "prefetch"    ? &options.prefetch
-                    : key == "fused_max_m" ? &options.fusedMaxM
-                    : key == "chunk"       ? &options.chunk
-                    : key == "groups"      ? &options.groups
-                                           : nullptr;
-    if (!slot)
-      return strategyError(text, item,
-                           "unknown key '" + key +
-                               "' (keys: mr, nr, mc, prefetch, fused_max_m, "
-                               "chunk, groups; or 'baseline')");
-    if (!seen.try_emplace(key, item).second)
-      return strategyError(text, item, "'" + key + "' is given twice");
-    // fused_max_m and prefetch take 0; the sizes must be positive.
-    bool zeroOk = key == "fused_max_m" || key == "prefetch";
-    int64_t v;
-    if (value.getAsInteger(10, v) || v < (zeroOk ? 0 : 1) ||
-        (key == "prefetch" && v > 1))
-      return strategyError(text, item,
-                           key + " takes " +
-                               (key == "prefetch"    ? "0 or 1"
-                                : key == "fused_max_m" ? "a count >= 0"
-                                                       : "a positive integer") +
-                               ", got '" + value + "'");
-    *slot = v;
-  }
-  mlir::ffn::StrategyOverrides o;
-  o.mr = options.mr;
-  o.nr = options.nr;
-  o.mc = options.mc;
-  o.prefetch = static_cast<int>(options.prefetch);
-  o.fusedMaxM = options.fusedMaxM;
-  o.chunk = options.chunk;
-  o.groups = options.groups;
-  if (std::optional<mlir::ffn::OverrideError> bad =
-          mlir::ffn::checkOverrides(options.vectorBits, o))
-    return strategyError(text, seen.lookup(bad->key),
-                         bad->key + " " + bad->message);
-  return true;
 }
 
 /// A batch-invariant FFN never takes the fused schedule: a --strategy that

@@ -1,0 +1,176 @@
+//===- RuntimeFuzzer.cpp - libFuzzer entry point for the runtime ----------===//
+//
+// Drives the runtime's C API (ffn/runtime.h) with input-chosen descriptors
+// and call sequences, under ASan and UBSan (runtime sources compiled in):
+//  - a copy of a real kernel descriptor (api.ffn, linked in) with fields and
+//    pointers replaced by input values goes through ffn_kernel_create: it
+//    must be refused or accepted, never crash. Only unmodified descriptors
+//    are run: a descriptor that lies about its own code cannot be caught;
+//  - a sequence of set_param / run / set_threads / destroy calls with
+//    input-chosen names, sizes, layouts, m, null pointers and orders on real
+//    kernels: each returns a status, the outputs are finite.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuzz_kernels.h"
+
+#include <ffn/runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+class Input {
+public:
+  Input(const uint8_t *data, size_t size) : data(data), size(size) {}
+  bool empty() const { return pos >= size; }
+  uint8_t byte() { return pos < size ? data[pos++] : 0; }
+  int64_t int64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= uint64_t(byte()) << (8 * i);
+    return static_cast<int64_t>(v);
+  }
+  /// Mostly small and edge values, sometimes anything.
+  int64_t value() {
+    static const int64_t edges[] = {0, 1, -1, 2, 8, 16, 64, 1 << 20,
+                                    INT64_MAX, INT64_MIN, 4, 5, 99};
+    uint8_t b = byte();
+    return b < 200 ? edges[b % 13] : int64();
+  }
+
+private:
+  const uint8_t *data;
+  size_t size, pos = 0;
+};
+
+const void *pointer(Input &in, const void *valid) {
+  static const char text[] = "not a kernel";
+  switch (in.byte() % 5) {
+  case 0:
+    return nullptr;
+  case 1:
+    return reinterpret_cast<const void *>(uintptr_t(0x10));
+  case 2:
+    return text; // in the image, but not what the field wants
+  default:
+    return valid;
+  }
+}
+
+void fuzzDescriptor(Input &in, ffn_context *ctx) {
+  ffn_kernel_desc d = in.byte() & 1 ? ffn_kernel_small : ffn_kernel_wide;
+  static ffn_param_desc params[8];
+  std::memcpy(params, d.params, sizeof(ffn_param_desc) * d.num_params);
+  d.params = params;
+  int64_t *fields[] = {reinterpret_cast<int64_t *>(&d.abi_version),
+                       reinterpret_cast<int64_t *>(&d.struct_size),
+                       &d.device, &d.d_model, &d.d_ff, &d.dtype,
+                       &d.activation, &d.gated, &d.num_params,
+                       &d.workspace_per_row, &d.num_phases};
+  for (int n = in.byte() % 4; n > 0; --n) {
+    uint8_t which = in.byte() % 16;
+    if (which < 11) {
+      *fields[which] = in.value();
+    } else if (which == 11) {
+      ffn_param_desc &p = params[in.byte() % 8];
+      (in.byte() & 1 ? p.packed_bytes : p.shape[in.byte() & 1]) = in.value();
+    } else if (which == 12) {
+      d.name = static_cast<const char *>(pointer(in, d.name));
+    } else if (which == 13) {
+      d.params = static_cast<const ffn_param_desc *>(pointer(in, params));
+    } else if (which == 14) {
+      d.strategy = static_cast<const char *>(pointer(in, d.strategy));
+    } else {
+      d.run = reinterpret_cast<ffn_cpu_entry>(
+          const_cast<void *>(pointer(in, reinterpret_cast<void *>(d.run))));
+    }
+  }
+  ffn_kernel *k = nullptr;
+  if (ffn_kernel_create(ctx, &d, &k) == FFN_OK)
+    ffn_kernel_destroy(k); // accepted: never run (see above)
+}
+
+void fuzzCalls(Input &in, ffn_context *ctx) {
+  ffn_kernel *kernels[2] = {nullptr, nullptr};
+  for (ffn_kernel *&k : kernels)
+    ffn_kernel_create(ctx, in.byte() & 1 ? &ffn_kernel_small : &ffn_kernel_wide,
+                      &k);
+  bool contextAlive = true;
+  std::vector<float> buffer;
+  for (int step = 0; step < 24 && !in.empty(); ++step) {
+    ffn_kernel *k = kernels[in.byte() & 1];
+    if (!k)
+      continue;
+    const ffn_kernel_desc &d = *ffn_kernel_descriptor(k);
+    switch (in.byte() % 6) {
+    case 0:
+    case 1: { // set_param
+      int64_t i = in.byte() % (d.num_params + 1);
+      const char *name = i < d.num_params ? d.params[i].name : "w_nope";
+      size_t n = i < d.num_params ? size_t(d.params[i].shape[0]) *
+                                        (d.params[i].rank == 2
+                                             ? size_t(d.params[i].shape[1])
+                                             : 1)
+                                  : 4;
+      buffer.assign(n + 1, 0.03f * float(in.byte()) - 3.0f);
+      size_t bytes = n * 4 - (in.byte() % 8 == 0 ? 4 : 0);
+      ffn_kernel_set_param(k, in.byte() % 16 ? name : nullptr, buffer.data(),
+                           bytes, static_cast<ffn_weight_layout>(in.byte() % 3));
+      break;
+    }
+    case 2:
+    case 3: { // run with buffers sized for m
+      int64_t m = int64_t(in.byte() % 70) - 3;
+      size_t n = size_t(m > 0 ? m : 1) * d.d_model;
+      std::vector<float> x(n, 0.5f), y(n, 0.0f);
+      uint8_t how = in.byte() % 8;
+      ffn_status s = ffn_kernel_run(k, m, how == 0 ? nullptr : x.data(),
+                                    how == 1 ? x.data() : y.data());
+      if (s == FFN_OK)
+        for (float v : y)
+          if (!std::isfinite(v))
+            std::abort();
+      break;
+    }
+    case 4:
+      if (contextAlive)
+        ffn_context_set_threads(ctx, int(in.byte() % 6) - 1);
+      break;
+    default: { // destroy something
+      uint8_t which = in.byte() % 3;
+      if (which < 2 && kernels[which]) {
+        ffn_kernel_destroy(kernels[which]);
+        kernels[which] = nullptr;
+      } else if (which == 2 && contextAlive) {
+        ffn_context_destroy(ctx); // kernels keep it alive
+        contextAlive = false;
+      }
+    }
+    }
+  }
+  for (ffn_kernel *k : kernels)
+    ffn_kernel_destroy(k);
+  if (contextAlive)
+    ffn_context_destroy(ctx);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  Input in(data, size);
+  ffn_context *ctx = nullptr;
+  if (ffn_context_create(&ctx) != FFN_OK)
+    return 0;
+  if (in.byte() & 1) {
+    fuzzDescriptor(in, ctx);
+    ffn_context_destroy(ctx);
+  } else {
+    fuzzCalls(in, ctx);
+  }
+  return 0;
+}
