@@ -59,14 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (options.baseline)
     return 0;
-  mlir::ffn::StrategyOverrides o;
-  o.mr = options.mr;
-  o.nr = options.nr;
-  o.mc = options.mc;
-  o.prefetch = static_cast<int>(options.prefetch);
-  o.fusedMaxM = options.fusedMaxM;
-  o.chunk = options.chunk;
-  o.groups = options.groups;
+  mlir::ffn::StrategyOverrides o = overridesOf(options);
   mlir::ffn::StrategyChoice c =
       mlir::ffn::chooseStrategy(vectorBits, shape, o, machine);
   mlir::ScopedDiagnosticHandler quiet(

@@ -9,6 +9,18 @@
 
 using namespace ffnc;
 
+mlir::ffn::StrategyOverrides ffnc::overridesOf(const ScheduleOptions &options) {
+  mlir::ffn::StrategyOverrides o;
+  o.mr = options.mr;
+  o.nr = options.nr;
+  o.mc = options.mc;
+  o.prefetch = static_cast<int>(options.prefetch);
+  o.fusedMaxM = options.fusedMaxM;
+  o.chunk = options.chunk;
+  o.groups = options.groups;
+  return o;
+}
+
 std::optional<StrategyError>
 ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
   auto error = [&](llvm::StringRef item, const llvm::Twine &message) {
@@ -57,16 +69,8 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
                              ", got '" + value + "'");
     *slot = v;
   }
-  mlir::ffn::StrategyOverrides o;
-  o.mr = options.mr;
-  o.nr = options.nr;
-  o.mc = options.mc;
-  o.prefetch = static_cast<int>(options.prefetch);
-  o.fusedMaxM = options.fusedMaxM;
-  o.chunk = options.chunk;
-  o.groups = options.groups;
   if (std::optional<mlir::ffn::OverrideError> bad =
-          mlir::ffn::checkOverrides(options.vectorBits, o))
+          mlir::ffn::checkOverrides(options.vectorBits, overridesOf(options)))
     return error(seen.lookup(bad->key), bad->key + " " + bad->message);
   return std::nullopt;
 }

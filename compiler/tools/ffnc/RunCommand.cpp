@@ -72,31 +72,31 @@ struct KernelDeleter {
   void operator()(ffn_kernel *k) const { ffn_kernel_destroy(k); }
 };
 
+/// The "<key>: N kB" line of a /proc file, in bytes; none if absent.
+std::optional<double> procKilobytes(const char *path, const char *key) {
+  std::optional<double> bytes;
+  if (FILE *f = std::fopen(path, "r")) {
+    char line[256];
+    size_t keyLength = std::strlen(key);
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, key, keyLength) == 0 && line[keyLength] == ':')
+        bytes = std::strtod(line + keyLength + 1, nullptr) * 1024.0;
+    std::fclose(f);
+  }
+  return bytes;
+}
+
 /// Bytes this process may still allocate: the smaller of the memory the
 /// system reports available and what the address-space limit leaves.
 double availableBytes() {
-  double available = INFINITY;
-  if (FILE *f = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    unsigned long long kb;
-    while (std::fgets(line, sizeof line, f))
-      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-        available = kb * 1024.0;
-    std::fclose(f);
-  }
+  double available =
+      procKilobytes("/proc/meminfo", "MemAvailable").value_or(INFINITY);
   struct rlimit limit;
-  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    double used = 0;
-    if (FILE *f = std::fopen("/proc/self/status", "r")) {
-      char line[256];
-      unsigned long long kb;
-      while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "VmSize: %llu kB", &kb) == 1)
-          used = kb * 1024.0;
-      std::fclose(f);
-    }
-    available = std::min(available, double(limit.rlim_cur) - used);
-  }
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    available = std::min(available,
+                         double(limit.rlim_cur) -
+                             procKilobytes("/proc/self/status", "VmSize")
+                                 .value_or(0.0));
   return available;
 }
 

@@ -442,13 +442,7 @@ int main(int argc, char **argv) {
     InfoSchedule schedule;
     schedule.target = target->name;
     schedule.vectorBits = target->vectorBits;
-    schedule.overrides.mr = options.mr;
-    schedule.overrides.nr = options.nr;
-    schedule.overrides.mc = options.mc;
-    schedule.overrides.prefetch = static_cast<int>(options.prefetch);
-    schedule.overrides.fusedMaxM = options.fusedMaxM;
-    schedule.overrides.chunk = options.chunk;
-    schedule.overrides.groups = options.groups;
+    schedule.overrides = overridesOf(options);
     schedule.threads = threads;
     if (measureOption) {
       if (targetName != "host")

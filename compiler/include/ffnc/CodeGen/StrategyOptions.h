@@ -5,6 +5,8 @@
 
 #include "ffnc/CodeGen/Pipeline.h"
 
+#include "ffn/Transforms/StrategyChoice.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -17,6 +19,9 @@ struct StrategyError {
   size_t offset = 0, length = 0;
   std::string message;
 };
+
+/// The knobs `options` fixes, as the strategy selection takes them.
+mlir::ffn::StrategyOverrides overridesOf(const ScheduleOptions &options);
 
 /// Parses `--strategy=` text ("baseline", or key=value items: mr, nr, mc,
 /// prefetch, fused_max_m, chunk, groups) into `options` and checks every
