@@ -9,7 +9,13 @@ LIT=/usr/lib/llvm-22/bin/lit
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-"$LIT" -v "$BUILD_DIR/test" 2>&1 | tee "$log"
+# Arguments: test folders to run (default: all of them).
+suites=("$BUILD_DIR/test")
+if [ $# -gt 0 ]; then
+  suites=()
+  for dir in "$@"; do suites+=("$BUILD_DIR/test/$dir"); done
+fi
+"$LIT" -v "${suites[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 # lit prints "  Passed: N (..%)" etc.; everything that is not a pass counts

@@ -31,6 +31,18 @@ if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-spec-fuzzer")):
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-bench")):
     config.available_features.add("ffn-bench")
 
+# A build of ffnc under ASan + UBSan (FFNC_SANITIZE): every sanitizer
+# report fails the test; leaks of LLVM's and MLIR's process-lifetime
+# singletons are not ffnc's. LLVM's headers, inlined into our instrumented
+# code, poison allocator slabs that the uninstrumented libMLIR then uses:
+# manual poisoning is off (allow_user_poisoning=0). Address-space limits
+# (ulimit -v) and ASan's shadow memory do not mix: such tests say
+# UNSUPPORTED: asan.
+if getattr(config, "ffnc_sanitized", False):
+    config.available_features.add("asan")
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=0:allow_user_poisoning=0"
+    config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+
 # Which x86 vector ISAs this machine runs: kernels for a target only run
 # where the CPU has it.
 try:
