@@ -154,6 +154,37 @@ struct ffn_kernel {
 
 namespace {
 
+/// Takes a workspace from the kernel's free list (or a new, empty one) and
+/// puts it back when the run ends, on every path.
+class WorkspaceLease {
+public:
+  explicit WorkspaceLease(ffn_kernel &kernel) : kernel(kernel) {
+    {
+      std::lock_guard<std::mutex> lock(kernel.workspaceMutex);
+      if (!kernel.idleWorkspaces.empty()) {
+        buffer = std::move(kernel.idleWorkspaces.back());
+        kernel.idleWorkspaces.pop_back();
+      }
+    }
+    if (!buffer)
+      buffer.reset(new (std::nothrow) AlignedBuffer);
+  }
+  ~WorkspaceLease() {
+    if (!buffer)
+      return;
+    std::lock_guard<std::mutex> lock(kernel.workspaceMutex);
+    kernel.idleWorkspaces.push_back(std::move(buffer));
+  }
+  WorkspaceLease(const WorkspaceLease &) = delete;
+  WorkspaceLease &operator=(const WorkspaceLease &) = delete;
+  /// Null only if even the empty buffer could not be allocated.
+  AlignedBuffer *get() const { return buffer.get(); }
+
+private:
+  ffn_kernel &kernel;
+  std::unique_ptr<AlignedBuffer> buffer;
+};
+
 ffn_status fail(ffn_context *ctx, ffn_status status, std::string message) {
   if (ctx) {
     std::lock_guard<std::mutex> lock(ctx->errorMutex);
@@ -577,27 +608,15 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
                   std::string("kernel '") + d->name + "': parameter '" +
                       d->params[i].name + "' was not set");
 
-  // A workspace of this run's own.
-  std::unique_ptr<AlignedBuffer> ws;
-  {
-    std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
-    if (!kernel->idleWorkspaces.empty()) {
-      ws = std::move(kernel->idleWorkspaces.back());
-      kernel->idleWorkspaces.pop_back();
-    }
-  }
-  if (!ws)
-    ws.reset(new (std::nothrow) AlignedBuffer);
-  if (!ws || (d->workspace_per_row > 0 &&
-              !ws->reserve(static_cast<size_t>(m) *
-                           static_cast<size_t>(d->workspace_per_row)))) {
-    std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
-    if (ws)
-      kernel->idleWorkspaces.push_back(std::move(ws));
+  // A workspace of this run's own, back on the kernel's free list however
+  // the run ends.
+  WorkspaceLease ws(*kernel);
+  if (!ws.get() || (d->workspace_per_row > 0 &&
+                    !ws.get()->reserve(static_cast<size_t>(m) *
+                                       static_cast<size_t>(d->workspace_per_row))))
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                 "ffn_kernel_run: out of memory for the workspace of m = " +
                     std::to_string(m) + " rows");
-  }
 
   // Phase by phase; within a phase the units are split over the context's
   // threads (rows for row phases, weight panels for the matmuls, so one
@@ -607,7 +626,7 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   // thread a run stays on the caller, and so does a run that finds the pool
   // busy with another run (results do not depend on the thread count).
   const void *const *packed = kernel->paramPointers.data();
-  void *scratch = ws->data();
+  void *scratch = ws.get()->data();
   unsigned threads = ctx->threadCount();
   double flops =
       2.0 * static_cast<double>(m) * d->d_model * d->d_ff * (d->gated ? 3 : 2);
@@ -620,8 +639,6 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
         pool = ctx->poolFor(threads);
       } catch (const std::exception &e) {
         ctx->pool.reset();
-        std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
-        kernel->idleWorkspaces.push_back(std::move(ws));
         return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                     "ffn_kernel_run: cannot start " +
                         std::to_string(threads - 1) + " worker threads (" +
@@ -641,8 +658,6 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
       d->phase(p, m, x, packed, y, scratch, begin, end);
     });
   }
-  std::lock_guard<std::mutex> lock(kernel->workspaceMutex);
-  kernel->idleWorkspaces.push_back(std::move(ws));
   return FFN_OK;
 }
 
