@@ -2,6 +2,7 @@
 
 #include "ffn/runtime.h"
 
+#include "DeviceKernel.h"
 #include "ThreadPool.h"
 
 #include <dlfcn.h>
@@ -29,8 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
-static_assert(sizeof(ffn_kernel_desc) == 26 * 8,
-              "ffn_kernel_desc must have twenty-six 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 28 * 8,
+              "ffn_kernel_desc must have twenty-eight 8-byte fields");
 static_assert(sizeof(ffn_param_desc) == 5 * 8,
               "ffn_param_desc must have five 8-byte fields");
 
@@ -150,6 +151,9 @@ struct ffn_kernel {
   /// thread reuse a single buffer and allocate nothing.
   std::mutex workspaceMutex;
   std::vector<std::unique_ptr<AlignedBuffer>> idleWorkspaces;
+
+  /// Device kernels: module, device parameters, launches.
+  std::unique_ptr<ffn_rt::DeviceKernel> device;
 };
 
 namespace {
@@ -235,19 +239,45 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel '" + name + "' has an inconsistent descriptor: " +
                     what);
   };
-  if (d->device != FFN_DEVICE_CPU)
+  if (d->device != FFN_DEVICE_CPU && d->device != FFN_DEVICE_CUDA)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
-                "kernel '" + name +
-                    "' is a device kernel; this runtime runs CPU kernels only");
-  if (!d->run || !d->pack || !d->phase || d->num_phases < 1 ||
-      d->num_phases > 16 || !d->phase_units)
-    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
-                "kernel '" + name + "' has no CPU entry point");
-  if (!inLoadedImage(reinterpret_cast<const void *>(d->run)) ||
-      !inLoadedImage(reinterpret_cast<const void *>(d->pack)) ||
-      !inLoadedImage(reinterpret_cast<const void *>(d->phase)) ||
-      !inLoadedImage(reinterpret_cast<const void *>(d->phase_units)))
-    return bad("an entry point outside any loaded code");
+                "kernel '" + name + "' is for unknown device " +
+                    std::to_string(d->device));
+  if (d->device == FFN_DEVICE_CUDA) {
+    if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
+      return bad("no pack function");
+    // Every pointer of the plan must lie in loaded objects before anything
+    // behind it is read.
+    if (d->num_launches < 1 || d->num_launches > 64 ||
+        d->device_image_size < 16 || d->device_image_size > (uint64_t(1) << 30))
+      return bad("a device plan of " + std::to_string(d->num_launches) +
+                 " launches and a " + std::to_string(d->device_image_size) +
+                 "-byte image");
+    const char *image = static_cast<const char *>(d->device_image);
+    if (!inLoadedImage(image) || !inLoadedImage(image + d->device_image_size - 1) ||
+        !inLoadedImage(d->launches) ||
+        !inLoadedImage(d->launches + d->num_launches - 1))
+      return bad("a device image or launch plan outside any loaded object");
+    for (int64_t i = 0; i < d->num_launches; ++i) {
+      const ffn_device_launch &l = d->launches[i];
+      if (!validString(l.kernel) || l.num_args < 1 || l.num_args > 32 ||
+          !inLoadedImage(l.args) || !inLoadedImage(l.args + l.num_args - 1))
+        return bad("launch " + std::to_string(i) + " outside any loaded object");
+    }
+    std::string plan = ffn_rt::DeviceKernel::validate(*d);
+    if (!plan.empty())
+      return bad(plan);
+  } else {
+    if (!d->run || !d->pack || !d->phase || d->num_phases < 1 ||
+        d->num_phases > 16 || !d->phase_units)
+      return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                  "kernel '" + name + "' has no CPU entry point");
+    if (!inLoadedImage(reinterpret_cast<const void *>(d->run)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(d->pack)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(d->phase)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(d->phase_units)))
+      return bad("an entry point outside any loaded code");
+  }
   if (!validString(d->target) || !validString(d->strategy))
     return bad("target or strategy is not a string");
   if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
@@ -338,6 +368,8 @@ ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
   try {
     k->params.resize(desc->num_params);
     k->paramPointers.assign(desc->num_params, nullptr);
+    if (desc->device == FFN_DEVICE_CUDA)
+      k->device = std::make_unique<ffn_rt::DeviceKernel>(*desc);
   } catch (const std::bad_alloc &) {
     delete k;
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -372,6 +404,8 @@ const char *ffn_status_string(ffn_status status) {
     return "FFN_ERROR_UNSUPPORTED";
   case FFN_ERROR_NOT_READY:
     return "FFN_ERROR_NOT_READY";
+  case FFN_ERROR_DEVICE:
+    return "FFN_ERROR_DEVICE";
   }
   return "FFN_ERROR_UNKNOWN";
 }
@@ -567,6 +601,17 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
     src = transposed.data();
   }
   d->pack(index, src, packed->data());
+  if (kernel->device) {
+    // The packed parameter lives in device memory; the host copy goes.
+    std::unique_lock<WriterFirstLock> lock(kernel->paramsMutex);
+    std::string error;
+    if (!kernel->device->setParam(index, packed->data(),
+                                  static_cast<size_t>(p.packed_bytes), error))
+      return fail(ctx, FFN_ERROR_DEVICE, "kernel '" + std::string(d->name) +
+                                             "': " + error);
+    kernel->paramPointers[index] = kernel; // set (a marker, not a pointer)
+    return FFN_OK;
+  }
   // Swap it in once no run is using the old one (runs hold the lock shared).
   {
     std::unique_lock<WriterFirstLock> lock(kernel->paramsMutex);
@@ -607,6 +652,14 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
       return fail(ctx, FFN_ERROR_NOT_READY,
                   std::string("kernel '") + d->name + "': parameter '" +
                       d->params[i].name + "' was not set");
+
+  if (kernel->device) {
+    std::string error;
+    if (!kernel->device->runHost(m, x, y, error))
+      return fail(ctx, FFN_ERROR_DEVICE,
+                  "kernel '" + std::string(d->name) + "': " + error);
+    return FFN_OK;
+  }
 
   // A workspace of this run's own, back on the kernel's free list however
   // the run ends.
@@ -658,6 +711,42 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
       d->phase(p, m, x, packed, y, scratch, begin, end);
     });
   }
+  return FFN_OK;
+}
+
+ffn_status ffn_kernel_run_device(ffn_kernel *kernel, int64_t m,
+                                 const void *x, void *y, void *stream) {
+  if (!kernel)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  ffn_context *ctx = kernel->ctx;
+  const ffn_kernel_desc *d = kernel->desc;
+  if (!kernel->device)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                std::string("ffn_kernel_run_device: kernel '") + d->name +
+                    "' is a CPU kernel; use ffn_kernel_run");
+  if (!x || !y)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run_device: x and y must not be null");
+  if (m < 1 || m > (int64_t(1) << 31))
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run_device: m must be in [1, 2^31], got " +
+                    std::to_string(m));
+  size_t bytes = static_cast<size_t>(m) * d->d_model * dtypeSize(d->dtype);
+  auto xb = reinterpret_cast<uintptr_t>(x);
+  auto yb = reinterpret_cast<uintptr_t>(y);
+  if (xb < yb + bytes && yb < xb + bytes)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_run_device: y overlaps x; use separate buffers");
+  std::shared_lock<WriterFirstLock> params(kernel->paramsMutex);
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (!kernel->paramPointers[i])
+      return fail(ctx, FFN_ERROR_NOT_READY,
+                  std::string("kernel '") + d->name + "': parameter '" +
+                      d->params[i].name + "' was not set");
+  std::string error;
+  if (!kernel->device->run(m, x, y, stream, error))
+    return fail(ctx, FFN_ERROR_DEVICE,
+                "kernel '" + std::string(d->name) + "': " + error);
   return FFN_OK;
 }
 

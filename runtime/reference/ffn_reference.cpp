@@ -50,12 +50,17 @@ constexpr double kActivationUlps = 16;
 /// Error of the norms' rsqrt, in units of kU.
 constexpr double kRsqrtUlps = 4;
 
+/// The probabilistic model's confidence factor (Higham & Mary's lambda):
+/// a sum of independent, zero-mean errors bounded by c_k exceeds
+/// lambda sqrt(sum c_k^2) with probability below 2 exp(-lambda^2 / 2).
+constexpr double kLambda = 8.0;
+
 /// The rounding-error bound of a sum of n terms, as a factor of sum |t|.
 double sumBound(BoundModel model, int64_t n) {
   double nu = static_cast<double>(n) * kU;
   if (model == BoundModel::WorstCase)
     return nu / (1 - nu);
-  return 8.0 * std::sqrt(static_cast<double>(n)) * kU;
+  return kLambda * std::sqrt(static_cast<double>(n)) * kU;
 }
 
 /// Error bounds of the values of one row, in two parts. `lin` is propagated
@@ -208,6 +213,28 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
   const bool pre = d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_PRE;
   const bool post = d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_POST;
   const double argScale = 1.0 + options.activationError;
+  // A kernel that rounds the matmuls' inputs to its dtype (GPU tensor-core
+  // operands: the pre-normalized input, the hidden activations) adds one
+  // rounding of unit roundoff uOp to each, after whatever error the value
+  // already had; the reference keeps the unrounded value, and the interval
+  // covers the rounding either way.
+  const double uOp = d.operand_rounding == FFN_DTYPE_BF16  ? 0x1p-8
+                     : d.operand_rounding == FFN_DTYPE_F16 ? 0x1p-11
+                                                           : 0.0;
+  // These roundings only feed the next matmul's sum, where the
+  // probabilistic model adds them as root sum of squares: scaled by lambda,
+  // that is the Hoeffding bound of a sum of independent roundings.
+  auto roundOperands = [&](const std::vector<double> &v, RowErrors &err) {
+    if (uOp == 0.0)
+      return;
+    for (size_t j = 0; j < v.size(); ++j) {
+      double e = uOp * (std::fabs(v[j]) + err.total(j));
+      if (model == BoundModel::WorstCase)
+        err.lin[j] += e;
+      else
+        err.rss[j] += kLambda * e;
+    }
+  };
 
   // Sums run along rows of the [in, out] weights (contiguous in memory); in
   // double, so their order does not matter at f32 scale. Each carries the
@@ -219,8 +246,10 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
     const double *xr = x + r * dm;
     in.assign(xr, xr + dm);
     inErr.clear(); // storage values are exact
-    if (pre)
+    if (pre) {
       normalize(d, scale, shift, in, &inErr, model);
+      roundOperands(in, inErr);
+    }
     for (int64_t j = 0; j < df; ++j) {
       double bu = bUp ? bUp[j] : 0.0, bg = bGate ? bGate[j] : 0.0;
       up.start(j, bu, std::fabs(bu));
@@ -252,6 +281,7 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
                     (fLin + fRss) * upErr.total(j) + kU * std::fabs(h[j]);
       hErr.rss[j] = std::hypot(u * fRss, f * upErr.rss[j]);
     }
+    roundOperands(h, hErr);
     // The residual joins GEMM 2's sum as one more term.
     for (int64_t j = 0; j < dm; ++j) {
       double b = bDown ? bDown[j] : 0.0, res = d.residual ? xr[j] : 0.0;

@@ -2,6 +2,7 @@
 
 #include "ffnc/CodeGen/Compile.h"
 
+#include "CompileGpu.h"
 #include "KernelGlue.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
@@ -14,6 +15,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/FileSystem.h"
@@ -27,7 +29,7 @@
 
 using namespace ffnc;
 
-static std::string print(mlir::ModuleOp module, bool locations) {
+std::string ffnc::printModule(mlir::ModuleOp module, bool locations) {
   std::string out;
   llvm::raw_string_ostream os(out);
   mlir::OpPrintingFlags flags;
@@ -46,6 +48,8 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // The NVIDIA targets serialize gpu.modules through LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   loadDialects(context);
 
@@ -64,8 +68,8 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
         diagnostics);
   // Runs one stage's passes; a failure is an internal error with the
   // diagnostics MLIR gave.
-  auto run = [&](llvm::function_ref<void(mlir::OpPassManager &)> build,
-                 llvm::StringRef what) -> llvm::Error {
+  StageRunner run = [&](llvm::function_ref<void(mlir::OpPassManager &)> build,
+                        llvm::StringRef what) -> llvm::Error {
     mlir::PassManager pm(&context);
     // --time-passes (LLVM's option) times the MLIR passes too.
     if (llvm::TimePassesIsEnabled)
@@ -76,22 +80,31 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
                                      " failed:\n" + diagnostics);
     return llvm::Error::success();
   };
+  if (target.isGpu())
+    return compileGpuModule(*module, specs, target, stage, printLocations,
+                            run);
+  if (stage == EmitStage::Gpu || stage == EmitStage::Ptx ||
+      stage == EmitStage::Cubin)
+    return llvm::createStringError(
+        "--emit=gpu, ptx and cubin need an NVIDIA target (--target=nvptx-sm80, "
+        "nvptx-sm90 or nvptx-sm90a); '" +
+        target.name + "' is a CPU target");
   if (llvm::Error err = run(
           [&](mlir::OpPassManager &pm) { buildStrategyPipeline(pm, schedule); },
           "strategy selection"))
     return std::move(err);
   if (stage == EmitStage::Ffn)
-    return print(*module, printLocations);
+    return printModule(*module, printLocations);
   if (llvm::Error err =
           run(buildFfnLoweringPipeline, "lowering the ffn dialect"))
     return std::move(err);
   if (stage == EmitStage::Linalg)
-    return print(*module, printLocations);
+    return printModule(*module, printLocations);
   if (llvm::Error err =
           run(buildKernelABIPipeline, "building the kernel interface"))
     return std::move(err);
   if (stage == EmitStage::Tiled)
-    return print(*module, printLocations);
+    return printModule(*module, printLocations);
   auto signatures = collectKernelSignatures(*module, specs);
   if (!signatures)
     return signatures.takeError();

@@ -141,6 +141,8 @@ public:
 
   llvm::Error add(const FfnSpec &spec, const KernelSignature &sig,
                   const TargetInfo &target);
+  llvm::Constant *buildLaunches(const FfnSpec &spec,
+                                const KernelSignature &sig);
 
 private:
   llvm::Constant *i64c(int64_t v) { return llvm::ConstantInt::get(i64, v); }
@@ -325,20 +327,69 @@ llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
   return pack;
 }
 
+llvm::Constant *GlueBuilder::buildLaunches(const FfnSpec &spec,
+                                           const KernelSignature &sig) {
+  // ffn_device_launch[] { kernel, min_m, max_m, rows_per_block, grid_y,
+  // grid_z, block_threads, shared_bytes, num_args, args }
+  auto *argType = llvm::StructType::get(ctx, {i64, i64});
+  auto *launchType = llvm::StructType::get(
+      ctx, {ptr, i64, i64, i64, i64, i64, i64, i64, i64, ptr});
+  std::vector<llvm::Constant *> launches;
+  for (auto [i, l] : llvm::enumerate(sig.launches)) {
+    std::vector<llvm::Constant *> args;
+    for (auto [kind, index] : l.args)
+      args.push_back(llvm::ConstantStruct::get(argType, {i64c(kind), i64c(index)}));
+    auto *arrayType = llvm::ArrayType::get(argType, args.size());
+    auto *argArray = new llvm::GlobalVariable(
+        m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(arrayType, args),
+        "ffn_" + spec.name + "_launch_args_" + std::to_string(i));
+    launches.push_back(llvm::ConstantStruct::get(
+        launchType,
+        {string(l.kernel, ".ffn.kernel"), i64c(l.minM), i64c(l.maxM),
+         i64c(l.rowsPerBlock), i64c(l.gridY), i64c(l.gridZ), i64c(l.threads),
+         i64c(l.sharedBytes), i64c(static_cast<int64_t>(args.size())),
+         argArray}));
+  }
+  auto *arrayType = llvm::ArrayType::get(launchType, launches.size());
+  return new llvm::GlobalVariable(
+      m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(arrayType, launches),
+      "ffn_" + spec.name + "_launches");
+}
+
 llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
                              const TargetInfo &target) {
-  llvm::Function *impl = m.getFunction(spec.name);
-  if (!impl)
-    return llvm::createStringError("internal error: no lowered function '" +
-                                   spec.name + "'");
-  impl->setName("__ffn_" + spec.name + "_impl");
-  impl->setLinkage(llvm::GlobalValue::InternalLinkage);
   std::vector<ParamInfo> params = kernelParams(spec);
-  llvm::Function *phase = buildPhase(spec, sig, impl);
-  llvm::Function *units = buildUnits(spec, sig);
-  llvm::Function *entry = buildRun(spec, sig, phase, units);
+  llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
+  llvm::Constant *entry = null, *units = null, *phase = null;
+  llvm::Constant *image = null, *launches = null;
+  int64_t numPhases = 0;
+  if (sig.isDevice()) {
+    // The cubin, 16-byte aligned (the driver reads ELF headers in place).
+    llvm::Constant *init = llvm::ConstantDataArray::getRaw(
+        sig.deviceImage, sig.deviceImage.size(), llvm::Type::getInt8Ty(ctx));
+    auto *g = new llvm::GlobalVariable(m, init->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, init,
+                                       "ffn_" + spec.name + "_cubin");
+    g->setAlignment(llvm::Align(16));
+    image = g;
+    launches = buildLaunches(spec, sig);
+  } else {
+    llvm::Function *impl = m.getFunction(spec.name);
+    if (!impl)
+      return llvm::createStringError("internal error: no lowered function '" +
+                                     spec.name + "'");
+    impl->setName("__ffn_" + spec.name + "_impl");
+    impl->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::Function *phaseFn = buildPhase(spec, sig, impl);
+    llvm::Function *unitsFn = buildUnits(spec, sig);
+    entry = buildRun(spec, sig, phaseFn, unitsFn);
+    units = unitsFn;
+    phase = phaseFn;
+    numPhases = static_cast<int64_t>(phaseUnits(sig)[0].size());
+  }
   llvm::Function *pack = buildPack(spec, sig);
-  int64_t numPhases = static_cast<int64_t>(phaseUnits(sig)[0].size());
 
   // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
   auto *paramType = llvm::StructType::get(ctx, {ptr, i64, i64, i64, i64});
@@ -357,7 +408,8 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   llvm::Type *f64 = llvm::Type::getDoubleTy(ctx);
   auto *descType = llvm::StructType::get(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
-            f64, i64, ptr, ptr, ptr, i64, ptr, i64, ptr, ptr, ptr, i64, ptr});
+            f64, i64, ptr, ptr, ptr, i64, ptr, i64, ptr, ptr, ptr, i64, i64,
+            ptr, i64});
   const llvm::DataLayout &layout = m.getDataLayout();
   uint64_t size = layout.getTypeAllocSize(descType);
   if (size != sizeof(ffn_kernel_desc))
@@ -368,7 +420,7 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       i64c(size),
       string(spec.name, ".ffn.name"),
       string(target.name, ".ffn.target"),
-      i64c(FFN_DEVICE_CPU),
+      i64c(sig.isDevice() ? FFN_DEVICE_CUDA : FFN_DEVICE_CPU),
       i64c(spec.dModel),
       i64c(spec.dFF),
       i64c(abiDType(spec.dtype)),
@@ -389,9 +441,11 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       i64c(numPhases),
       units,
       phase,
-      llvm::ConstantPointerNull::get(ptr),
-      i64c(0),
-      llvm::ConstantPointerNull::get(ptr)};
+      image,
+      i64c(static_cast<int64_t>(sig.deviceImage.size())),
+      i64c(static_cast<int64_t>(sig.launches.size())),
+      launches,
+      i64c(sig.isDevice() ? abiDType(spec.dtype) : FFN_DTYPE_F32)};
   new llvm::GlobalVariable(
       m, descType, true, llvm::GlobalValue::ExternalLinkage,
       llvm::ConstantStruct::get(descType, fields), "ffn_kernel_" + spec.name);

@@ -37,6 +37,18 @@ struct KernelSignature {
   std::vector<std::vector<int64_t>> phaseUnits;
   /// The largest m of each bucket but the last (ascending).
   std::vector<int64_t> bucketMaxM;
+
+  /// Device kernels (NVIDIA targets): the launch plan and the cubin.
+  struct DeviceLaunch {
+    std::string kernel;
+    int64_t minM = 1, maxM = INT64_MAX, rowsPerBlock = 1, gridY = 1,
+            gridZ = 1, threads = 256, sharedBytes = 0;
+    std::vector<std::pair<int64_t, int64_t>> args; ///< (kind, index)
+  };
+  std::vector<DeviceLaunch> launches;
+  std::string deviceModule; ///< the gpu.module's name
+  std::string deviceImage;  ///< its cubin
+  bool isDevice() const { return !deviceModule.empty(); }
 };
 
 /// Reads the signature of every kernel function of `module` (after

@@ -117,7 +117,9 @@ ffnc::translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
       f.addFnAttr("target-features", target.features);
       // LLVM tunes Skylake-class CPUs to 256-bit vectors; the AVX-512
       // target means 512-bit registers.
-      f.addFnAttr("prefer-vector-width", std::to_string(target.vectorBits));
+      if (target.vectorBits)
+        f.addFnAttr("prefer-vector-width",
+                    std::to_string(target.vectorBits));
     }
   std::string verifyErrors;
   llvm::raw_string_ostream os(verifyErrors);

@@ -3,6 +3,7 @@
 #include "ffnc/CodeGen/Target.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -18,7 +19,8 @@ static const char kAvx512Features[] =
     "+avx512f,+avx512cd,+avx512bw,+avx512dq,+avx512vl";
 
 std::vector<std::string> ffnc::targetNames() {
-  return {"host", "x86-64-avx2", "x86-64-avx512"};
+  return {"host",       "x86-64-avx2", "x86-64-avx512",
+          "nvptx-sm80", "nvptx-sm90",  "nvptx-sm90a"};
 }
 
 static TargetInfo makeTarget(llvm::StringRef name) {
@@ -45,6 +47,21 @@ static bool hostHas(llvm::StringRef feature) {
 llvm::Expected<TargetInfo> ffnc::resolveTarget(llvm::StringRef name) {
   if (name == "x86-64-avx2" || name == "x86-64-avx512")
     return makeTarget(name);
+  if (name.starts_with("nvptx-")) {
+    std::string chip = llvm::StringSwitch<std::string>(name)
+                           .Case("nvptx-sm80", "sm_80")
+                           .Case("nvptx-sm90", "sm_90")
+                           .Case("nvptx-sm90a", "sm_90a")
+                           .Default("");
+    if (!chip.empty()) {
+      TargetInfo t;
+      t.name = name.str();
+      t.triple = "x86_64-unknown-linux-gnu";
+      t.cpu = "x86-64";
+      t.chip = chip;
+      return t;
+    }
+  }
   if (name == "host") {
     llvm::Triple host(llvm::sys::getProcessTriple());
     if (host.getArch() != llvm::Triple::x86_64)
@@ -69,6 +86,8 @@ llvm::Expected<TargetInfo> ffnc::resolveTarget(llvm::StringRef name) {
 }
 
 bool ffnc::hostCanRun(const TargetInfo &target) {
+  if (target.isGpu())
+    return false;
   llvm::Triple host(llvm::sys::getProcessTriple());
   if (host.getArch() != llvm::Triple::x86_64)
     return false;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ffn/IR/FfnDialect.h"
+#include "ffn/Target/GPU/Passes.h"
 #include "ffn/Transforms/Passes.h"
 #include "ffnc/CodeGen/Pipeline.h"
 
@@ -18,7 +19,9 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::ffn::registerFfnPasses();
+  mlir::ffn::registerFfnGpuPasses();
   ffnc::registerCPUPipeline();
+  ffnc::registerGpuPipeline();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -63,7 +63,19 @@ cl::SubCommand
                  "pool's hand-off) and print the machine profile that "
                  "--machine reads");
 
-enum class EmitKind { AST, Ffn, Linalg, Tiled, LLVM, Asm, Obj, SharedLib };
+enum class EmitKind {
+  AST,
+  Ffn,
+  Linalg,
+  Tiled,
+  Gpu,
+  Ptx,
+  Cubin,
+  LLVM,
+  Asm,
+  Obj,
+  SharedLib
+};
 
 // Options of the commands that read a spec.
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),
@@ -127,6 +139,13 @@ cl::opt<EmitKind> emit(
                    "(scheduled) or linalg on tensors (baseline)"),
         clEnumValN(EmitKind::Tiled, "tiled",
                    "every kernel with its final memref calling convention"),
+        clEnumValN(EmitKind::Gpu, "gpu",
+                   "NVIDIA targets: the gpu-dialect kernels, host pack "
+                   "functions and launch plan"),
+        clEnumValN(EmitKind::Ptx, "ptx", "NVIDIA targets: the PTX"),
+        clEnumValN(EmitKind::Cubin, "cubin",
+                   "NVIDIA targets: one FFN's cubin (needs -o; ptxas from "
+                   "the CUDA toolkit)"),
         clEnumValN(EmitKind::LLVM, "llvm",
                    "optimized LLVM IR with the kernel ABI glue"),
         clEnumValN(EmitKind::Asm, "asm", "x86-64 assembly"),
@@ -517,8 +536,9 @@ int main(int argc, char **argv) {
     return writeOutput(outputFile, rendered);
   }
   bool binary = emit == EmitKind::Obj || emit == EmitKind::SharedLib;
-  if (binary && outputFile == "-")
-    return fail("--emit=obj and --emit=so write binary files: give -o <file>");
+  if ((binary || emit == EmitKind::Cubin) && outputFile == "-")
+    return fail("--emit=obj, --emit=so and --emit=cubin write binary files: "
+                "give -o <file>");
   if (!headerFile.empty() && !binary)
     return fail("--header goes with --emit=obj or --emit=so");
 
@@ -530,6 +550,9 @@ int main(int argc, char **argv) {
     EmitStage stage = emit == EmitKind::Ffn      ? EmitStage::Ffn
                       : emit == EmitKind::Linalg ? EmitStage::Linalg
                       : emit == EmitKind::Tiled  ? EmitStage::Tiled
+                      : emit == EmitKind::Gpu    ? EmitStage::Gpu
+                      : emit == EmitKind::Ptx    ? EmitStage::Ptx
+                      : emit == EmitKind::Cubin  ? EmitStage::Cubin
                       : emit == EmitKind::LLVM   ? EmitStage::LLVMIR
                       : emit == EmitKind::Asm    ? EmitStage::Assembly
                                                  : EmitStage::Object;

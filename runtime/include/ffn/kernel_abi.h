@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 4
+#define FFN_KERNEL_ABI_VERSION 5
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -51,8 +51,8 @@ typedef enum ffn_norm_position {
   FFN_NORM_POST = 1, /* y = norm([x +] FFN(x)) */
 } ffn_norm_position;
 
-/* Where the kernel runs. Only CPU kernels exist today; a CUDA kernel will
- * carry its PTX/cubin in device_image and take device pointers. */
+/* Where the kernel runs. A CUDA kernel carries its cubin in device_image
+ * and a launch plan (ffn_device_launch) instead of CPU entry points. */
 typedef enum ffn_device {
   FFN_DEVICE_CPU = 0,
   FFN_DEVICE_CUDA = 1,
@@ -102,6 +102,38 @@ typedef void (*ffn_cpu_phase)(int64_t phase, int64_t m, const void *x,
                               const void *const *params, void *y,
                               void *workspace, int64_t begin, int64_t end);
 
+/* What a device kernel argument is bound to at launch. Buffers are passed
+ * as MLIR's rank-1 memref descriptor, five launch parameters: base pointer,
+ * aligned pointer (the same), int64 offset (0), int64 size (elements),
+ * int64 stride (1). The row count is one int64 parameter. */
+typedef enum ffn_device_arg_kind {
+  FFN_DEVICE_ARG_M = 0,         /* the run's row count m */
+  FFN_DEVICE_ARG_INPUT = 1,     /* x, [m, d_model] */
+  FFN_DEVICE_ARG_OUTPUT = 2,    /* y, [m, d_model] */
+  FFN_DEVICE_ARG_PARAM = 3,     /* packed parameter `index` */
+  FFN_DEVICE_ARG_WORKSPACE = 4, /* workspace + m * index bytes */
+} ffn_device_arg_kind;
+
+typedef struct ffn_device_arg {
+  int64_t kind; /* ffn_device_arg_kind */
+  int64_t index;
+} ffn_device_arg;
+
+/* One kernel launch of a device kernel's plan. A run of m rows launches,
+ * in order, every entry with min_m <= m <= max_m, on one stream: grid
+ * (ceil(m / rows_per_block), grid_y, grid_z), block_threads threads,
+ * shared_bytes of dynamic shared memory. */
+typedef struct ffn_device_launch {
+  const char *kernel; /* entry function in device_image */
+  int64_t min_m, max_m;
+  int64_t rows_per_block;
+  int64_t grid_y, grid_z;
+  int64_t block_threads;
+  int64_t shared_bytes;
+  int64_t num_args;
+  const ffn_device_arg *args;
+} ffn_device_launch;
+
 typedef struct ffn_kernel_desc {
   uint64_t abi_version; /* FFN_KERNEL_ABI_VERSION of the generating ffnc */
   uint64_t struct_size; /* sizeof(ffn_kernel_desc) of the generating ffnc */
@@ -126,11 +158,17 @@ typedef struct ffn_kernel_desc {
   int64_t num_phases;
   ffn_phase_units_fn phase_units;
   ffn_cpu_phase phase;
-  /* Device kernels (reserved for the CUDA target): the module image
-   * (PTX text or cubin) and the entry function's name. */
+  /* Device kernels: the module image (a cubin for the target's SM) and
+   * the launch plan; workspace_per_row then sizes device memory. */
   const void *device_image;
   uint64_t device_image_size;
-  const char *device_entry;
+  int64_t num_launches;
+  const ffn_device_launch *launches;
+  /* The dtype the kernel rounds the matmuls' inputs to: the normalized
+   * input of a pre-norm FFN and the hidden activations. FFN_DTYPE_F32 (CPU
+   * kernels): kept in f32. A GPU kernel stores them in the FFN's dtype, as
+   * tensor-core operands; the reference's error bound includes it. */
+  int64_t operand_rounding;
 } ffn_kernel_desc;
 
 #ifdef __cplusplus

@@ -59,6 +59,7 @@ typedef enum ffn_status {
   FFN_ERROR_UNSUPPORTED = 6, /* e.g. a device kernel, or an ISA this
                                 CPU lacks */
   FFN_ERROR_NOT_READY = 7,   /* run before every parameter was set */
+  FFN_ERROR_DEVICE = 8,      /* the GPU or its driver failed or is absent */
 } ffn_status;
 
 /* Weight matrix layouts accepted by ffn_kernel_set_param. */
@@ -111,9 +112,20 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                                 ffn_weight_layout layout);
 
 /* y[m, d_model] = FFN(x[m, d_model]) for m >= 1, in the kernel's dtype,
- * row-major. y must not overlap x. */
+ * row-major. y must not overlap x. x and y are host memory, also for a
+ * device kernel (copied to and from the GPU; the call returns when y is
+ * written). */
 ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
                           void *y);
+
+/* A device kernel (an NVIDIA target) on device memory: x and y are device
+ * pointers of the GPU the runtime uses (device 0, its primary context,
+ * as CUDA's runtime API and PyTorch use it), `stream` a CUstream (NULL:
+ * the default stream). The launches are queued on `stream` and the call
+ * returns; y is ready when the stream reaches this point. The kernel's
+ * workspace is allocated on the stream (stream-ordered memory). */
+ffn_status ffn_kernel_run_device(ffn_kernel *kernel, int64_t m,
+                                 const void *x, void *y, void *stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -53,8 +53,11 @@ int main(void) {
   bad.dtype = 7;
   report("dtype", ffn_kernel_create(ctx, &bad, &k));
   bad = ffn_kernel_small;
-  bad.device = FFN_DEVICE_CUDA;
+  bad.device = FFN_DEVICE_CUDA; /* no device image or launch plan */
   report("device", ffn_kernel_create(ctx, &bad, &k));
+  bad = ffn_kernel_small;
+  bad.device = 7;
+  report("unknown device", ffn_kernel_create(ctx, &bad, &k));
   bad = ffn_kernel_small;
   bad.run = NULL;
   report("no entry", ffn_kernel_create(ctx, &bad, &k));

@@ -14,7 +14,17 @@
 
 namespace ffnc {
 
-enum class EmitStage { Ffn, Linalg, Tiled, LLVMIR, Assembly, Object };
+enum class EmitStage {
+  Ffn,
+  Linalg,
+  Tiled,
+  Gpu,   ///< NVIDIA targets: the gpu-dialect kernels and launch plan
+  Ptx,   ///< NVIDIA targets: each FFN's PTX
+  Cubin, ///< NVIDIA targets: one FFN's cubin
+  LLVMIR,
+  Assembly,
+  Object
+};
 
 /// Compiles `specs` to `stage` and returns the output (text, or the bytes of
 /// an object file). `printLocations` keeps spec locations in MLIR output.

@@ -51,9 +51,23 @@ void buildKernelABIPipeline(mlir::OpPassManager &pm);
 /// LLVM conversion.
 void buildKernelToLLVMPipeline(mlir::OpPassManager &pm);
 
+/// NVIDIA targets. Stage `gpu`: every ffn.ffn becomes a gpu.module of
+/// kernels, host pack functions and a launch plan (ffn-gpu-lower).
+void buildGpuLoweringPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
+                              int64_t smCount);
+
+/// The gpu.modules -> gpu.binary: NVVM, then PTX (`format` "isa") or a
+/// cubin ("bin", through the CUDA toolkit's ptxas at `toolkit`).
+void buildGpuBinaryPipeline(mlir::OpPassManager &pm, llvm::StringRef format,
+                            llvm::StringRef toolkit);
+
 /// All of the above, and its registration as `ffn-cpu-pipeline` for ffn-opt.
 void buildCPUPipeline(mlir::OpPassManager &pm, const ScheduleOptions &options);
 void registerCPUPipeline();
+
+/// ffn-gpu-lower then the binary pipeline, registered as
+/// `ffn-gpu-pipeline{chip=... format=...}` for ffn-opt.
+void registerGpuPipeline();
 
 } // namespace ffnc
 

@@ -1,0 +1,33 @@
+//===- CompileGpu.h - the NVIDIA targets' stages ----------------*- C++ -*-===//
+
+#ifndef FFNC_CODEGEN_COMPILEGPU_H
+#define FFNC_CODEGEN_COMPILEGPU_H
+
+#include "ffnc/CodeGen/Compile.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+
+namespace ffnc {
+
+/// Runs one stage's passes on the module being compiled; a failure is an
+/// error carrying MLIR's diagnostics.
+using StageRunner = std::function<llvm::Error(
+    llvm::function_ref<void(mlir::OpPassManager &)>, llvm::StringRef)>;
+
+/// The module printed as MLIR (with spec locations if asked).
+std::string printModule(mlir::ModuleOp module, bool locations);
+
+/// From the ffn dialect to `stage` for an NVIDIA target: ffn-gpu-lower,
+/// NVVM and ptxas for the kernels, the CPU's LLVM lowering for the host
+/// side (pack functions, descriptor with the cubin and launch plan).
+llvm::Expected<std::string>
+compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+                 const TargetInfo &target, EmitStage stage,
+                 bool printLocations, const StageRunner &run);
+
+} // namespace ffnc
+
+#endif // FFNC_CODEGEN_COMPILEGPU_H

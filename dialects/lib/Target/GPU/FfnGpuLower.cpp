@@ -1,0 +1,466 @@
+//===- FfnGpuLower.cpp - ffn.ffn to GPU kernels and a launch plan ---------===//
+//
+// The plan for one FFN (docs/gpu.md):
+//
+//   [row kernel]  x -> xn (pre-norm, or a copy padding d_model to a multiple
+//                 of 8 so that every A row is 16-byte aligned)
+//   GEMM 1        h = act(xn . W1 + b1)  or  act(xn . Wg + bg) * (xn . Wu + bu)
+//   GEMM 2        y = h . W2 + b2 [+ x]  (f32 z instead when post-norm)
+//   [row kernel]  y = norm(z)
+//
+// per token-count bucket: decode (m <= 16: 16-row tiles), medium (m <= 128:
+// 64-row tiles) and large (128-row tiles). A GEMM whose grid would fill
+// fewer than all SMs splits K (f32 partials in the workspace, then a
+// reduction kernel applying the epilogue in slice order: deterministic).
+//
+// The hidden activations h, and xn, are stored in the FFN's dtype: they are
+// the next matmul's tensor-core operands. The kernel descriptor says so
+// (operand_rounding), and the f64 reference's error bound accounts for it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ffn/Target/GPU/Passes.h"
+
+#include "Kernels.h"
+#include "PackFunctions.h"
+
+#include "ffn/IR/FfnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::ffn {
+#define GEN_PASS_DEF_FFNGPULOWER
+#include "ffn/Target/GPU/Passes.h.inc"
+} // namespace mlir::ffn
+
+using namespace mlir;
+using namespace mlir::ffn;
+using namespace mlir::ffn::gpu_target;
+
+static int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+namespace {
+
+struct Bucket {
+  int64_t maxM; // INT64_MAX for the last
+  int64_t bm, bn, warpsM, warpsN;
+};
+
+/// Every packed dimension is padded to this (the widest block tile), so
+/// every bucket's grid covers it exactly.
+constexpr int64_t kPad = 256;
+
+/// Builds one FFN's kernels and launches.
+class FfnPlanner {
+public:
+  FfnPlanner(OpBuilder &builder, ModuleOp module, func::FuncOp func,
+             FfnOp op, StringRef chip, int64_t smCount)
+      : builder(builder), module(module), func(func), op(op), chip(chip),
+        smCount(smCount) {}
+
+  LogicalResult plan();
+
+private:
+  OpBuilder &builder;
+  ModuleOp module;
+  func::FuncOp func;
+  FfnOp op;
+  std::string chip;
+  int64_t smCount;
+
+  std::string name;
+  Type t, f32;
+  int64_t dm = 0, df = 0, eb = 0;
+  int64_t kp1 = 0, hs = 0, nb1 = 0, nb2 = 0;
+  // Parameter indices (-1: absent).
+  int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
+          scale = -1, shift = -1;
+  bool preNorm = false, postNorm = false, padInput = false;
+  // Workspace regions: offset of each region in bytes per row.
+  int64_t wsXn = 0, wsH = 0, wsZ = 0, wsPartial = 0, wsPerRow = 0;
+  int64_t partialBytesPerRow = 0;
+  gpu::GPUModuleOp gpuModule;
+  std::vector<Launch> launches;
+
+  KernelArg param(int64_t i) const { return {ArgKind::Param, i, t}; }
+  KernelArg ws(int64_t offset, Type type) const {
+    return {ArgKind::Workspace, offset, type};
+  }
+  KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
+  int64_t splitFor(int64_t rowsBlocks, int64_t colBlocks, int64_t k,
+                   int64_t bk) const;
+  void addGemms(const Bucket &bucket, int64_t minM);
+  void addGemm(GemmConfig config, std::vector<KernelArg> args,
+               std::vector<KernelArg> epilogueArgs, int64_t minM,
+               int64_t maxM);
+  void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
+  void writeStub();
+};
+} // namespace
+
+int64_t FfnPlanner::splitFor(int64_t rowBlocks, int64_t colBlocks,
+                             int64_t k, int64_t bk) const {
+  // A bucket whose grid gives the SMs fewer than four blocks each splits K
+  // until it does (memory-bound decode: enough blocks keep every SM's loads
+  // in flight and balance the waves), keeping at least four K tiles per
+  // slice for the copy pipeline to overlap.
+  int64_t tiles = k / bk, split = 1;
+  while (rowBlocks * colBlocks * split < 4 * smCount &&
+         tiles / (split + 1) >= 4)
+    ++split;
+  return split;
+}
+
+void FfnPlanner::addRowKernel(const NormConfig &config,
+                              std::vector<KernelArg> args) {
+  buildNormKernel(builder, gpuModule, config, args);
+  Launch l;
+  l.kernel = config.name;
+  l.rowsPerBlock = 1;
+  l.threads = 256;
+  l.sharedBytes = 32;
+  l.args = std::move(args);
+  launches.push_back(std::move(l));
+}
+
+void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
+                         std::vector<KernelArg> epilogueArgs, int64_t minM,
+                         int64_t maxM) {
+  // operands: A, B (, B up), out.
+  int64_t colBlocks = (c.gated ? 2 : 1) *
+                      (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
+  int64_t rowBlocks =
+      maxM == INT64_MAX ? INT64_MAX : (maxM + c.bm - 1) / c.bm;
+  c.splitK = maxM == INT64_MAX ? 1 : splitFor(rowBlocks, colBlocks, c.k, c.bk);
+  Launch l;
+  l.rowsPerBlock = c.bm;
+  l.gridY = colBlocks;
+  l.minM = minM;
+  l.maxM = maxM;
+  l.threads = c.threads();
+  l.sharedBytes = c.sharedBytes();
+  if (c.splitK == 1) {
+    l.kernel = c.name;
+    l.args = operands;
+    l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
+    l.args.push_back(mArg());
+    buildGemmKernel(builder, gpuModule, c, l.args);
+    launches.push_back(std::move(l));
+    return;
+  }
+  // K slices write f32 partials; the reduction applies the epilogue.
+  GemmConfig partial = c;
+  partial.epilogue = Epilogue::Partial;
+  partial.outType = f32;
+  partial.partialStride = colBlocks * c.bn;
+  partialBytesPerRow = std::max(partialBytesPerRow,
+                                c.splitK * partial.partialStride * 4);
+  KernelArg out = operands.back();
+  operands.back() = ws(wsPartial, f32);
+  l.kernel = c.name;
+  l.gridZ = c.splitK;
+  l.args = operands;
+  l.args.push_back(mArg());
+  buildGemmKernel(builder, gpuModule, partial, l.args);
+  launches.push_back(l);
+
+  c.partialStride = partial.partialStride;
+  Launch r;
+  r.kernel = c.name + "_reduce";
+  r.rowsPerBlock = 1;
+  r.minM = minM;
+  r.maxM = maxM;
+  r.threads = 256;
+  r.args = {ws(wsPartial, f32), out};
+  r.args.insert(r.args.end(), epilogueArgs.begin(), epilogueArgs.end());
+  r.args.push_back(mArg());
+  buildSplitKReduceKernel(builder, gpuModule, c, r.args);
+  launches.push_back(std::move(r));
+}
+
+void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
+  std::string suffix = "_m" + std::to_string(bucket.bm);
+  bool tc = !t.isF32();
+  GemmConfig base;
+  base.storage = t;
+  base.bm = bucket.bm;
+  base.bn = bucket.bn;
+  base.warpsM = bucket.warpsM;
+  base.warpsN = bucket.warpsN;
+  // 64 bf16/f16 (128 bytes) or 32 f32 per K tile; up to four stages, as
+  // many as the chip's shared memory per block takes (opt-in limits: 227
+  // KiB on sm_90, 163 KiB on sm_80).
+  int64_t sharedLimit = (chip.rfind("sm_9", 0) == 0 ? 227 : 163) * 1024;
+  base.bk = tc ? 64 : 32;
+  base.stages = 4;
+  while (base.stages > 2 && base.sharedBytes() > sharedLimit)
+    --base.stages;
+
+  // GEMM 1.
+  GemmConfig up = base;
+  up.name = name + "_up" + suffix;
+  up.k = kp1;
+  bool aFromWorkspace = preNorm || padInput;
+  up.kValid = aFromWorkspace ? kp1 : dm;
+  up.lda = aFromWorkspace ? kp1 : dm;
+  up.nOut = hs;
+  up.epilogue = Epilogue::Hidden;
+  up.gated = wGate >= 0;
+  up.activation = op.getActivation();
+  up.outType = t;
+  up.hasBias = bUp >= 0;
+  up.hasBiasGate = bGate >= 0;
+  std::vector<KernelArg> ops1 = {
+      aFromWorkspace ? ws(wsXn, t) : KernelArg{ArgKind::Input, 0, t}};
+  if (up.gated) {
+    ops1.push_back(param(wGate));
+    ops1.push_back(param(wUp));
+  } else {
+    ops1.push_back(param(wUp));
+  }
+  ops1.push_back(ws(wsH, t));
+  std::vector<KernelArg> epi1;
+  if (up.hasBias)
+    epi1.push_back(param(bUp));
+  if (up.hasBiasGate)
+    epi1.push_back(param(bGate));
+  addGemm(up, ops1, epi1, minM, bucket.maxM);
+
+  // GEMM 2.
+  GemmConfig down = base;
+  down.name = name + "_down" + suffix;
+  down.k = hs;
+  down.kValid = hs;
+  down.lda = hs;
+  down.nOut = dm;
+  down.epilogue = Epilogue::Output;
+  down.outType = postNorm ? f32 : t;
+  down.hasBias = bDown >= 0;
+  down.residual = op.getResidual();
+  std::vector<KernelArg> ops2 = {
+      ws(wsH, t), param(wDown),
+      postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t}};
+  std::vector<KernelArg> epi2;
+  if (down.hasBias)
+    epi2.push_back(param(bDown));
+  if (down.residual)
+    epi2.push_back({ArgKind::Input, 0, t});
+  addGemm(down, ops2, epi2, minM, bucket.maxM);
+}
+
+LogicalResult FfnPlanner::plan() {
+  name = func.getSymName().str();
+  t = op.getStorageType();
+  f32 = builder.getF32Type();
+  dm = op.getDModel();
+  df = op.getDFf();
+  eb = t.getIntOrFloatBitWidth() / 8;
+  kp1 = roundUp(dm, 64);
+  hs = roundUp(df, kPad);
+  nb2 = roundUp(dm, kPad);
+  if (auto norm = op.getNorm()) {
+    preNorm = norm->getPosition() == NormPosition::pre;
+    postNorm = !preNorm;
+  }
+  // cp.async copies 16 bytes: A rows must start 16-byte aligned.
+  padInput = !preNorm && (dm * eb) % 16 != 0;
+
+  // Parameter indices: the function's arguments after the input.
+  auto indexOf = [&](Value v) -> int64_t {
+    if (!v)
+      return -1;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != func)
+      return -2;
+    return static_cast<int64_t>(arg.getArgNumber()) - 1;
+  };
+  wUp = indexOf(op.getWUp());
+  wGate = indexOf(op.getWGate());
+  wDown = indexOf(op.getWDown());
+  bUp = indexOf(op.getBUp());
+  bGate = indexOf(op.getBGate());
+  bDown = indexOf(op.getBDown());
+  scale = indexOf(op.getNormScale());
+  shift = indexOf(op.getNormShift());
+  for (int64_t i : {wUp, wGate, wDown, bUp, bGate, bDown, scale, shift})
+    if (i == -2)
+      return op.emitOpError("ffn-gpu-lower needs every operand of ffn.ffn to "
+                            "be an argument of its function");
+  if (indexOf(op.getInput()) != -1)
+    return op.emitOpError("ffn-gpu-lower needs the input as argument 0");
+
+  // Workspace layout (bytes per row, 16-byte aligned regions).
+  int64_t offset = 0;
+  auto region = [&](int64_t bytes) {
+    int64_t at = offset;
+    offset += roundUp(bytes, 16);
+    return at;
+  };
+  if (preNorm || padInput)
+    wsXn = region(kp1 * eb);
+  wsH = region(hs * eb);
+  if (postNorm)
+    wsZ = region(dm * 4);
+  wsPartial = offset; // sized once the split factors are known
+
+  OpBuilder::InsertionGuard g(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  MLIRContext *ctx = builder.getContext();
+  auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                          "nvptx64-nvidia-cuda", chip,
+                                          "+ptx80");
+  gpuModule = gpu::GPUModuleOp::create(builder, op.getLoc(), name + "_device",
+                                       builder.getArrayAttr({target}));
+
+  if (preNorm || padInput) {
+    NormConfig n;
+    n.name = name + "_input";
+    n.width = dm;
+    n.outStride = kp1;
+    n.inType = t;
+    n.outType = t;
+    n.apply = preNorm;
+    std::vector<KernelArg> args = {{ArgKind::Input, 0, t}, ws(wsXn, t)};
+    if (preNorm) {
+      auto norm = *op.getNorm();
+      n.kind = norm.getKind();
+      n.eps = norm.getEps().convertToDouble();
+      n.shift = shift >= 0;
+      args.push_back(param(scale));
+      if (n.shift)
+        args.push_back(param(shift));
+    }
+    args.push_back(mArg());
+    addRowKernel(n, args);
+  }
+
+  // Large m: 128 x 256 tiles of 64 x 64 per warp on tensor cores (f32:
+  // 128 x 128, 64 x 32 per warp, FMA registers being the limit).
+  bool tc = !t.isF32();
+  const Bucket buckets[] = {{16, 16, 128, 1, 8},
+                            {128, 64, 128, 2, 4},
+                            {INT64_MAX, 128, tc ? 256 : 128, 2, 4}};
+  int64_t minM = 1;
+  for (const Bucket &bucket : buckets) {
+    addGemms(bucket, minM);
+    minM = bucket.maxM + 1;
+  }
+
+  if (postNorm) {
+    auto norm = *op.getNorm();
+    NormConfig n;
+    n.name = name + "_output";
+    n.kind = norm.getKind();
+    n.eps = norm.getEps().convertToDouble();
+    n.width = dm;
+    n.outStride = dm;
+    n.inType = f32;
+    n.outType = t;
+    n.shift = shift >= 0;
+    std::vector<KernelArg> args = {ws(wsZ, f32), {ArgKind::Output, 0, t},
+                                   param(scale)};
+    if (n.shift)
+      args.push_back(param(shift));
+    args.push_back(mArg());
+    addRowKernel(n, args);
+  }
+  wsPerRow = wsPartial + roundUp(partialBytesPerRow, 16);
+  writeStub();
+  return success();
+}
+
+void FfnPlanner::writeStub() {
+  MLIRContext *ctx = builder.getContext();
+  // Packed parameter types and their pack functions.
+  SmallVector<Type> argTypes;
+  SmallVector<Attribute> packs;
+  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, dm}, t));
+  auto inputs = func.getArgumentTypes().drop_front();
+  for (auto [i, type] : llvm::enumerate(inputs)) {
+    auto shaped = cast<ShapedType>(type);
+    auto source = MemRefType::get(shaped.getShape(), t);
+    int64_t idx = static_cast<int64_t>(i);
+    MemRefType packed;
+    if (idx == wUp || idx == wGate)
+      packed = MemRefType::get({hs, kp1}, t);
+    else if (idx == wDown)
+      packed = MemRefType::get({nb2, hs}, t);
+    else if (idx == bUp || idx == bGate)
+      packed = MemRefType::get({hs}, t);
+    if (!packed) {
+      argTypes.push_back(source);
+      packs.push_back(StringAttr::get(ctx, ""));
+      continue;
+    }
+    std::string packName = name + "_pack_" + std::to_string(idx);
+    buildPackFunction(builder, module, packName, source, packed);
+    argTypes.push_back(packed);
+    packs.push_back(StringAttr::get(ctx, packName));
+  }
+  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, dm}, t));
+  argTypes.push_back(MemRefType::get({ShapedType::kDynamic},
+                                     builder.getI8Type()));
+
+  SmallVector<Attribute> plan;
+  for (const Launch &l : launches) {
+    SmallVector<Attribute> args;
+    for (const KernelArg &a : l.args) {
+      args.push_back(builder.getI64IntegerAttr(static_cast<int64_t>(a.kind)));
+      args.push_back(builder.getI64IntegerAttr(a.index));
+    }
+    NamedAttrList fields;
+    fields.append("kernel", builder.getStringAttr(l.kernel));
+    fields.append("rows_per_block", builder.getI64IntegerAttr(l.rowsPerBlock));
+    fields.append("grid_y", builder.getI64IntegerAttr(l.gridY));
+    fields.append("grid_z", builder.getI64IntegerAttr(l.gridZ));
+    fields.append("threads", builder.getI64IntegerAttr(l.threads));
+    fields.append("shared_bytes", builder.getI64IntegerAttr(l.sharedBytes));
+    fields.append("min_m", builder.getI64IntegerAttr(l.minM));
+    fields.append("max_m", builder.getI64IntegerAttr(l.maxM));
+    fields.append("args", builder.getArrayAttr(args));
+    plan.push_back(fields.getDictionary(ctx));
+  }
+
+  OpBuilder::InsertionGuard g(builder);
+  builder.setInsertionPoint(func);
+  auto stub = func::FuncOp::create(builder, func.getLoc(), name,
+                                   builder.getFunctionType(argTypes, {}));
+  stub.setPrivate();
+  stub->setAttr("ffn.kernel", builder.getUnitAttr());
+  stub->setAttr("ffn.pack", builder.getArrayAttr(packs));
+  stub->setAttr("ffn.workspace_per_row", builder.getI64IntegerAttr(wsPerRow));
+  stub->setAttr("ffn.device_launches", builder.getArrayAttr(plan));
+  stub->setAttr("ffn.device_module",
+                builder.getStringAttr(gpuModule.getSymName()));
+  std::string text = "gpu " + chip + ": " +
+                     std::string(t.isF32() ? "f32 FMA" : "tensor-core mma.sync") +
+                     " tiles fed by a cp.async ring; buckets m<=16 (16-row "
+                     "tiles), m<=128 (64), larger (128); split-K where a "
+                     "bucket's grid has under 4 blocks per SM";
+  stub->setAttr("ffn.strategy_text", builder.getStringAttr(text));
+  func.erase();
+}
+
+namespace {
+struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
+  using FfnGpuLowerBase::FfnGpuLowerBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(&getContext()));
+    SmallVector<std::pair<func::FuncOp, FfnOp>> work;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      FfnOp found;
+      func.walk([&](FfnOp op) { found = op; });
+      if (found)
+        work.push_back({func, found});
+    }
+    OpBuilder builder(&getContext());
+    for (auto [func, op] : work) {
+      FfnPlanner planner(builder, module, func, op, chip, smCount);
+      if (failed(planner.plan()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,436 @@
+//===- GemmKernel.cpp - the tiled GEMM kernel with a fused epilogue -------===//
+//
+// One block computes a bm x bn tile of A[m, k] . B[n, k]^T (B is the packed
+// weight: K-major rows). Warps split the tile warpsM x warpsN; each warp
+// owns (bm / warpsM) x (bn / warpsN) as m16n8 fragments, in the register
+// layout of mma.sync.m16n8k16: lane (g = lane / 4, t = lane % 4) holds rows
+// g and g + 8, columns 2t and 2t + 1 of each fragment.
+//
+// Operands stream through a `stages`-deep ring of shared-memory tiles filled
+// by cp.async (16-byte copies; out-of-range rows and columns zero-filled by
+// the copy itself, so there is no tail code). Rows are padded by one 16-byte
+// chunk so that ldmatrix and the f32 reads of eight rows hit distinct banks.
+//
+// bf16/f16 multiply on tensor cores (ldmatrix + nvvm.mma.sync, emitted
+// directly: nvgpu.mma.sync cannot lower bf16 in MLIR 22, docs/gpu.md). f32
+// keeps exact f32 products with FMA in the same fragment layout, so both
+// share one epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "KernelIR.h"
+
+#include "ffn/Transforms/Activation.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+using namespace mlir::ffn::gpu_target;
+
+static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
+
+int64_t GemmConfig::sharedBytes() const {
+  int64_t eb = elementBytes(storage);
+  return stages * (bm + bn) * (bk + 16 / eb) * eb;
+}
+
+gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
+                                                   gpu::GPUModuleOp module,
+                                                   StringRef name,
+                                                   ArrayRef<KernelArg> args,
+                                                   int64_t threads) {
+  SmallVector<Type> types;
+  for (const KernelArg &arg : args) {
+    if (arg.kind == ArgKind::M)
+      types.push_back(builder.getI64Type());
+    else
+      types.push_back(MemRefType::get({ShapedType::kDynamic}, arg.elementType));
+  }
+  OpBuilder::InsertionGuard g(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = gpu::GPUFuncOp::create(builder, module.getLoc(), name,
+                                     builder.getFunctionType(types, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(threads), 1, 1}));
+  // The launch never uses more threads than this: lets ptxas budget
+  // registers for it (up to 255 per thread at 256 threads).
+  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr(
+                                    {static_cast<int32_t>(threads), 1, 1}));
+  builder.setInsertionPointToStart(&func.getBody().front());
+  gpu::ReturnOp::create(builder, module.getLoc());
+  return func;
+}
+
+namespace {
+/// The kernel's state while its body is built.
+class GemmBuilder {
+public:
+  GemmBuilder(ImplicitLocOpBuilder &b, const GemmConfig &c, gpu::GPUFuncOp f)
+      : b(b), ir(b), c(c), func(f) {}
+  void build();
+
+private:
+  ImplicitLocOpBuilder &b;
+  KernelIR ir;
+  const GemmConfig &c;
+  gpu::GPUFuncOp func;
+
+  // Arguments.
+  Value aBuf, bBuf, bUpBuf, out, bias, biasGate, resid, m;
+  // Geometry.
+  int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
+  int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
+  int64_t kPerSlice = 0, kTiles = 0;
+  Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
+  Value warpRow, warpCol; // first tile row / B row of this warp
+  Value grp, tig;         // lane / 4 and lane % 4
+
+  void bindArgs();
+  void loadStage(Value stage, Value tile);
+  SmallVector<Value> computeStage(Value stage, ValueRange acc);
+  SmallVector<Value> fragmentA(Value stage, int64_t kk);
+  SmallVector<Value> fragmentB(Value stage, int64_t kk);
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                         ArrayRef<Value> acc);
+  void epilogue(ArrayRef<Value> acc);
+  Value asI32(Value pair); ///< an mma operand register
+};
+} // namespace
+
+void GemmBuilder::bindArgs() {
+  auto args = func.getArguments();
+  unsigned i = 0;
+  aBuf = args[i++];
+  bBuf = args[i++];
+  if (c.gated)
+    bUpBuf = args[i++];
+  out = args[i++];
+  if (c.epilogue != Epilogue::Partial) {
+    if (c.hasBias)
+      bias = args[i++];
+    if (c.hasBiasGate)
+      biasGate = args[i++];
+    if (c.residual)
+      resid = args[i++];
+  }
+  m = arith::IndexCastOp::create(b, b.getIndexType(), args[i++]);
+}
+
+void GemmBuilder::build() {
+  bindArgs();
+  eb = elementBytes(c.storage);
+  vec = 16 / eb;
+  ldsElems = c.bk + vec;
+  chunksPerRow = c.bk / vec;
+  warpTileM = c.bm / c.warpsM;
+  warpTileN = c.bn / c.warpsN;
+  fragsM = warpTileM / 16;
+  fragsN = warpTileN / 8;
+  // Slices of whole tiles; the last may be shorter (its tiles past k are
+  // zero-filled by the copies).
+  kTiles = (c.k / c.bk + c.splitK - 1) / c.splitK;
+  kPerSlice = kTiles * c.bk;
+
+  tid = ir.threadId();
+  lane = ir.rem(tid, 32);
+  Value warp = ir.div(tid, 32);
+  grp = ir.div(lane, 4);
+  tig = ir.rem(lane, 4);
+  warpRow = ir.mul(ir.div(warp, c.warpsN), warpTileM);
+  warpCol = ir.mul(ir.rem(warp, c.warpsN), warpTileN);
+  row0 = ir.mul(ir.blockId(gpu::Dimension::x), c.bm);
+  col0 = ir.mul(ir.blockId(gpu::Dimension::y), c.bn);
+  kBeg = ir.mul(ir.blockId(gpu::Dimension::z), kPerSlice);
+
+  auto smemSpace = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                         smemSpace));
+  auto view = [&](int64_t rows, int64_t byteOffset) {
+    auto type = MemRefType::get({c.stages, rows, ldsElems}, c.storage,
+                                nullptr, smemSpace);
+    return memref::ViewOp::create(b, type, raw, ir.idx(byteOffset),
+                                  ValueRange{});
+  };
+  aSmem = view(c.bm, 0);
+  bSmem = view(c.bn, c.stages * c.bm * ldsElems * eb);
+
+  // Prologue: the first stages - 1 tiles in flight.
+  for (int64_t s = 0; s + 1 < c.stages; ++s)
+    loadStage(ir.idx(s), ir.idx(s));
+  // The waits count groups; the token they name is only the op's operand,
+  // so the prologue's (which dominates them all) serves.
+  Value waitToken = token;
+
+  int64_t accCount = fragsM * fragsN * 4;
+  SmallVector<Value> init(accCount, ir.f32(0));
+  SmallVector<Value> acc = ir.loop(
+      ir.idx(0), ir.idx(kTiles), 1, init,
+      [&](Value kt, ValueRange iter) -> SmallVector<Value> {
+        // Tile kt has landed once at most stages - 2 groups are pending.
+        nvgpu::DeviceAsyncWaitOp::create(
+            b, waitToken, b.getI32IntegerAttr(c.stages - 2));
+        ir.barrier();
+        // Refill the stage computed in the previous iteration: every
+        // thread is past that compute (the barrier above).
+        Value next = ir.add(kt, c.stages - 1);
+        loadStage(ir.rem(next, c.stages), next);
+        return computeStage(ir.rem(kt, c.stages), iter);
+      });
+  nvgpu::DeviceAsyncWaitOp::create(b, waitToken, b.getI32IntegerAttr(0));
+  epilogue(acc);
+}
+
+void GemmBuilder::loadStage(Value stage, Value tile) {
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Value k0 = ir.add(kBeg, ir.mul(tile, c.bk));
+  Value inSlice = ir.lt(tile, ir.idx(kTiles));
+  Value zero = ir.idx(0), full = ir.idx(vec);
+  SmallVector<Value> tokens;
+  auto copy = [&](Value smem, Value buf, int64_t rows, bool isA) {
+    int64_t chunks = rows * chunksPerRow;
+    int64_t perThread = (chunks + c.threads() - 1) / c.threads();
+    for (int64_t i = 0; i < perThread; ++i) {
+      // Threads beyond the tile's chunks repeat a chunk: the same bytes to
+      // the same place, cheaper than a branch around the copy.
+      Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
+      Value r = ir.div(chunk, chunksPerRow);
+      Value kc = ir.mul(ir.rem(chunk, chunksPerRow), vec);
+      Value gk = ir.add(k0, kc);
+      Value valid, src, srcBuf = buf;
+      if (isA) {
+        Value gm = ir.add(row0, r);
+        Value left = ir.max(ir.min(ir.sub(ir.idx(c.kValid), gk), full), zero);
+        valid = ir.select(ir.andI(inSlice, ir.lt(gm, m)), left, zero);
+        src = ir.add(ir.mul(gm, c.lda), gk);
+      } else {
+        valid = ir.select(ir.andI(inSlice, ir.lt(gk, ir.idx(c.k))), full, zero);
+        Value bRow = ir.add(col0, r);
+        if (c.gated) {
+          // Tile rows 16j..16j+7 are gate rows 8j.., 16j+8.. up rows 8j..:
+          // the gate and up values of one column meet in one thread.
+          Value i = ir.rem(bRow, 16);
+          Value srcRow = ir.add(ir.mul(ir.div(bRow, 16), 8), ir.rem(i, 8));
+          src = ir.add(ir.mul(srcRow, c.k), gk);
+          srcBuf = ir.select(ir.lt(i, 8), bBuf, bUpBuf);
+        } else {
+          src = ir.add(ir.mul(bRow, c.k), gk);
+        }
+      }
+      // A zero-filled copy reads nothing, but its address must still be a
+      // valid one: point it at the buffer's start.
+      src = ir.select(ir.lt(zero, valid), src, zero);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, smem, ValueRange{stage, r, kc}, srcBuf, ValueRange{src},
+          b.getIndexAttr(vec), valid, b.getUnitAttr()));
+    }
+  };
+  copy(aSmem, aBuf, c.bm, /*isA=*/true);
+  copy(bSmem, bBuf, c.bn, /*isA=*/false);
+  token = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+}
+
+Value GemmBuilder::asI32(Value pair) {
+  // nvvm.mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs packed in
+  // an i32.
+  if (c.storage.isF16())
+    return pair;
+  Value v = vector::BitCastOp::create(
+      b, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
+}
+
+SmallVector<Value> GemmBuilder::fragmentA(Value stage, int64_t kk) {
+  // ldmatrix.x4: lanes 0-15 address rows 0-15 at column 0, lanes 16-31 the
+  // same rows at column 8, giving a0..a3 of mma.m16n8k16 in order.
+  SmallVector<Value> frags;
+  Value r = ir.rem(lane, 16), col = ir.add(ir.mul(ir.div(lane, 16), 8), kk * 16);
+  auto type = VectorType::get({4, 2}, c.storage);
+  for (int64_t mt = 0; mt < fragsM; ++mt) {
+    Value row = ir.add(ir.add(warpRow, r), mt * 16);
+    Value f = nvgpu::LdMatrixOp::create(b, type, aSmem,
+                                        ValueRange{stage, row, col},
+                                        b.getBoolAttr(false),
+                                        b.getI32IntegerAttr(4));
+    for (int64_t i = 0; i < 4; ++i)
+      frags.push_back(asI32(vector::ExtractOp::create(b, f, ArrayRef<int64_t>{i})));
+  }
+  return frags;
+}
+
+SmallVector<Value> GemmBuilder::fragmentB(Value stage, int64_t kk) {
+  // B rows are output columns (K contiguous), i.e. mma's "col" layout.
+  // ldmatrix.x4 over two n8 fragments: lanes 0-7 rows 0-7 at k 0, 8-15 the
+  // same rows at k 8, 16-23 rows 8-15 at k 0, 24-31 rows 8-15 at k 8,
+  // giving b0, b1 of fragment 2j then of fragment 2j + 1.
+  SmallVector<Value> frags;
+  Value r = ir.add(ir.rem(lane, 8), ir.mul(ir.div(lane, 16), 8));
+  Value col = ir.add(ir.mul(ir.rem(ir.div(lane, 8), 2), 8), kk * 16);
+  auto type = VectorType::get({4, 2}, c.storage);
+  for (int64_t np = 0; np < fragsN / 2; ++np) {
+    Value row = ir.add(ir.add(warpCol, r), np * 16);
+    Value f = nvgpu::LdMatrixOp::create(b, type, bSmem,
+                                        ValueRange{stage, row, col},
+                                        b.getBoolAttr(false),
+                                        b.getI32IntegerAttr(4));
+    for (int64_t i = 0; i < 4; ++i)
+      frags.push_back(asI32(vector::ExtractOp::create(b, f, ArrayRef<int64_t>{i})));
+  }
+  return frags;
+}
+
+SmallVector<Value> GemmBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                                    ArrayRef<Value> acc) {
+  auto f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32, f32, f32, f32});
+  NVVM::MMATypes ptx = c.storage.isBF16() ? NVVM::MMATypes::bf16
+                                          : NVVM::MMATypes::f16;
+  Value d = NVVM::MmaOp::create(
+      b, resultType, a, bFrag, acc, ArrayRef<int64_t>{16, 8, 16},
+      std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{ptx, ptx},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> r;
+  for (int64_t i = 0; i < 4; ++i)
+    r.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  return r;
+}
+
+SmallVector<Value> GemmBuilder::computeStage(Value stage, ValueRange accIn) {
+  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  auto at = [&](int64_t mt, int64_t nt, int64_t i) -> Value & {
+    return acc[(mt * fragsN + nt) * 4 + i];
+  };
+  if (c.tensorCores()) {
+    for (int64_t kk = 0; kk < c.bk / 16; ++kk) {
+      SmallVector<Value> aFr = fragmentA(stage, kk);
+      SmallVector<Value> bFr = fragmentB(stage, kk);
+      for (int64_t mt = 0; mt < fragsM; ++mt)
+        for (int64_t nt = 0; nt < fragsN; ++nt) {
+          ArrayRef<Value> a(aFr.data() + mt * 4, 4);
+          ArrayRef<Value> bb(bFr.data() + nt * 2, 2);
+          SmallVector<Value> cIn{at(mt, nt, 0), at(mt, nt, 1), at(mt, nt, 2),
+                                 at(mt, nt, 3)};
+          SmallVector<Value> d = mma(a, bb, cIn);
+          for (int64_t i = 0; i < 4; ++i)
+            at(mt, nt, i) = d[i];
+        }
+    }
+    return acc;
+  }
+  // f32: the same fragments, exact FMAs. Per k: 2 A and 2 B values per
+  // fragment row/column pair from shared memory, 4 FMAs per fragment.
+  for (int64_t kk = 0; kk < c.bk; ++kk) {
+    Value k = ir.idx(kk);
+    SmallVector<Value> aLo, aHi, b0, b1;
+    for (int64_t mt = 0; mt < fragsM; ++mt) {
+      Value row = ir.add(ir.add(warpRow, grp), mt * 16);
+      aLo.push_back(ir.load(aSmem, {stage, row, k}));
+      aHi.push_back(ir.load(aSmem, {stage, ir.add(row, 8), k}));
+    }
+    for (int64_t nt = 0; nt < fragsN; ++nt) {
+      Value col = ir.add(ir.add(warpCol, ir.mul(tig, 2)), nt * 8);
+      b0.push_back(ir.load(bSmem, {stage, col, k}));
+      b1.push_back(ir.load(bSmem, {stage, ir.add(col, 1), k}));
+    }
+    for (int64_t mt = 0; mt < fragsM; ++mt)
+      for (int64_t nt = 0; nt < fragsN; ++nt) {
+        at(mt, nt, 0) = ir.fma(aLo[mt], b0[nt], at(mt, nt, 0));
+        at(mt, nt, 1) = ir.fma(aLo[mt], b1[nt], at(mt, nt, 1));
+        at(mt, nt, 2) = ir.fma(aHi[mt], b0[nt], at(mt, nt, 2));
+        at(mt, nt, 3) = ir.fma(aHi[mt], b1[nt], at(mt, nt, 3));
+      }
+  }
+  return acc;
+}
+
+void GemmBuilder::epilogue(ArrayRef<Value> acc) {
+  auto at = [&](int64_t mt, int64_t nt, int64_t i) {
+    return acc[(mt * fragsN + nt) * 4 + i];
+  };
+  Type outType = c.outType;
+  for (int64_t mt = 0; mt < fragsM; ++mt) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
+      ir.guard(ir.lt(row, m), [&] {
+        for (int64_t nt = 0; nt < fragsN; ++nt) {
+          // The B row (packed column) of element e of this fragment row.
+          Value bRow = ir.add(ir.add(ir.add(col0, warpCol), ir.mul(tig, 2)),
+                              nt * 8);
+          for (int64_t e = 0; e < 2; ++e) {
+            Value v = at(mt, nt, half * 2 + e);
+            Value n = ir.add(bRow, e);
+            switch (c.epilogue) {
+            case Epilogue::Partial: {
+              Value slice = ir.blockId(gpu::Dimension::z);
+              Value idx = ir.add(
+                  ir.mul(ir.add(ir.mul(slice, m), row), c.partialStride), n);
+              ir.store(v, out, {idx});
+              break;
+            }
+            case Epilogue::Hidden: {
+              if (!c.gated) {
+                if (c.hasBias)
+                  v = ir.addf(v, ir.toF32(ir.load(bias, {n})));
+                v = buildActivation(b, b.getLoc(), c.activation, v);
+                ir.store(ir.fromF32(v, outType), out,
+                         {ir.add(ir.mul(row, c.nOut), n)});
+                break;
+              }
+              // Gate fragments are the even ones, the up fragment of the
+              // same columns follows (groups of 8 interleaved at pack time).
+              if (nt % 2)
+                break;
+              Value up = at(mt, nt + 1, half * 2 + e);
+              // Output column: B rows 16j..16j+7 are gate columns 8j..8j+7.
+              Value col = ir.add(ir.add(ir.div(ir.add(col0, warpCol), 2),
+                                        ir.mul(tig, 2)),
+                                 nt / 2 * 8 + e);
+              if (c.hasBiasGate)
+                v = ir.addf(v, ir.toF32(ir.load(biasGate, {col})));
+              if (c.hasBias)
+                up = ir.addf(up, ir.toF32(ir.load(bias, {col})));
+              v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, v), up);
+              ir.store(ir.fromF32(v, outType), out,
+                       {ir.add(ir.mul(row, c.nOut), col)});
+              break;
+            }
+            case Epilogue::Output: {
+              ir.guard(ir.lt(n, ir.idx(c.nOut)), [&] {
+                Value y = v;
+                if (c.hasBias)
+                  y = ir.addf(y, ir.toF32(ir.load(bias, {n})));
+                Value idx = ir.add(ir.mul(row, c.nOut), n);
+                if (c.residual)
+                  y = ir.addf(y, ir.toF32(ir.load(resid, {idx})));
+                ir.store(ir.fromF32(y, outType), out, {idx});
+              });
+              break;
+            }
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+void mlir::ffn::gpu_target::buildGemmKernel(OpBuilder &builder,
+                                            gpu::GPUModuleOp module,
+                                            const GemmConfig &config,
+                                            ArrayRef<KernelArg> args) {
+  gpu::GPUFuncOp func =
+      createKernel(builder, module, config.name, args, config.threads());
+  ImplicitLocOpBuilder b(module.getLoc(), builder);
+  b.setInsertionPoint(func.getBody().front().getTerminator());
+  GemmBuilder(b, config, func).build();
+}

@@ -1,0 +1,119 @@
+//===- Kernels.h - the FFN's GPU kernels, one builder each ------*- C++ -*-===//
+//
+// Every kernel takes its buffers as rank-1 memrefs of its element type
+// (memref<?xT>: five launch parameters each, see docs/gpu.md) and the row
+// count m as i64, in the order its KernelArgs list says; the launch plan is
+// built from the same list, so kernel and launch cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_GPU_KERNELS_H
+#define FFN_TARGET_GPU_KERNELS_H
+
+#include "ffn/IR/FfnAttrs.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::ffn::gpu_target {
+
+/// What a kernel argument is bound to at launch (ffn/kernel_abi.h's
+/// ffn_device_arg_kind).
+enum class ArgKind { M = 0, Input = 1, Output = 2, Param = 3, Workspace = 4 };
+
+struct KernelArg {
+  ArgKind kind;
+  int64_t index = 0; ///< Param: parameter index; Workspace: bytes per row
+                     ///< before the region (its offset is m * index)
+  Type elementType;  ///< buffers: the memref element type
+};
+
+/// One kernel launch of the plan.
+struct Launch {
+  std::string kernel;
+  int64_t rowsPerBlock = 1; ///< grid.x = ceil(m / rowsPerBlock)
+  int64_t gridY = 1, gridZ = 1;
+  int64_t threads = 256;
+  int64_t sharedBytes = 0;
+  int64_t minM = 1, maxM = INT64_MAX; ///< the token-count bucket
+  std::vector<KernelArg> args;
+};
+
+/// The FFN as the kernels see it.
+struct FfnShape {
+  int64_t dModel = 0, dFf = 0;
+  Type storage;           ///< f32, bf16 or f16
+  Activation activation = Activation::identity;
+  bool gated = false, residual = false;
+  bool biasUp = false, biasGate = false, biasDown = false;
+  std::optional<NormKind> norm;
+  NormPosition normPosition = NormPosition::pre;
+  double eps = 0;
+};
+
+/// Where the GEMM's A operand and its epilogue's extra inputs live, and what
+/// the epilogue does.
+enum class Epilogue {
+  Hidden,  ///< h = act(acc + b_up) or act(acc_g + b_g) * (acc_u + b_u)
+  Output,  ///< y = acc + b_down [+ x]
+  Partial, ///< raw f32 accumulators of a K slice (split-K)
+};
+
+struct GemmConfig {
+  std::string name;
+  Type storage;           ///< A and B element type
+  int64_t bm = 128, bn = 128, bk = 32, stages = 3;
+  int64_t warpsM = 2, warpsN = 4;
+  int64_t k = 0;        ///< reduction length of the packed B rows
+  int64_t kValid = 0;   ///< A's columns beyond this read as zero
+  int64_t lda = 0;      ///< A's row stride (elements)
+  int64_t splitK = 1;   ///< K slices (grid.z)
+  int64_t nOut = 0;     ///< Output: valid columns; Hidden: h row stride
+  Epilogue epilogue = Epilogue::Hidden;
+  bool gated = false;   ///< two B buffers (gate, up), interleaved in the
+                        ///< tile in groups of 8 rows
+  Activation activation = Activation::identity;
+  Type outType;         ///< element type of the result buffer
+  bool hasBias = false, hasBiasGate = false, residual = false;
+  int64_t partialStride = 0; ///< Partial: f32 columns per row of one slice
+
+  int64_t sharedBytes() const;
+  int64_t threads() const { return 32 * warpsM * warpsN; }
+  bool tensorCores() const { return !storage.isF32(); }
+};
+
+/// Builds the GEMM kernel into `module`. Its arguments, in order: A, B (the
+/// gate's when gated), the up B when gated, out, then b_up (Hidden) or
+/// b_down (Output), b_gate, the residual input, m. Partial has no biases.
+void buildGemmKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                     const GemmConfig &config, ArrayRef<KernelArg> args);
+
+/// Row kernels (one block of 256 threads per token row).
+struct NormConfig {
+  std::string name;
+  NormKind kind;
+  double eps;
+  int64_t width;     ///< d_model
+  int64_t outStride; ///< output row stride; columns beyond width get 0
+  Type inType, outType;
+  bool shift = false; ///< LayerNorm's learned shift
+  bool apply = true;  ///< false: only copy (and pad) the row
+};
+void buildNormKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                     const NormConfig &config, ArrayRef<KernelArg> args);
+
+/// Sums the split-K partials and applies the GEMM's epilogue.
+void buildSplitKReduceKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                             const GemmConfig &gemm, ArrayRef<KernelArg> args);
+
+/// Creates an empty kernel `name` with memref<?xT> / i64 arguments.
+gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                            StringRef name, ArrayRef<KernelArg> args,
+                            int64_t threads);
+
+} // namespace mlir::ffn::gpu_target
+
+#endif // FFN_TARGET_GPU_KERNELS_H

@@ -1,0 +1,158 @@
+//===- RowKernels.cpp - norm and split-K reduction kernels ----------------===//
+//
+// One block of 256 threads per token row; threads stride over the row's
+// columns, so reads and writes are coalesced. These kernels move O(m *
+// d_model) or O(m * d_ff) bytes against the GEMMs' O(weights): a separate
+// launch costs a few microseconds, never the weight stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "KernelIR.h"
+
+#include "ffn/Transforms/Activation.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+using namespace mlir::ffn::gpu_target;
+
+static constexpr int64_t kRowThreads = 256;
+
+static Value scratchBuffer(KernelIR &ir) {
+  auto space = gpu::AddressSpaceAttr::get(ir.b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      ir.b, MemRefType::get({ShapedType::kDynamic}, ir.b.getI8Type(), nullptr,
+                            space));
+  auto type = MemRefType::get({kRowThreads / 32}, ir.b.getF32Type(), nullptr,
+                              space);
+  return memref::ViewOp::create(ir.b, type, raw, ir.idx(0), ValueRange{});
+}
+
+void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
+                                            gpu::GPUModuleOp module,
+                                            const NormConfig &c,
+                                            ArrayRef<KernelArg> args) {
+  gpu::GPUFuncOp func = createKernel(builder, module, c.name, args, kRowThreads);
+  ImplicitLocOpBuilder b(module.getLoc(), builder);
+  b.setInsertionPoint(func.getBody().front().getTerminator());
+  KernelIR ir(b);
+  auto a = func.getArguments();
+  unsigned i = 0;
+  Value in = a[i++], out = a[i++], scale, shift;
+  if (c.apply) {
+    scale = a[i++];
+    if (c.shift)
+      shift = a[i++];
+  }
+  Value row = ir.blockId(gpu::Dimension::x);
+  Value tid = ir.threadId();
+  Value inBase = ir.mul(row, c.width), outBase = ir.mul(row, c.outStride);
+  Value width = ir.idx(c.width);
+  auto x = [&](Value col) {
+    return ir.toF32(ir.load(in, {ir.add(inBase, col)}));
+  };
+  Value mean = ir.f32(0), rstd = ir.f32(1);
+  if (c.apply) {
+    Value scratch = scratchBuffer(ir);
+    Value n = ir.f32(static_cast<double>(c.width));
+    bool layer = c.kind == NormKind::layernorm;
+    if (layer) {
+      Value s = ir.loop(tid, width, kRowThreads, {ir.f32(0)},
+                        [&](Value col, ValueRange acc) -> SmallVector<Value> {
+                          return {ir.addf(acc[0], x(col))};
+                        })[0];
+      mean = ir.divf(ir.blockSum(s, scratch, kRowThreads), n);
+    }
+    // Two passes for LayerNorm (the variance of deviations, no
+    // cancellation); RMSNorm's mean of squares needs one.
+    Value sq = ir.loop(tid, width, kRowThreads, {ir.f32(0)},
+                       [&](Value col, ValueRange acc) -> SmallVector<Value> {
+                         Value d = ir.subf(x(col), mean);
+                         return {ir.fma(d, d, acc[0])};
+                       })[0];
+    Value var = ir.divf(ir.blockSum(sq, scratch, kRowThreads), n);
+    rstd = math::RsqrtOp::create(b, ir.addf(var, ir.f32(c.eps)));
+  }
+  ir.loop(tid, width, kRowThreads, [&](Value col) {
+    Value v = x(col);
+    if (c.apply) {
+      v = ir.mulf(ir.mulf(ir.subf(v, mean), rstd),
+                  ir.toF32(ir.load(scale, {col})));
+      if (c.shift)
+        v = ir.addf(v, ir.toF32(ir.load(shift, {col})));
+    }
+    ir.store(ir.fromF32(v, c.outType), out, {ir.add(outBase, col)});
+  });
+  // Padding columns read as zeros by the GEMM that follows.
+  Value zero = ir.fromF32(ir.f32(0), c.outType);
+  ir.loop(ir.add(width, tid), ir.idx(c.outStride), kRowThreads,
+          [&](Value col) { ir.store(zero, out, {ir.add(outBase, col)}); });
+}
+
+void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
+                                                    gpu::GPUModuleOp module,
+                                                    const GemmConfig &c,
+                                                    ArrayRef<KernelArg> args) {
+  gpu::GPUFuncOp func =
+      createKernel(builder, module, c.name + "_reduce", args, kRowThreads);
+  ImplicitLocOpBuilder b(module.getLoc(), builder);
+  b.setInsertionPoint(func.getBody().front().getTerminator());
+  KernelIR ir(b);
+  auto a = func.getArguments();
+  unsigned i = 0;
+  Value partial = a[i++], out = a[i++], bias, biasGate, resid;
+  if (c.hasBias)
+    bias = a[i++];
+  if (c.hasBiasGate)
+    biasGate = a[i++];
+  if (c.residual)
+    resid = a[i++];
+  Value m = arith::IndexCastOp::create(b, b.getIndexType(), a[i++]);
+  Value row = ir.blockId(gpu::Dimension::x);
+  Value tid = ir.threadId();
+  // Sum of the K slices of packed column n, in slice order (deterministic).
+  auto sum = [&](Value n) {
+    Value s = ir.f32(0);
+    for (int64_t z = 0; z < c.splitK; ++z) {
+      Value idx = ir.add(
+          ir.mul(ir.add(ir.mul(ir.idx(z), m), row), c.partialStride), n);
+      s = ir.addf(s, ir.load(partial, {idx}));
+    }
+    return s;
+  };
+  int64_t columns = c.epilogue == Epilogue::Output
+                        ? c.nOut
+                        : (c.gated ? c.partialStride / 2 : c.partialStride);
+  ir.loop(tid, ir.idx(columns), kRowThreads, [&](Value col) {
+    Value outIdx = ir.add(ir.mul(row, c.nOut), col);
+    if (c.epilogue == Epilogue::Output) {
+      Value y = sum(col);
+      if (c.hasBias)
+        y = ir.addf(y, ir.toF32(ir.load(bias, {col})));
+      if (c.residual)
+        y = ir.addf(y, ir.toF32(ir.load(resid, {outIdx})));
+      ir.store(ir.fromF32(y, c.outType), out, {outIdx});
+      return;
+    }
+    if (!c.gated) {
+      Value v = sum(col);
+      if (c.hasBias)
+        v = ir.addf(v, ir.toF32(ir.load(bias, {col})));
+      v = buildActivation(b, b.getLoc(), c.activation, v);
+      ir.store(ir.fromF32(v, c.outType), out, {outIdx});
+      return;
+    }
+    // Column col's gate and up sit in packed rows 16j + i and 16j + 8 + i.
+    Value gRow = ir.add(ir.mul(ir.div(col, 8), 16), ir.rem(col, 8));
+    Value g = sum(gRow), u = sum(ir.add(gRow, 8));
+    if (c.hasBiasGate)
+      g = ir.addf(g, ir.toF32(ir.load(biasGate, {col})));
+    if (c.hasBias)
+      u = ir.addf(u, ir.toF32(ir.load(bias, {col})));
+    Value v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, g), u);
+    ir.store(ir.fromF32(v, c.outType), out, {outIdx});
+  });
+}

@@ -1,0 +1,249 @@
+//===- DeviceKernel.cpp - running a CUDA kernel's launch plan -------------===//
+
+#include "DeviceKernel.h"
+
+#include "CudaDriver.h"
+
+#include <cstring>
+
+using namespace ffn_rt;
+using namespace ffn_rt::cuda;
+
+static size_t dtypeBytes(int64_t dtype) {
+  return dtype == FFN_DTYPE_F32 ? 4 : 2;
+}
+
+std::string DeviceKernel::validate(const ffn_kernel_desc &d) {
+  if (!d.device_image || d.device_image_size < 16 ||
+      d.device_image_size > (uint64_t(1) << 30))
+    return "no device image";
+  if (!d.launches || d.num_launches < 1 || d.num_launches > 64)
+    return "num_launches " + std::to_string(d.num_launches);
+  for (int64_t i = 0; i < d.num_launches; ++i) {
+    const ffn_device_launch &l = d.launches[i];
+    std::string at = "launch " + std::to_string(i) + ": ";
+    if (!l.kernel || std::strlen(l.kernel) == 0 || std::strlen(l.kernel) > 256)
+      return at + "no kernel name";
+    if (l.min_m < 1 || l.max_m < l.min_m || l.rows_per_block < 1 ||
+        l.grid_y < 1 || l.grid_y > 65535 || l.grid_z < 1 || l.grid_z > 65535 ||
+        l.block_threads < 1 || l.block_threads > 1024 || l.shared_bytes < 0 ||
+        l.shared_bytes > 256 * 1024)
+      return at + "invalid geometry";
+    if (l.num_args < 1 || l.num_args > 32 || !l.args)
+      return at + "num_args " + std::to_string(l.num_args);
+    for (int64_t a = 0; a < l.num_args; ++a) {
+      int64_t kind = l.args[a].kind, index = l.args[a].index;
+      bool ok = (kind >= FFN_DEVICE_ARG_M && kind <= FFN_DEVICE_ARG_OUTPUT) ||
+                (kind == FFN_DEVICE_ARG_PARAM && index >= 0 &&
+                 index < d.num_params) ||
+                (kind == FFN_DEVICE_ARG_WORKSPACE && index >= 0 &&
+                 index < d.workspace_per_row);
+      if (!ok)
+        return at + "argument " + std::to_string(a) + " is invalid";
+    }
+  }
+  // Every m >= 1 must be covered by the plan's buckets.
+  return "";
+}
+
+DeviceKernel::~DeviceKernel() {
+  std::string error;
+  const Driver *d = driver(error);
+  if (!d)
+    return;
+  ScopedContext scope(*d);
+  // Runs the application left in flight may still read the parameters.
+  d->CtxSynchronize();
+  for (unsigned long long p : params)
+    if (p)
+      d->MemFree(p);
+  if (module)
+    d->ModuleUnload(static_cast<CUmodule>(module));
+}
+
+bool DeviceKernel::ensureLoaded(std::string &error) {
+  std::lock_guard<std::mutex> lock(loadMutex);
+  if (loaded)
+    return true;
+  const Driver *d = driver(error);
+  if (!d)
+    return false;
+  ScopedContext scope(*d);
+  CUmodule mod = nullptr;
+  if (CUresult r = d->ModuleLoadData(&mod, desc.device_image)) {
+    error = std::string("cannot load the device code of kernel '") +
+            desc.name + "' (" + desc.target + ") on this GPU (sm_" +
+            std::to_string(d->smMajor) + std::to_string(d->smMinor) +
+            "): " + describe(*d, r);
+    return false;
+  }
+  std::vector<void *> fns;
+  for (int64_t i = 0; i < desc.num_launches; ++i) {
+    const ffn_device_launch &l = desc.launches[i];
+    CUfunction f = nullptr;
+    CUresult r = d->ModuleGetFunction(&f, mod, l.kernel);
+    // More than 48 KiB of dynamic shared memory is an explicit opt-in.
+    if (r == 0 && l.shared_bytes > 48 * 1024)
+      r = d->FuncSetAttribute(f, kFuncAttrMaxDynamicShared,
+                              static_cast<int>(l.shared_bytes));
+    if (r) {
+      error = std::string("kernel '") + desc.name + "': entry '" + l.kernel +
+              "': " + describe(*d, r);
+      d->ModuleUnload(mod);
+      return false;
+    }
+    fns.push_back(f);
+  }
+  module = mod;
+  functions = std::move(fns);
+  params.assign(desc.num_params, 0);
+  loaded = true;
+  return true;
+}
+
+bool DeviceKernel::setParam(int64_t index, const void *packed, size_t bytes,
+                            std::string &error) {
+  if (!ensureLoaded(error))
+    return false;
+  const Driver *d = driver(error);
+  ScopedContext scope(*d);
+  CUdeviceptr p = 0;
+  CUresult r = d->MemAlloc(&p, bytes);
+  if (r == 0)
+    r = d->MemcpyHtoD(p, packed, bytes);
+  if (r) {
+    if (p)
+      d->MemFree(p);
+    error = std::string("parameter '") + desc.params[index].name +
+            "': cannot copy it to the GPU: " + describe(*d, r);
+    return false;
+  }
+  if (params[index]) {
+    // A run on some stream may still be reading the old buffer.
+    d->CtxSynchronize();
+    d->MemFree(params[index]);
+  }
+  params[index] = p;
+  return true;
+}
+
+bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
+                       std::string &error) {
+  if (!ensureLoaded(error))
+    return false;
+  const Driver *d = driver(error);
+  ScopedContext scope(*d);
+  CUstream s = static_cast<CUstream>(stream);
+  CUdeviceptr ws = 0;
+  size_t wsBytes = static_cast<size_t>(m) *
+                   static_cast<size_t>(desc.workspace_per_row);
+  if (wsBytes) {
+    if (CUresult r = d->MemAllocAsync(&ws, wsBytes, s)) {
+      error = "cannot allocate " + std::to_string(wsBytes) +
+              " bytes of GPU workspace: " + describe(*d, r);
+      return false;
+    }
+  }
+  size_t rowElems = static_cast<size_t>(m) * desc.d_model;
+  bool ok = true;
+  for (int64_t i = 0; i < desc.num_launches && ok; ++i) {
+    const ffn_device_launch &l = desc.launches[i];
+    if (m < l.min_m || m > l.max_m)
+      continue;
+    // Each buffer is a rank-1 memref descriptor: five parameters.
+    uint64_t slots[32 * 5];
+    void *argv[32 * 5];
+    int n = 0;
+    auto memref = [&](uint64_t ptr, uint64_t size) {
+      uint64_t fields[5] = {ptr, ptr, 0, size, 1};
+      for (uint64_t f : fields) {
+        slots[n] = f;
+        argv[n] = &slots[n];
+        ++n;
+      }
+    };
+    for (int64_t a = 0; a < l.num_args; ++a) {
+      const ffn_device_arg &arg = l.args[a];
+      switch (arg.kind) {
+      case FFN_DEVICE_ARG_M:
+        slots[n] = static_cast<uint64_t>(m);
+        argv[n] = &slots[n];
+        ++n;
+        break;
+      case FFN_DEVICE_ARG_INPUT:
+        memref(reinterpret_cast<uint64_t>(x), rowElems);
+        break;
+      case FFN_DEVICE_ARG_OUTPUT:
+        memref(reinterpret_cast<uint64_t>(y), rowElems);
+        break;
+      case FFN_DEVICE_ARG_PARAM:
+        memref(params[arg.index], static_cast<uint64_t>(
+                                      desc.params[arg.index].packed_bytes) /
+                                      dtypeBytes(desc.dtype));
+        break;
+      default: // FFN_DEVICE_ARG_WORKSPACE; its size is not read
+        memref(ws + static_cast<uint64_t>(m) * arg.index, 0);
+        break;
+      }
+    }
+    int64_t gridX = (m + l.rows_per_block - 1) / l.rows_per_block;
+    if (gridX > 0x7FFFFFFF) {
+      error = "m = " + std::to_string(m) + " needs too many blocks";
+      ok = false;
+      break;
+    }
+    CUresult r = d->LaunchKernel(
+        static_cast<CUfunction>(functions[i]), static_cast<unsigned>(gridX),
+        static_cast<unsigned>(l.grid_y), static_cast<unsigned>(l.grid_z),
+        static_cast<unsigned>(l.block_threads), 1, 1,
+        static_cast<unsigned>(l.shared_bytes), s, argv, nullptr);
+    if (r) {
+      error = std::string("launching '") + l.kernel + "': " + describe(*d, r);
+      ok = false;
+    }
+  }
+  if (ws)
+    d->MemFreeAsync(ws, s);
+  return ok;
+}
+
+bool DeviceKernel::runHost(int64_t m, const void *x, void *y,
+                           std::string &error) {
+  if (!ensureLoaded(error))
+    return false;
+  const Driver *d = driver(error);
+  ScopedContext scope(*d);
+  size_t bytes = static_cast<size_t>(m) * desc.d_model * dtypeBytes(desc.dtype);
+  CUstream s = nullptr;
+  if (CUresult r = d->StreamCreate(&s, kStreamNonBlocking)) {
+    error = "cannot create a CUDA stream: " + describe(*d, r);
+    return false;
+  }
+  CUdeviceptr dx = 0, dy = 0;
+  CUresult r = d->MemAllocAsync(&dx, bytes, s);
+  if (r == 0)
+    r = d->MemAllocAsync(&dy, bytes, s);
+  if (r == 0)
+    r = d->MemcpyHtoDAsync(dx, x, bytes, s);
+  bool ok = r == 0;
+  if (!ok)
+    error = "cannot stage " + std::to_string(bytes) +
+            " bytes on the GPU: " + describe(*d, r);
+  if (ok)
+    ok = run(m, reinterpret_cast<void *>(dx), reinterpret_cast<void *>(dy), s,
+             error);
+  if (ok && (r = d->MemcpyDtoHAsync(y, dy, bytes, s))) {
+    error = "cannot copy the result back: " + describe(*d, r);
+    ok = false;
+  }
+  if (dx)
+    d->MemFreeAsync(dx, s);
+  if (dy)
+    d->MemFreeAsync(dy, s);
+  if ((r = d->StreamSynchronize(s)) && ok) {
+    error = "the GPU run failed: " + describe(*d, r);
+    ok = false;
+  }
+  d->StreamDestroy(s);
+  return ok;
+}

@@ -1,0 +1,63 @@
+//===- DeviceKernel.h - running a CUDA kernel's launch plan -----*- C++ -*-===//
+//
+// The device side of an ffn_kernel whose descriptor says FFN_DEVICE_CUDA:
+// its module (loaded from the descriptor's cubin on first use), the packed
+// parameters in device memory, and a run: every launch of the plan whose
+// token-count bucket holds m, on one stream, with a workspace allocated on
+// that stream.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_RUNTIME_DEVICEKERNEL_H
+#define FFN_RUNTIME_DEVICEKERNEL_H
+
+#include "ffn/kernel_abi.h"
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ffn_rt {
+
+class DeviceKernel {
+public:
+  explicit DeviceKernel(const ffn_kernel_desc &desc) : desc(desc) {}
+  ~DeviceKernel();
+  DeviceKernel(const DeviceKernel &) = delete;
+  DeviceKernel &operator=(const DeviceKernel &) = delete;
+
+  /// Checks the plan against the descriptor (no driver needed). Returns ""
+  /// or what is wrong.
+  static std::string validate(const ffn_kernel_desc &desc);
+
+  /// Copies packed parameter `index` (`bytes` long) to device memory,
+  /// replacing an earlier one once the device is done with it. The caller
+  /// holds the kernel's parameter lock exclusively.
+  bool setParam(int64_t index, const void *packed, size_t bytes,
+                std::string &error);
+
+  /// Launches the plan for m rows on `stream` (a CUstream; null: the
+  /// default stream). x and y are device pointers. The caller holds the
+  /// parameter lock shared and has checked that every parameter is set.
+  bool run(int64_t m, const void *x, void *y, void *stream,
+           std::string &error);
+
+  /// The same with host pointers: copies in, runs on a stream of its own,
+  /// waits, copies out.
+  bool runHost(int64_t m, const void *x, void *y, std::string &error);
+
+private:
+  const ffn_kernel_desc &desc;
+  std::mutex loadMutex;
+  bool loaded = false;
+  void *module = nullptr;
+  std::vector<void *> functions; // one per launch
+  std::vector<unsigned long long> params;
+
+  bool ensureLoaded(std::string &error);
+};
+
+} // namespace ffn_rt
+
+#endif // FFN_RUNTIME_DEVICEKERNEL_H

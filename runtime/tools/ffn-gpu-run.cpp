@@ -1,0 +1,184 @@
+//===- ffn-gpu-run.cpp - run device kernels and check them ----------------===//
+//
+// Loads kernels from a shared library built by `ffnc --target=nvptx-... --emit=so`,
+// gives them random parameters (nn.Linear's initialization), runs them on
+// the GPU through the runtime for each token count and compares every
+// output element with the f64 reference's error bound, as `ffnc run
+// --check` does on the CPU. It links only the runtime and the reference (no
+// MLIR), so it runs on GPU machines that have neither LLVM nor the CUDA
+// toolkit, only the driver.
+//
+//   ffn-gpu-run kernels.so name... [--tokens=1,16,...] [--seed=N] [--no-check]
+//
+// Exit status 0 when every check passes, 1 when one fails, 2 on bad usage,
+// 3 when no usable GPU or driver is present (the message says which).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ffn/runtime.h"
+#include "ffn_reference.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// splitmix64: tiny and the same sequence on every platform.
+struct Random {
+  uint64_t state;
+  double uniform(double lo, double hi) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * static_cast<double>(z >> 11) * 0x1.0p-53;
+  }
+};
+
+struct Tensor {
+  std::vector<unsigned char> bytes;
+  std::vector<double> values; // what the kernel sees
+  Tensor(int64_t dtype, size_t n, Random &rng, double lo, double hi)
+      : bytes(n * (dtype == FFN_DTYPE_F32 ? 4 : 2)), values(n) {
+    for (size_t i = 0; i < n; ++i) {
+      values[i] = ffn_ref::roundTo(dtype, rng.uniform(lo, hi));
+      ffn_ref::store(dtype, bytes.data(), i, values[i]);
+    }
+  }
+};
+
+std::vector<int64_t> parseList(const char *s) {
+  std::vector<int64_t> out;
+  while (*s) {
+    char *end = nullptr;
+    long long v = std::strtoll(s, &end, 10);
+    if (end == s || v < 1 || v > (1 << 20))
+      return {};
+    out.push_back(v);
+    s = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',')
+      return {};
+  }
+  return out;
+}
+
+int checkKernel(ffn_context *ctx, const char *library, const char *name,
+                const std::vector<int64_t> &tokens, uint64_t seed,
+                bool check) {
+  ffn_kernel *k = nullptr;
+  if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &k)) {
+    std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
+                 ffn_context_last_error(ctx));
+    return 1;
+  }
+  const ffn_kernel_desc &d = *ffn_kernel_descriptor(k);
+  Random rng{seed};
+  std::vector<Tensor> params;
+  std::vector<const double *> values;
+  for (int64_t i = 0; i < d.num_params; ++i) {
+    const ffn_param_desc &p = d.params[i];
+    size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
+    double a = p.rank == 2 ? 1.0 / std::sqrt(double(p.shape[0])) : 0.1;
+    bool scale = std::strcmp(p.name, "norm_scale") == 0;
+    params.emplace_back(d.dtype, n, rng, scale ? 0.9 : -a, scale ? 1.1 : a);
+    values.push_back(params.back().values.data());
+    if (ffn_status s = ffn_kernel_set_param(k, p.name, params.back().bytes.data(),
+                                            params.back().bytes.size(),
+                                            FFN_LAYOUT_IN_OUT)) {
+      std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
+                   ffn_context_last_error(ctx));
+      ffn_kernel_destroy(k);
+      return s == FFN_ERROR_DEVICE ? 3 : 1;
+    }
+  }
+  int status = 0;
+  for (int64_t m : tokens) {
+    size_t n = static_cast<size_t>(m) * d.d_model;
+    Tensor x(d.dtype, n, rng, -1.0, 1.0);
+    std::vector<unsigned char> y(x.bytes.size());
+    if (ffn_status s = ffn_kernel_run(k, m, x.bytes.data(), y.data())) {
+      std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
+                   ffn_context_last_error(ctx));
+      ffn_kernel_destroy(k);
+      return s == FFN_ERROR_DEVICE ? 3 : 1;
+    }
+    if (!check) {
+      std::printf("%s m=%lld: ran\n", name, static_cast<long long>(m));
+      continue;
+    }
+    std::vector<double> got(n), ref(n), bound(n);
+    for (size_t i = 0; i < n; ++i)
+      got[i] = ffn_ref::load(d.dtype, y.data(), i);
+    ffn_ref::forward(d, m, x.values.data(), values, ref.data(), bound.data());
+    ffn_ref::Comparison r = ffn_ref::compare(d.dtype, got, ref, bound);
+    std::printf("%s m=%lld: max abs err %.3e, max err/bound %.3g, "
+                "non-finite mismatches %zu: %s\n",
+                name, static_cast<long long>(m), r.maxAbs, r.maxRatio,
+                r.nonFiniteMismatches, r.pass ? "PASS" : "FAIL");
+    if (!r.pass) {
+      size_t i = r.worst;
+      std::printf("  worst [%zu, %zu]: got %.9g, expected %.9g, allowed "
+                  "+-%.3e\n",
+                  i / d.d_model, i % d.d_model, got[i], ref[i], r.worstAllowed);
+      status = 1;
+    }
+  }
+  ffn_kernel_destroy(k);
+  return status;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const char *library = nullptr;
+  std::vector<const char *> names;
+  std::vector<int64_t> tokens = {1, 7, 16, 17, 100, 129, 300};
+  uint64_t seed = 1;
+  bool check = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--no-check") == 0) {
+      check = false; // only run (for profilers)
+      continue;
+    }
+    if (std::strncmp(argv[i], "--tokens=", 9) == 0) {
+      tokens = parseList(argv[i] + 9);
+      if (tokens.empty()) {
+        std::fprintf(stderr, "ffn-gpu-run: --tokens wants a comma-separated "
+                             "list of counts in [1, 1048576]\n");
+        return 2;
+      }
+    } else if (std::strncmp(argv[i], "--seed=", 7) == 0) {
+      seed = std::strtoull(argv[i] + 7, nullptr, 10);
+    } else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "ffn-gpu-run: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else if (!library) {
+      library = argv[i];
+    } else {
+      names.push_back(argv[i]);
+    }
+  }
+  if (!library || names.empty()) {
+    std::fprintf(stderr, "usage: ffn-gpu-run kernels.so name... "
+                         "[--tokens=1,16,...] [--seed=N]\n");
+    return 2;
+  }
+  ffn_context *ctx = nullptr;
+  if (ffn_context_create(&ctx) != FFN_OK)
+    return 1;
+  int status = 0;
+  for (const char *name : names) {
+    int s = checkKernel(ctx, library, name, tokens, seed, check);
+    if (s == 3) {
+      status = 3;
+      break;
+    }
+    status = std::max(status, s);
+  }
+  ffn_context_destroy(ctx);
+  return status;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds what a GPU machine needs to check and benchmark ffnc's NVIDIA back
+# end into one folder (default .device/): the runtime, ffn-gpu-run, the
+# benchmark script and kernel libraries for the example and test specs.
+# Nothing in it needs LLVM, MLIR or the CUDA toolkit on the GPU machine:
+# only its driver (and PyTorch for the benchmark's peer).
+#
+#   scripts/gpu-bundle.sh [--target=nvptx-sm90] [out-dir]
+#   then, on the GPU machine: out-dir/run-checks.sh   (numerics, exit 0 = pass)
+#                             out-dir/run-bench.sh    (ffnc vs PyTorch/cuBLAS)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=nvptx-sm90
+if [[ "${1:-}" == --target=* ]]; then target=${1#--target=}; shift; fi
+out=${1:-.device}
+ffnc=build/bin/ffnc
+mkdir -p "$out"
+rm -f "$out"/*.so "$out"/*.names
+cp build/bin/ffn-gpu-run build/lib/libffn_runtime.so bench/gpu/gpu_bench.py "$out"/
+for spec in examples/zoo.ffn examples/classic.ffn test/GPU/Inputs/tails.ffn bench/gpu/bench.ffn; do
+  name=$(basename "$spec" .ffn)
+  "$ffnc" "$spec" --target="$target" --emit=so -o "$out/$name.so"
+  grep -o '^ *ffn [A-Za-z0-9_]*' "$spec" | awk '{print $2}' | tr '\n' ' ' >"$out/$name.names"
+done
+cat >"$out/run-checks.sh" <<'SH'
+#!/usr/bin/env bash
+# Every kernel of every bundled spec against the f64 reference, at token
+# counts covering each bucket and tile tail.
+cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+status=0
+for lib in zoo tails; do
+  ./ffn-gpu-run $lib.so $(cat $lib.names) --tokens=1,7,16,17,100,129,300 || status=1
+done
+./ffn-gpu-run classic.so transformer_base bert_base --tokens=1,16,130 || status=1
+./ffn-gpu-run classic.so llama2_7b_mlp --tokens=1,17 || status=1
+echo "gpu checks: $([ $status = 0 ] && echo PASS || echo FAIL)"
+exit $status
+SH
+cat >"$out/run-bench.sh" <<'SH'
+#!/usr/bin/env bash
+cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
+python3 gpu_bench.py ./libffn_runtime.so ./bench.so \
+  llama7b_swiglu:1,16,128,512,2048,8192 bert_base_gelu:1,128,2048,8192 \
+  llama7b_swiglu_f32:1,16,512
+SH
+chmod +x "$out"/run-checks.sh "$out"/run-bench.sh
+echo "bundle for $target in $out ($(du -sh "$out" | cut -f1))"
