@@ -41,7 +41,7 @@ cat >"$out/run-bench.sh" <<'SH'
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
 python3 gpu_bench.py ./libffn_runtime.so ./bench.so \
-  llama7b_swiglu:1,16,128,512,2048,8192 bert_base_gelu:1,128,2048,8192 \
+  llama7b_swiglu:1,4,16,64,128,512,2048,8192 bert_base_gelu:1,16,128,2048,8192 \
   llama7b_swiglu_f32:1,16,512
 SH
 chmod +x "$out"/run-checks.sh "$out"/run-bench.sh

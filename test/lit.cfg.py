@@ -60,3 +60,20 @@ config.substitutions.append(("%reference_include", os.path.join(config.ffnc_src_
 config.substitutions.append(("%ffnc_lib_dir", os.path.join(config.ffnc_obj_root, "lib")))
 config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))
 config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
+
+# NVIDIA targets. ptxas (from the CUDA toolkit, which setup installs on
+# these machines) assembles the generated PTX: the `ptxas` feature. The
+# GPU numerics tests need a GPU and its driver: the `cuda-device` feature,
+# present when nvidia-smi lists a GPU; elsewhere they report UNSUPPORTED.
+cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if os.access(ptxas, os.X_OK) and os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+try:
+    import subprocess
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    if listed.returncode == 0 and "GPU" in listed.stdout:
+        config.available_features.add("cuda-device")
+except (OSError, subprocess.SubprocessError):
+    pass

@@ -14,8 +14,10 @@ using namespace ffnc;
 
 namespace {
 
-void emitKernel(const FfnSpec &spec, std::string &out) {
+void emitKernel(const FfnSpec &spec, const TargetInfo &target,
+                std::string &out) {
   const std::string &n = spec.name;
+  bool device = target.isGpu();
   std::vector<ParamInfo> params = kernelParams(spec);
   out += fmt::format("/* ffn {}: d_model = {}, d_ff = {}, dtype = {}.\n", n,
                      spec.dModel, spec.dFF, toString(spec.dtype).str());
@@ -26,28 +28,45 @@ void emitKernel(const FfnSpec &spec, std::string &out) {
     else
       out += fmt::format(" *   {:<11} [{}]\n", p.name, p.rows);
   }
-  out += fmt::format(
-      " *\n"
-      " * Through the runtime: ffn_kernel_create(ctx, &ffn_kernel_{0}, &k).\n"
-      " * Directly: pack parameter i once with ffn_{0}_pack(i, src, dst) into\n"
-      " * ffn_kernel_{0}.params[i].packed_bytes bytes (64-byte aligned), then\n"
-      " * ffn_{0}_run(m, x, packed, y, workspace) with a 64-byte aligned\n"
-      " * workspace of m * ffn_kernel_{0}.workspace_per_row bytes (NULL if\n"
-      " * that is 0). ffn_{0}_phase / ffn_{0}_phase_units split the same run\n"
-      " * over threads (ffn/kernel_abi.h).\n"
-      " */\n",
-      n);
+  if (device) {
+    out += fmt::format(
+        " *\n"
+        " * A {1} kernel: ffn_kernel_create(ctx, &ffn_kernel_{0}, &k), set\n"
+        " * the parameters, then ffn_kernel_run_device(k, m, x, y, stream) on\n"
+        " * device pointers (or ffn_kernel_run on host pointers). The cubin\n"
+        " * and launch plan are in the descriptor; the runtime opens the CUDA\n"
+        " * driver on first use. ffn_{0}_pack(i, src, dst) is the host-side\n"
+        " * packing the runtime applies before uploading parameter i.\n"
+        " */\n",
+        n, target.name);
+  } else {
+    out += fmt::format(
+        " *\n"
+        " * Through the runtime: ffn_kernel_create(ctx, &ffn_kernel_{0}, &k).\n"
+        " * Directly: pack parameter i once with ffn_{0}_pack(i, src, dst) into\n"
+        " * ffn_kernel_{0}.params[i].packed_bytes bytes (64-byte aligned), then\n"
+        " * ffn_{0}_run(m, x, packed, y, workspace) with a 64-byte aligned\n"
+        " * workspace of m * ffn_kernel_{0}.workspace_per_row bytes (NULL if\n"
+        " * that is 0). ffn_{0}_phase / ffn_{0}_phase_units split the same run\n"
+        " * over threads (ffn/kernel_abi.h).\n"
+        " */\n",
+        n);
+  }
   out += "enum {\n";
   for (auto [i, p] : llvm::enumerate(params))
     out += fmt::format("  ffn_{}_param_{} = {},\n", n, p.name, i);
   out += fmt::format("  ffn_{}_num_params = {}\n}};\n", n, params.size());
   out += fmt::format("extern const ffn_kernel_desc ffn_kernel_{};\n", n);
+  out += fmt::format(
+      "void ffn_{}_pack(int64_t index, const void *src, void *dst);\n", n);
+  if (device) {
+    out += "\n";
+    return;
+  }
   out += fmt::format("void ffn_{}_run(int64_t m, const void *x,\n"
                      "    const void *const *params, void *y, "
                      "void *workspace);\n",
                      n);
-  out += fmt::format(
-      "void ffn_{}_pack(int64_t index, const void *src, void *dst);\n", n);
   out += fmt::format(
       "int64_t ffn_{}_phase_units(int64_t phase, int64_t m);\n", n);
   out += fmt::format(
@@ -68,7 +87,7 @@ std::string ffnc::emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
   out += "#pragma once\n\n#include <ffn/kernel_abi.h>\n\n";
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   for (const FfnSpec &spec : specs)
-    emitKernel(spec, out);
+    emitKernel(spec, target, out);
   out += "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n";
   return out;
 }

@@ -508,6 +508,10 @@ int main(int argc, char **argv) {
         return fail("--tokens: token counts must be in [1, 1048576]");
     if (!(inputScale > 0) || !std::isfinite(inputScale))
       return fail("--input-scale must be positive and finite");
+    if (target->isGpu())
+      return fail("ffnc run runs CPU kernels; '" + target->name +
+                  "' is an NVIDIA target: build it with --emit=so and run it "
+                  "with ffn-gpu-run on a machine with the GPU");
     if (!hostCanRun(*target))
       return fail("this machine cannot run code for target '" + target->name +
                   "'");

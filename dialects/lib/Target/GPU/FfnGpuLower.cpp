@@ -8,10 +8,11 @@
 //   GEMM 2        y = h . W2 + b2 [+ x]  (f32 z instead when post-norm)
 //   [row kernel]  y = norm(z)
 //
-// per token-count bucket: decode (m <= 16: 16-row tiles), medium (m <= 128:
-// 64-row tiles) and large (128-row tiles). A GEMM whose grid would fill
-// fewer than all SMs splits K (f32 partials in the workspace, then a
-// reduction kernel applying the epilogue in slice order: deterministic).
+// per token-count bucket: decode (m <= 16: 16-row tiles), small (m <= 64:
+// 64-row tiles), medium (m <= 256) and large (128 x 256 tiles). A bucket
+// whose grid would give the SMs fewer than four blocks each splits K (f32
+// partials in the workspace, then a reduction kernel applying the epilogue
+// in slice order: deterministic).
 //
 // The hidden activations h, and xn, are stored in the FFN's dtype: they are
 // the next matmul's tensor-core operands. The kernel descriptor says so
@@ -168,6 +169,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   Launch r;
   r.kernel = c.name + "_reduce";
   r.rowsPerBlock = 1;
+  r.gridY = (splitKReduceColumns(c) + kReduceColumns - 1) / kReduceColumns;
   r.minM = minM;
   r.maxM = maxM;
   r.threads = 256;
@@ -179,7 +181,10 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
 }
 
 void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
-  std::string suffix = "_m" + std::to_string(bucket.bm);
+  // Kernels are named after their bucket's largest m.
+  std::string suffix = bucket.maxM == INT64_MAX
+                           ? std::string("_mlarge")
+                           : "_m" + std::to_string(bucket.maxM);
   bool tc = !t.isF32();
   GemmConfig base;
   base.storage = t;
@@ -337,9 +342,13 @@ LogicalResult FfnPlanner::plan() {
   // Large m: 128 x 256 tiles of 64 x 64 per warp on tensor cores (f32:
   // 128 x 128, 64 x 32 per warp, FMA registers being the limit).
   bool tc = !t.isF32();
+  // Between decode and large m, the large tiles with split-K (sized for
+  // m = 256) keep the tensor cores' better operand reuse at every SM.
+  int64_t wide = tc ? 256 : 128;
   const Bucket buckets[] = {{16, 16, 128, 1, 8},
-                            {128, 64, 128, 2, 4},
-                            {INT64_MAX, 128, tc ? 256 : 128, 2, 4}};
+                            {64, 64, 128, 2, 4},
+                            {256, 128, wide, 2, 4},
+                            {INT64_MAX, 128, wide, 2, 4}};
   int64_t minM = 1;
   for (const Bucket &bucket : buckets) {
     addGemms(bucket, minM);
@@ -435,8 +444,8 @@ void FfnPlanner::writeStub() {
   std::string text = "gpu " + chip + ": " +
                      std::string(t.isF32() ? "f32 FMA" : "tensor-core mma.sync") +
                      " tiles fed by a cp.async ring; buckets m<=16 (16-row "
-                     "tiles), m<=128 (64), larger (128); split-K where a "
-                     "bucket's grid has under 4 blocks per SM";
+                     "tiles), m<=64 (64), m<=256 and larger (128); split-K "
+                     "where a bucket's grid has under 4 blocks per SM";
   stub->setAttr("ffn.strategy_text", builder.getStringAttr(text));
   func.erase();
 }

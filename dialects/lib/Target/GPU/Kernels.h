@@ -105,7 +105,10 @@ struct NormConfig {
 void buildNormKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                      const NormConfig &config, ArrayRef<KernelArg> args);
 
-/// Sums the split-K partials and applies the GEMM's epilogue.
+/// Sums the split-K partials and applies the GEMM's epilogue; block (row,
+/// y) of its grid does kReduceColumns of the output columns of one row.
+constexpr int64_t kReduceColumns = 1024;
+int64_t splitKReduceColumns(const GemmConfig &gemm);
 void buildSplitKReduceKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                              const GemmConfig &gemm, ArrayRef<KernelArg> args);
 

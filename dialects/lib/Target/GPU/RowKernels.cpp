@@ -20,6 +20,12 @@ using namespace mlir::ffn::gpu_target;
 
 static constexpr int64_t kRowThreads = 256;
 
+int64_t mlir::ffn::gpu_target::splitKReduceColumns(const GemmConfig &c) {
+  if (c.epilogue == Epilogue::Output)
+    return c.nOut;
+  return c.gated ? c.partialStride / 2 : c.partialStride;
+}
+
 static Value scratchBuffer(KernelIR &ir) {
   auto space = gpu::AddressSpaceAttr::get(ir.b.getContext(),
                                           gpu::AddressSpace::Workgroup);
@@ -123,10 +129,15 @@ void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
     }
     return s;
   };
-  int64_t columns = c.epilogue == Epilogue::Output
-                        ? c.nOut
-                        : (c.gated ? c.partialStride / 2 : c.partialStride);
-  ir.loop(tid, ir.idx(columns), kRowThreads, [&](Value col) {
+  int64_t columns = splitKReduceColumns(c);
+  // Block (row, y) covers columns [y * kReduceColumns, (y + 1) *
+  // kReduceColumns): at decode a single row still spreads over many SMs.
+  Value first = ir.add(ir.mul(ir.blockId(gpu::Dimension::y), kReduceColumns),
+                       tid);
+  Value last = ir.min(ir.idx(columns),
+                      ir.mul(ir.add(ir.blockId(gpu::Dimension::y), 1),
+                             kReduceColumns));
+  ir.loop(first, last, kRowThreads, [&](Value col) {
     Value outIdx = ir.add(ir.mul(row, c.nOut), col);
     if (c.epilogue == Epilogue::Output) {
       Value y = sum(col);

@@ -1,0 +1,66 @@
+// RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s
+// RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=F32
+
+// A gated bf16 FFN with every bias and a residual, and a plain f32 FFN with
+// a post-LayerNorm and a d_model (60) that is no multiple of any tile.
+
+// The function keeps the kernel's calling convention (packed parameter
+// shapes: weights K-major, padded to 256-row tiles) with its launch plan.
+// CHECK-LABEL: func.func private @g(memref<?x64xbf16>, memref<256x64xbf16>, memref<256x64xbf16>, memref<256x256xbf16>, memref<256xbf16>, memref<256xbf16>, memref<64xbf16>, memref<?x64xbf16>, memref<?xi8>)
+// CHECK-SAME: ffn.device_launches = [{args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 0, 0], grid_y = 4 : i64, grid_z = 1 : i64, kernel = "g_up_m16", max_m = 16 : i64, min_m = 1 : i64, rows_per_block = 16 : i64
+// CHECK-SAME: kernel = "g_down_m16"
+// CHECK-SAME: kernel = "g_up_m64", max_m = 64 : i64, min_m = 17 : i64, rows_per_block = 64 : i64
+// CHECK-SAME: kernel = "g_up_m256", max_m = 256 : i64, min_m = 65 : i64, rows_per_block = 128 : i64
+// CHECK-SAME: kernel = "g_up_mlarge", max_m = 9223372036854775807 : i64, min_m = 257 : i64, rows_per_block = 128 : i64
+// CHECK-SAME: ffn.device_module = "g_device"
+// CHECK-SAME: ffn.kernel
+// CHECK-SAME: ffn.pack = ["g_pack_0", "g_pack_1", "g_pack_2", "g_pack_3", "g_pack_4", ""]
+// CHECK-SAME: ffn.workspace_per_row = 512
+
+// CHECK: gpu.module @g_device [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
+// The up GEMM reads x, then the gate and up weights (interleaved per tile)
+// CHECK: gpu.func @g_up_m16(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: i64) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// Operands stream through a 4-stage ring of padded shared-memory tiles.
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<4x16x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1} : memref<?xbf16> to memref<4x16x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// CHECK: gpu.barrier
+// Fragments by ldmatrix, products on tensor cores with f32 accumulators.
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<4x16x72xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// The epilogue in registers: SiLU(gate) * up, then bf16.
+// CHECK: math.exp
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: gpu.func @g_down_m16(
+// CHECK: gpu.func @g_up_mlarge(
+// CHECK: memref<3x128x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref<3x256x72xbf16, #gpu.address_space<workgroup>>
+// Host pack functions: [in, out] to K-major, zero-padded.
+// CHECK: func.func @g_pack_0(%{{.*}}: memref<64x96xbf16>, %{{.*}}: memref<256x64xbf16>)
+// CHECK: func.func @g_pack_3(%{{.*}}: memref<96xbf16>, %{{.*}}: memref<256xbf16>)
+
+// f32 keeps exact products (FMA, no tensor cores); the post-norm's input is
+// an f32 workspace row and its kernel writes the output.
+// F32: gpu.module @p_device
+// F32: gpu.func @p_up_m16(
+// F32-NOT: nvvm.mma.sync
+// F32: math.fma
+// F32: gpu.func @p_output(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: i64) kernel
+// F32: gpu.shuffle  xor
+// F32: math.rsqrt
+
+module {
+  func.func @g(%arg0: tensor<?x64xbf16> {ffn.param = "input"}, %arg1: tensor<64x96xbf16> {ffn.param = "w_up"}, %arg2: tensor<64x96xbf16> {ffn.param = "w_gate"}, %arg3: tensor<96x64xbf16> {ffn.param = "w_down"}, %arg4: tensor<96xbf16> {ffn.param = "b_up"}, %arg5: tensor<96xbf16> {ffn.param = "b_gate"}, %arg6: tensor<64xbf16> {ffn.param = "b_down"}) -> tensor<?x64xbf16> {
+    %0 = ffn.ffn gated silu residual ins(%arg0 : tensor<?x64xbf16>) up(%arg1 : tensor<64x96xbf16>) gate(%arg2 : tensor<64x96xbf16>) down(%arg3 : tensor<96x64xbf16>) bias_up(%arg4 : tensor<96xbf16>) bias_gate(%arg5 : tensor<96xbf16>) bias_down(%arg6 : tensor<64xbf16>) -> tensor<?x64xbf16>
+    return %0 : tensor<?x64xbf16>
+  }
+  func.func @p(%arg0: tensor<?x60xf32> {ffn.param = "input"}, %arg1: tensor<60x100xf32> {ffn.param = "w_up"}, %arg2: tensor<100x60xf32> {ffn.param = "w_down"}, %arg3: tensor<100xf32> {ffn.param = "b_up"}, %arg4: tensor<60xf32> {ffn.param = "b_down"}, %arg5: tensor<60xf32> {ffn.param = "norm_scale"}, %arg6: tensor<60xf32> {ffn.param = "norm_shift"}) -> tensor<?x60xf32> {
+    %0 = ffn.ffn gelu norm<layernorm, post, eps = 1.0e-05> ins(%arg0 : tensor<?x60xf32>) up(%arg1 : tensor<60x100xf32>) down(%arg2 : tensor<100x60xf32>) bias_up(%arg3 : tensor<100xf32>) bias_down(%arg4 : tensor<60xf32>) norm_scale(%arg5 : tensor<60xf32>) norm_shift(%arg6 : tensor<60xf32>) -> tensor<?x60xf32>
+    return %0 : tensor<?x60xf32>
+  }
+}
+
