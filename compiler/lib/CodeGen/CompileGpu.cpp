@@ -93,7 +93,8 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
     return llvm::createStringError(
         "--emit=cubin writes one FFN's cubin, and the spec has " +
         std::to_string(specs.size()) +
-        " FFNs: use --emit=so or --emit=obj, which embed them all");
+        " FFNs: pick one with --ffn=<name>, or use --emit=so or --emit=obj, "
+        "which embed them all");
   // The GPU path's figures: H100/H200 have 132 SMs (A100: 108); the split-K
   // factors are sized for the larger, which costs the smaller nothing.
   if (llvm::Error err = run(

@@ -13,6 +13,7 @@
 #include "ffnc/Analysis/MachineProfile.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Compile.h"
+#include "ffn/Target/GPU/PathNotes.h"
 #include "ffnc/CodeGen/StrategyOptions.h"
 
 #include "ffnc/Frontend/ASTPrinter.h"
@@ -482,6 +483,13 @@ int main(int argc, char **argv) {
   llvm::Expected<TargetInfo> target = resolveTarget(targetName);
   if (!target)
     return fail(llvm::toString(target.takeError()));
+
+  // The NVIDIA back end says where a spec misses its tuned kernels.
+  if (target->isGpu() && emit != EmitKind::AST)
+    for (const FfnSpec &spec : specs)
+      for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
+               spec.dModel, spec.dtype == DType::F32 ? 4 : 2, target->chip))
+        diags.warning(spec.loc, "ffn '" + spec.name + "': " + note);
 
   ScheduleOptions schedule;
   schedule.vectorBits = target->vectorBits;

@@ -23,6 +23,7 @@
 #include "ffn/Target/GPU/Passes.h"
 
 #include "Kernels.h"
+#include "ffn/Target/GPU/PathNotes.h"
 #include "PackFunctions.h"
 
 #include "ffn/IR/FfnOps.h"
@@ -446,6 +447,8 @@ void FfnPlanner::writeStub() {
                      " tiles fed by a cp.async ring; buckets m<=16 (16-row "
                      "tiles), m<=64 (64), m<=256 and larger (128); split-K "
                      "where a bucket's grid has under 4 blocks per SM";
+  for (const std::string &note : pathNotes(dm, eb, chip))
+    text += "; note: " + note;
   stub->setAttr("ffn.strategy_text", builder.getStringAttr(text));
   func.erase();
 }

@@ -1,0 +1,40 @@
+//===- PathNotes.h - why an FFN misses the GPU's tuned path -----*- C++ -*-===//
+//
+// One list of the reasons an FFN does not get the NVIDIA back end's tuned
+// kernels, so that the driver's warnings and the strategy text printed by
+// --emit say the same thing (never a silent slow path).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_GPU_PATHNOTES_H
+#define FFN_TARGET_GPU_PATHNOTES_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::ffn::gpu_target {
+
+/// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
+/// "sm_90a".
+inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
+                                          const std::string &chip) {
+  std::vector<std::string> notes;
+  if (elementBytes == 4)
+    notes.push_back("f32 runs exact FMA tiles on CUDA cores: tensor cores "
+                    "take bf16/f16 (TF32 is not offered, it would round the "
+                    "inputs to 10 bits)");
+  if ((dModel * elementBytes) % 16 != 0)
+    notes.push_back("d_model = " + std::to_string(dModel) +
+                    " rows are not a multiple of 16 bytes: an extra kernel "
+                    "copies each input row to an aligned buffer first");
+  if (chip == "sm_90a")
+    notes.push_back("sm_90a: the wgmma/TMA kernels are not built yet; the "
+                    "mma.sync kernels (sm_80 class) run instead, at about "
+                    "0.4x of cuBLAS for large m on an H100");
+  return notes;
+}
+
+} // namespace mlir::ffn::gpu_target
+
+#endif // FFN_TARGET_GPU_PATHNOTES_H
