@@ -207,8 +207,8 @@ bool inLoadedImage(const void *p) {
   return p && dladdr(p, &info) != 0;
 }
 
-bool validString(const char *s) {
-  return inLoadedImage(s) && strnlen(s, 256) < 256;
+bool validString(const char *s, size_t limit = 256) {
+  return inLoadedImage(s) && strnlen(s, limit) < limit;
 }
 
 /// Limits no real kernel comes near; they keep every size computed from a
@@ -278,7 +278,8 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
         !inLoadedImage(reinterpret_cast<const void *>(d->phase_units)))
       return bad("an entry point outside any loaded code");
   }
-  if (!validString(d->target) || !validString(d->strategy))
+  // A strategy text also carries the back end's notes: a longer limit.
+  if (!validString(d->target) || !validString(d->strategy, 4096))
     return bad("target or strategy is not a string");
   if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
       d->dtype != FFN_DTYPE_F16)
