@@ -1,5 +1,6 @@
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=F32
+// RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_90a" | FileCheck %s --check-prefix=WG
 
 // A gated bf16 FFN with every bias and a residual, and a plain f32 FFN with
 // a post-LayerNorm and a d_model (60) that is no multiple of any tile.
@@ -42,6 +43,25 @@
 // Host pack functions: [in, out] to K-major, zero-padded.
 // CHECK: func.func @g_pack_0(%{{.*}}: memref<64x96xbf16>, %{{.*}}: memref<256x64xbf16>)
 // CHECK: func.func @g_pack_3(%{{.*}}: memref<96xbf16>, %{{.*}}: memref<256xbf16>)
+
+// sm_90a: the wide-tile buckets multiply on warpgroup MMAs from 128-byte
+// swizzled, 1024-byte aligned shared memory (one 128 x 256 tile of bf16 per
+// stage), keeping one MMA group in flight across the next tile's copies.
+// WG: gpu.module @g_device [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// WG: gpu.func @g_up_m16(
+// WG-NOT: nvvm.wgmma
+// WG: gpu.func @g_up_m256(
+// WG: memref.extract_aligned_pointer_as_index
+// WG: nvgpu.device_async_copy
+// WG: arith.xori
+// WG: scf.for
+// WG: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WG: gpu.barrier
+// WG: nvvm.wgmma.fence.aligned
+// WG-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WG: nvvm.wgmma.commit.group.sync.aligned
+// WG: nvvm.wgmma.wait.group.sync.aligned 1
+// WG: nvvm.wgmma.wait.group.sync.aligned 0
 
 // f32 keeps exact products (FMA, no tensor cores); the post-norm's input is
 // an f32 workspace row and its kernel writes the output.

@@ -198,6 +198,8 @@ void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
   // KiB on sm_90, 163 KiB on sm_80).
   int64_t sharedLimit = (chip.rfind("sm_9", 0) == 0 ? 227 : 163) * 1024;
   base.bk = tc ? 64 : 32;
+  // sm_90a: the wide tiles multiply on wgmma (warpgroup MMA).
+  base.wgmma = chip == "sm_90a" && tc && bucket.bn == 256;
   base.stages = 4;
   while (base.stages > 2 && base.sharedBytes() > sharedLimit)
     --base.stages;
@@ -442,8 +444,11 @@ void FfnPlanner::writeStub() {
   stub->setAttr("ffn.device_launches", builder.getArrayAttr(plan));
   stub->setAttr("ffn.device_module",
                 builder.getStringAttr(gpuModule.getSymName()));
-  std::string text = "gpu " + chip + ": " +
-                     std::string(t.isF32() ? "f32 FMA" : "tensor-core mma.sync") +
+  std::string cores = t.isF32() ? "f32 FMA"
+                      : chip == "sm_90a"
+                          ? "tensor-core (wgmma for m > 64, mma.sync below)"
+                          : "tensor-core mma.sync";
+  std::string text = "gpu " + chip + ": " + cores +
                      " tiles fed by a cp.async ring; buckets m<=16 (16-row "
                      "tiles), m<=64 (64), m<=256 and larger (128); split-K "
                      "where a bucket's grid has under 4 blocks per SM";

@@ -36,6 +36,10 @@ static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 int64_t GemmConfig::sharedBytes() const {
   int64_t eb = elementBytes(storage);
+  // wgmma tiles are unpadded (swizzled instead) and 1024-byte aligned: the
+  // extra KiB lets the kernel align the dynamic shared memory itself.
+  if (wgmma)
+    return stages * (bm + bn) * bk * eb + 1024;
   return stages * (bm + bn) * (bk + 16 / eb) * eb;
 }
 
@@ -89,6 +93,8 @@ private:
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
   int64_t kPerSlice = 0, kTiles = 0;
   Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
+  Value aAddr, bAddr; // wgmma: shared-memory byte addresses of the tiles
+  Value warpGroup;    // wgmma: this thread's warpgroup (0 or 1)
   Value warpRow, warpCol; // first tile row / B row of this warp
   Value grp, tig;         // lane / 4 and lane % 4
 
@@ -100,6 +106,8 @@ private:
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> acc);
   void epilogue(ArrayRef<Value> acc);
+  SmallVector<Value> wgmmaStage(Value stage, Value acc);
+  Value descriptor(Value byteAddress);
   Value asI32(Value pair); ///< an mma operand register
 };
 } // namespace
@@ -154,23 +162,78 @@ void GemmBuilder::build() {
   auto raw = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                          smemSpace));
+  Value shift = ir.idx(0);
+  if (c.wgmma) {
+    // wgmma's swizzled tiles must start 1024-byte aligned.
+    ldsElems = c.bk;
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, raw);
+    shift = ir.rem(ir.sub(ir.idx(1024), ir.rem(base, 1024)), 1024);
+    aAddr = ir.add(base, shift);
+    bAddr = ir.add(aAddr, c.stages * c.bm * ldsElems * eb);
+    warpGroup = ir.div(warp, 4);
+    // Each warpgroup owns 64 rows; its warps 16 rows each, all columns.
+    warpRow = ir.mul(warp, 16);
+    warpCol = ir.idx(0);
+    fragsM = 1;
+    fragsN = c.bn / 8;
+  }
   auto view = [&](int64_t rows, int64_t byteOffset) {
     auto type = MemRefType::get({c.stages, rows, ldsElems}, c.storage,
                                 nullptr, smemSpace);
-    return memref::ViewOp::create(b, type, raw, ir.idx(byteOffset),
-                                  ValueRange{});
+    return memref::ViewOp::create(b, type, raw,
+                                  ir.add(shift, byteOffset), ValueRange{});
   };
   aSmem = view(c.bm, 0);
   bSmem = view(c.bn, c.stages * c.bm * ldsElems * eb);
 
-  // Prologue: the first stages - 1 tiles in flight.
-  for (int64_t s = 0; s + 1 < c.stages; ++s)
+  // Prologue: the first stages - 1 tiles in flight (wgmma: stages - 2, one
+  // stage stays with the warpgroup MMAs still running).
+  int64_t ahead = c.wgmma ? c.stages - 2 : c.stages - 1;
+  for (int64_t s = 0; s < ahead; ++s)
     loadStage(ir.idx(s), ir.idx(s));
   // The waits count groups; the token they name is only the op's operand,
   // so the prologue's (which dominates them all) serves.
   Value waitToken = token;
 
   int64_t accCount = fragsM * fragsN * 4;
+  if (c.wgmma) {
+    // The accumulators stay in wgmma's register struct through the loop.
+    auto f32 = b.getF32Type();
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(accCount, f32));
+    Value accStruct = LLVM::PoisonOp::create(b, structType);
+    Value zero = ir.f32(0);
+    for (int64_t i = 0; i < accCount; ++i)
+      accStruct = LLVM::InsertValueOp::create(b, accStruct, zero,
+                                              ArrayRef<int64_t>{i});
+    Value result = ir.loop(
+        ir.idx(0), ir.idx(kTiles), 1, {accStruct},
+        [&](Value kt, ValueRange iter) -> SmallVector<Value> {
+          nvgpu::DeviceAsyncWaitOp::create(
+              b, waitToken, b.getI32IntegerAttr(ahead - 1));
+          // cp.async wrote the tiles through the generic proxy; wgmma
+          // reads them through the async proxy.
+          NVVM::FenceProxyOp::create(
+              b, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
+          ir.barrier();
+          // Refill the stage of tile kt - 2: every warpgroup has waited
+          // for its MMAs (wait 1 at the end of the previous iteration)
+          // before the barrier above.
+          Value next = ir.add(kt, ahead);
+          loadStage(ir.rem(next, c.stages), next);
+          return wgmmaStage(ir.rem(kt, c.stages), iter[0]);
+        })[0];
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    nvgpu::DeviceAsyncWaitOp::create(b, waitToken, b.getI32IntegerAttr(0));
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < accCount; ++i)
+      values.push_back(
+          LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i}));
+    epilogue(values);
+    return;
+  }
   SmallVector<Value> init(accCount, ir.f32(0));
   SmallVector<Value> acc = ir.loop(
       ir.idx(0), ir.idx(kTiles), 1, init,
@@ -228,8 +291,14 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
       // A zero-filled copy reads nothing, but its address must still be a
       // valid one: point it at the buffer's start.
       src = ir.select(ir.lt(zero, valid), src, zero);
+      // wgmma tiles: 16-byte chunk j of row r lives at chunk j ^ (r % 8)
+      // (the 128-byte swizzle its descriptors name).
+      Value dstCol = kc;
+      if (c.wgmma)
+        dstCol = ir.mul(arith::XOrIOp::create(b, ir.div(kc, vec), ir.rem(r, 8)),
+                        vec);
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, tokenType, smem, ValueRange{stage, r, kc}, srcBuf, ValueRange{src},
+          b, tokenType, smem, ValueRange{stage, r, dstCol}, srcBuf, ValueRange{src},
           b.getIndexAttr(vec), valid, b.getUnitAttr()));
     }
   };
@@ -351,6 +420,47 @@ SmallVector<Value> GemmBuilder::computeStage(Value stage, ValueRange accIn) {
       }
   }
   return acc;
+}
+
+Value GemmBuilder::descriptor(Value byteAddress) {
+  // sm_90 shared-memory matrix descriptor: start address >> 4 (bits 0-13),
+  // leading byte offset 16 (unused by swizzled K-major tiles), stride byte
+  // offset 1024 >> 4 (eight 128-byte rows), 128-byte swizzle (bits 62-63).
+  Value a = arith::IndexCastOp::create(b, b.getI64Type(), byteAddress);
+  auto c64 = [&](uint64_t v) {
+    return arith::ConstantIntOp::create(b, static_cast<int64_t>(v), 64);
+  };
+  Value start = arith::ShRUIOp::create(
+      b, arith::AndIOp::create(b, a, c64(0x3FFFF)), c64(4));
+  Value fixed = c64((uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+                    (uint64_t(1) << 62));
+  return arith::OrIOp::create(b, start, fixed);
+}
+
+SmallVector<Value> GemmBuilder::wgmmaStage(Value stage, Value acc) {
+  int64_t rowBytes = c.bk * eb; // 128: one swizzle atom per row
+  Value aTile = ir.add(ir.add(aAddr, ir.mul(stage, c.bm * rowBytes)),
+                       ir.mul(warpGroup, 64 * rowBytes));
+  Value bTile = ir.add(bAddr, ir.mul(stage, c.bn * rowBytes));
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  auto type = c.storage.isBF16() ? NVVM::WGMMATypes::bf16
+                                 : NVVM::WGMMATypes::f16;
+  for (int64_t kk = 0; kk < c.bk / 16; ++kk) {
+    // k16 steps advance 32 bytes inside the swizzled rows.
+    Value descA = descriptor(ir.add(aTile, kk * 32));
+    Value descB = descriptor(ir.add(bTile, kk * 32));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, acc.getType(), acc, descA, descB,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, c.bn, 16), type, type,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  // Keep this tile's MMAs running into the next iteration's wait, barrier
+  // and copies; the previous tile's are done after this.
+  NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(1));
+  return {acc};
 }
 
 void GemmBuilder::epilogue(ArrayRef<Value> acc) {

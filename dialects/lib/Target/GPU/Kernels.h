@@ -79,6 +79,10 @@ struct GemmConfig {
   Type outType;         ///< element type of the result buffer
   bool hasBias = false, hasBiasGate = false, residual = false;
   int64_t partialStride = 0; ///< Partial: f32 columns per row of one slice
+  /// sm_90a, bf16/f16, bm = 128, bk = 64, 2 x 4 warps: each warpgroup
+  /// multiplies its 64 rows by the whole bn-wide tile with wgmma
+  /// (m64 n<bn> k16) from 128-byte-swizzled shared memory.
+  bool wgmma = false;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN; }

@@ -28,10 +28,15 @@ inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
     notes.push_back("d_model = " + std::to_string(dModel) +
                     " rows are not a multiple of 16 bytes: an extra kernel "
                     "copies each input row to an aligned buffer first");
-  if (chip == "sm_90a")
-    notes.push_back("sm_90a: the wgmma/TMA kernels are not built yet; the "
-                    "mma.sync kernels (sm_80 class) run instead, at about "
-                    "0.4x of cuBLAS for large m on an H100");
+  if (chip == "sm_90")
+    notes.push_back("sm_90 without its 'a' features has no wgmma: the "
+                    "mma.sync kernels run, about 0.4x of cuBLAS for large m "
+                    "on an H100; target nvptx-sm90a for Hopper's tensor-core "
+                    "path");
+  if (chip == "sm_90a" && elementBytes == 2)
+    notes.push_back("sm_90a: wgmma for m > 64, fed by cp.async (TMA loads "
+                    "and warp-specialized pipelines are not built yet); "
+                    "m <= 64 uses mma.sync");
   return notes;
 }
 
