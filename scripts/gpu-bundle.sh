@@ -5,12 +5,12 @@
 # Nothing in it needs LLVM, MLIR or the CUDA toolkit on the GPU machine:
 # only its driver (and PyTorch for the benchmark's peer).
 #
-#   scripts/gpu-bundle.sh [--target=nvptx-sm90] [out-dir]
+#   scripts/gpu-bundle.sh [--target=nvptx-sm90a] [out-dir]
 #   then, on the GPU machine: out-dir/run-checks.sh   (numerics, exit 0 = pass)
 #                             out-dir/run-bench.sh    (ffnc vs PyTorch/cuBLAS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=nvptx-sm90
+target=nvptx-sm90a
 if [[ "${1:-}" == --target=* ]]; then target=${1#--target=}; shift; fi
 out=${1:-.device}
 ffnc=build/bin/ffnc
@@ -41,7 +41,7 @@ cat >"$out/run-bench.sh" <<'SH'
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
 python3 gpu_bench.py ./libffn_runtime.so ./bench.so \
-  llama7b_swiglu:1,4,16,64,128,512,2048,8192 bert_base_gelu:1,16,128,2048,8192 \
+  llama7b_swiglu:1,4,16,64,128,512,1024,2048,8192 bert_base_gelu:1,16,128,512,2048,8192 \
   llama7b_swiglu_f32:1,16,512
 SH
 chmod +x "$out"/run-checks.sh "$out"/run-bench.sh

@@ -57,16 +57,17 @@ void emitKernel(const FfnSpec &spec, const TargetInfo &target,
     out += fmt::format("  ffn_{}_param_{} = {},\n", n, p.name, i);
   out += fmt::format("  ffn_{}_num_params = {}\n}};\n", n, params.size());
   out += fmt::format("extern const ffn_kernel_desc ffn_kernel_{};\n", n);
-  out += fmt::format(
+  std::string pack = fmt::format(
       "void ffn_{}_pack(int64_t index, const void *src, void *dst);\n", n);
   if (device) {
-    out += "\n";
+    out += pack + "\n";
     return;
   }
   out += fmt::format("void ffn_{}_run(int64_t m, const void *x,\n"
                      "    const void *const *params, void *y, "
                      "void *workspace);\n",
                      n);
+  out += pack;
   out += fmt::format(
       "int64_t ffn_{}_phase_units(int64_t phase, int64_t m);\n", n);
   out += fmt::format(

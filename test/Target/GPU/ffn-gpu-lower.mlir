@@ -12,7 +12,8 @@
 // CHECK-SAME: kernel = "g_down_m16"
 // CHECK-SAME: kernel = "g_up_m64", max_m = 64 : i64, min_m = 17 : i64, rows_per_block = 64 : i64
 // CHECK-SAME: kernel = "g_up_m256", max_m = 256 : i64, min_m = 65 : i64, rows_per_block = 128 : i64
-// CHECK-SAME: kernel = "g_up_mlarge", max_m = 9223372036854775807 : i64, min_m = 257 : i64, rows_per_block = 128 : i64
+// CHECK-SAME: kernel = "g_up_m1024", max_m = 1024 : i64, min_m = 257 : i64, rows_per_block = 128 : i64
+// CHECK-SAME: kernel = "g_up_mlarge", max_m = 9223372036854775807 : i64, min_m = 1025 : i64, rows_per_block = 128 : i64
 // CHECK-SAME: ffn.device_module = "g_device"
 // CHECK-SAME: ffn.kernel
 // CHECK-SAME: ffn.pack = ["g_pack_0", "g_pack_1", "g_pack_2", "g_pack_3", "g_pack_4", ""]

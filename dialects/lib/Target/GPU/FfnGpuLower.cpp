@@ -9,10 +9,10 @@
 //   [row kernel]  y = norm(z)
 //
 // per token-count bucket: decode (m <= 16: 16-row tiles), small (m <= 64:
-// 64-row tiles), medium (m <= 256) and large (128 x 256 tiles). A bucket
-// whose grid would give the SMs fewer than four blocks each splits K (f32
-// partials in the workspace, then a reduction kernel applying the epilogue
-// in slice order: deterministic).
+// 64-row tiles), m <= 256, m <= 1024 and larger (128 x 256 tiles). A bounded
+// bucket whose grid would leave SMs idle (decode: fewer than four blocks per
+// SM) splits K (f32 partials in the workspace, then a reduction kernel
+// applying the epilogue in slice order: deterministic).
 //
 // The hidden activations h, and xn, are stored in the FFN's dtype: they are
 // the next matmul's tensor-core operands. The kernel descriptor says so
@@ -90,7 +90,7 @@ private:
   }
   KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
   int64_t splitFor(int64_t rowsBlocks, int64_t colBlocks, int64_t k,
-                   int64_t bk) const;
+                   int64_t bk, int64_t wantBlocks) const;
   void addGemms(const Bucket &bucket, int64_t minM);
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
                std::vector<KernelArg> epilogueArgs, int64_t minM,
@@ -101,13 +101,12 @@ private:
 } // namespace
 
 int64_t FfnPlanner::splitFor(int64_t rowBlocks, int64_t colBlocks,
-                             int64_t k, int64_t bk) const {
-  // A bucket whose grid gives the SMs fewer than four blocks each splits K
-  // until it does (memory-bound decode: enough blocks keep every SM's loads
-  // in flight and balance the waves), keeping at least four K tiles per
-  // slice for the copy pipeline to overlap.
+                             int64_t k, int64_t bk,
+                             int64_t wantBlocks) const {
+  // Split K until the grid has `wantBlocks` blocks, keeping at least four K
+  // tiles per slice for the copy pipeline to overlap.
   int64_t tiles = k / bk, split = 1;
-  while (rowBlocks * colBlocks * split < 4 * smCount &&
+  while (rowBlocks * colBlocks * split < wantBlocks &&
          tiles / (split + 1) >= 4)
     ++split;
   return split;
@@ -133,7 +132,12 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                       (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
   int64_t rowBlocks =
       maxM == INT64_MAX ? INT64_MAX : (maxM + c.bm - 1) / c.bm;
-  c.splitK = maxM == INT64_MAX ? 1 : splitFor(rowBlocks, colBlocks, c.k, c.bk);
+  // Memory-bound decode wants four blocks per SM to keep enough loads in
+  // flight and the waves balanced; compute-bound buckets one full wave
+  // (every further slice costs its f32 partials' traffic).
+  int64_t want = (maxM <= 16 ? 4 : 1) * smCount;
+  c.splitK = maxM == INT64_MAX ? 1
+                               : splitFor(rowBlocks, colBlocks, c.k, c.bk, want);
   Launch l;
   l.rowsPerBlock = c.bm;
   l.gridY = colBlocks;
@@ -351,6 +355,7 @@ LogicalResult FfnPlanner::plan() {
   const Bucket buckets[] = {{16, 16, 128, 1, 8},
                             {64, 64, 128, 2, 4},
                             {256, 128, wide, 2, 4},
+                            {1024, 128, wide, 2, 4},
                             {INT64_MAX, 128, wide, 2, 4}};
   int64_t minM = 1;
   for (const Bucket &bucket : buckets) {
@@ -450,8 +455,8 @@ void FfnPlanner::writeStub() {
                           : "tensor-core mma.sync";
   std::string text = "gpu " + chip + ": " + cores +
                      " tiles fed by a cp.async ring; buckets m<=16 (16-row "
-                     "tiles), m<=64 (64), m<=256 and larger (128); split-K "
-                     "where a bucket's grid has under 4 blocks per SM";
+                     "tiles), m<=64 (64), m<=256, m<=1024 and larger (128); "
+                     "split-K where a bounded bucket's grid leaves SMs idle";
   for (const std::string &note : pathNotes(dm, eb, chip))
     text += "; note: " + note;
   stub->setAttr("ffn.strategy_text", builder.getStringAttr(text));
