@@ -47,6 +47,9 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d) {
 }
 
 DeviceKernel::~DeviceKernel() {
+  // Nothing reached the device: do not open the driver just to close.
+  if (!loaded)
+    return;
   std::string error;
   const Driver *d = driver(error);
   if (!d)
