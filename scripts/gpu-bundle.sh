@@ -17,7 +17,8 @@ ffnc=build/bin/ffnc
 mkdir -p "$out"
 rm -f "$out"/*.so "$out"/*.names
 cp build/bin/ffn-gpu-run build/lib/libffn_runtime.so bench/gpu/gpu_bench.py "$out"/
-for spec in examples/zoo.ffn examples/classic.ffn test/GPU/Inputs/tails.ffn bench/gpu/bench.ffn; do
+for spec in examples/zoo.ffn examples/classic.ffn test/GPU/Inputs/tails.ffn \
+            test/GPU/Inputs/invariant.ffn bench/gpu/bench.ffn; do
   name=$(basename "$spec" .ffn)
   "$ffnc" "$spec" --target="$target" --emit=so -o "$out/$name.so"
   grep -o '^ *ffn [A-Za-z0-9_]*' "$spec" | awk '{print $2}' | tr '\n' ' ' >"$out/$name.names"
@@ -33,6 +34,8 @@ for lib in zoo tails; do
 done
 ./ffn-gpu-run classic.so transformer_base bert_base --tokens=1,16,130 || status=1
 ./ffn-gpu-run classic.so llama2_7b_mlp --tokens=1,17 || status=1
+# batch_invariant kernels: shared rows bit-identical across token counts
+./ffn-gpu-run invariant.so $(cat invariant.names) --invariance --tokens=1,7,16,100,300 || status=1
 echo "gpu checks: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status
 SH

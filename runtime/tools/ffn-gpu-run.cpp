@@ -9,6 +9,8 @@
 // toolkit, only the driver.
 //
 //   ffn-gpu-run kernels.so name... [--tokens=1,16,...] [--seed=N] [--no-check]
+//               [--invariance]   (rows shared by runs of different m must be
+//                                 bit-identical: batch_invariant kernels)
 //
 // Exit status 0 when every check passes, 1 when one fails, 2 on bad usage,
 // 3 when no usable GPU or driver is present (the message says which).
@@ -21,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -68,7 +71,7 @@ std::vector<int64_t> parseList(const char *s) {
 
 int checkKernel(ffn_context *ctx, const char *library, const char *name,
                 const std::vector<int64_t> &tokens, uint64_t seed,
-                bool check) {
+                bool check, bool invariance) {
   ffn_kernel *k = nullptr;
   if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &k)) {
     std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
@@ -96,15 +99,44 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
     }
   }
   int status = 0;
+  // --invariance: every run takes the first m rows of one input, and the
+  // rows two runs share must come out bit for bit the same.
+  int64_t maxM = 0;
+  for (int64_t m : tokens)
+    maxM = std::max(maxM, m);
+  Tensor shared(d.dtype, invariance ? size_t(maxM) * d.d_model : 0, rng, -1.0,
+                1.0);
+  std::vector<unsigned char> first;
+  int64_t firstM = 0;
   for (int64_t m : tokens) {
     size_t n = static_cast<size_t>(m) * d.d_model;
-    Tensor x(d.dtype, n, rng, -1.0, 1.0);
+    Tensor x(d.dtype, invariance ? 0 : n, rng, -1.0, 1.0);
+    if (invariance) {
+      size_t bytes = n * (d.dtype == FFN_DTYPE_F32 ? 4 : 2);
+      x.bytes.assign(shared.bytes.begin(), shared.bytes.begin() + bytes);
+      x.values.assign(shared.values.begin(), shared.values.begin() + n);
+    }
     std::vector<unsigned char> y(x.bytes.size());
     if (ffn_status s = ffn_kernel_run(k, m, x.bytes.data(), y.data())) {
       std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
                    ffn_context_last_error(ctx));
       ffn_kernel_destroy(k);
       return s == FFN_ERROR_DEVICE ? 3 : 1;
+    }
+    if (invariance) {
+      // Each run against the one before: with ascending token counts every
+      // row is compared across all the runs that hold it.
+      if (!first.empty()) {
+        size_t common = std::min(first.size(), y.size());
+        bool same = std::memcmp(first.data(), y.data(), common) == 0;
+        std::printf("%s m=%lld: rows shared with m=%lld %s\n", name,
+                    static_cast<long long>(m), static_cast<long long>(firstM),
+                    same ? "bit-identical: PASS" : "differ: FAIL");
+        if (!same)
+          status = 1;
+      }
+      first = y;
+      firstM = m;
     }
     if (!check) {
       std::printf("%s m=%lld: ran\n", name, static_cast<long long>(m));
@@ -138,8 +170,12 @@ int main(int argc, char **argv) {
   std::vector<const char *> names;
   std::vector<int64_t> tokens = {1, 7, 16, 17, 100, 129, 300};
   uint64_t seed = 1;
-  bool check = true;
+  bool check = true, invariance = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--invariance") == 0) {
+      invariance = true; // rows shared between runs must be bit-identical
+      continue;
+    }
     if (std::strcmp(argv[i], "--no-check") == 0) {
       check = false; // only run (for profilers)
       continue;
@@ -172,7 +208,7 @@ int main(int argc, char **argv) {
     return 1;
   int status = 0;
   for (const char *name : names) {
-    int s = checkKernel(ctx, library, name, tokens, seed, check);
+    int s = checkKernel(ctx, library, name, tokens, seed, check, invariance);
     if (s == 3) {
       status = 3;
       break;

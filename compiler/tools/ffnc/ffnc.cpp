@@ -484,11 +484,20 @@ int main(int argc, char **argv) {
   if (!target)
     return fail(llvm::toString(target.takeError()));
 
+  // The NVIDIA back end's schedule is its launch plan (docs/gpu.md); the
+  // CPU's --strategy knobs have no meaning there, and silently ignoring
+  // them would mislead.
+  if (target->isGpu() && !strategyOption.empty())
+    return fail("--strategy sets the CPU back end's schedule; '" +
+                target->name +
+                "' is an NVIDIA target, whose tile buckets are not "
+                "overridable yet (docs/gpu.md)");
   // The NVIDIA back end says where a spec misses its tuned kernels.
   if (target->isGpu() && emit != EmitKind::AST)
     for (const FfnSpec &spec : specs)
       for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
-               spec.dModel, spec.dtype == DType::F32 ? 4 : 2, target->chip))
+               spec.dModel, spec.dtype == DType::F32 ? 4 : 2, target->chip,
+               spec.batchInvariant))
         diags.warning(spec.loc, "ffn '" + spec.name + "': " + note);
 
   ScheduleOptions schedule;

@@ -357,8 +357,13 @@ LogicalResult FfnPlanner::plan() {
                             {256, 128, wide, 2, 4},
                             {1024, 128, wide, 2, 4},
                             {INT64_MAX, 128, wide, 2, 4}};
+  // Batch invariance: one tile shape and no K split for every m, so each
+  // output row takes the same operations whatever rows share its run.
+  ArrayRef<Bucket> used(buckets);
+  if (op.getBatchInvariant())
+    used = used.take_back();
   int64_t minM = 1;
-  for (const Bucket &bucket : buckets) {
+  for (const Bucket &bucket : used) {
     addGemms(bucket, minM);
     minM = bucket.maxM + 1;
   }
@@ -457,7 +462,8 @@ void FfnPlanner::writeStub() {
                      " tiles fed by a cp.async ring; buckets m<=16 (16-row "
                      "tiles), m<=64 (64), m<=256, m<=1024 and larger (128); "
                      "split-K where a bounded bucket's grid leaves SMs idle";
-  for (const std::string &note : pathNotes(dm, eb, chip))
+  for (const std::string &note :
+       pathNotes(dm, eb, chip, op.getBatchInvariant()))
     text += "; note: " + note;
   stub->setAttr("ffn.strategy_text", builder.getStringAttr(text));
   func.erase();

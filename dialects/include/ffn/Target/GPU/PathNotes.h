@@ -18,8 +18,12 @@ namespace mlir::ffn::gpu_target {
 /// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
 /// "sm_90a".
 inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
-                                          const std::string &chip) {
+                                          const std::string &chip,
+                                          bool batchInvariant = false) {
   std::vector<std::string> notes;
+  if (batchInvariant)
+    notes.push_back("batch_invariant: every m runs the large-m tiles without "
+                    "split-K (decode-sized m stream weights slower)");
   if (elementBytes == 4)
     notes.push_back("f32 runs exact FMA tiles on CUDA cores: tensor cores "
                     "take bf16/f16 (TF32 is not offered, it would round the "
@@ -34,9 +38,11 @@ inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
                     "on an H100; target nvptx-sm90a for Hopper's tensor-core "
                     "path");
   if (chip == "sm_90a" && elementBytes == 2)
-    notes.push_back("sm_90a: wgmma for m > 64, fed by cp.async (TMA loads "
-                    "and warp-specialized pipelines are not built yet); "
-                    "m <= 64 uses mma.sync");
+    notes.push_back(std::string("sm_90a: wgmma") +
+                    (batchInvariant ? "" : " for m > 64") +
+                    ", fed by cp.async (TMA loads and warp-specialized "
+                    "pipelines are not built yet)" +
+                    (batchInvariant ? "" : "; m <= 64 uses mma.sync"));
   return notes;
 }
 
