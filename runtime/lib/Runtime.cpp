@@ -359,6 +359,30 @@ bool definedIn(const void *p, void *library) {
          found == own;
 }
 
+/// `caller`'s x and y (m rows each) must not overlap.
+ffn_status checkNoOverlap(ffn_context *ctx, const char *caller,
+                          const ffn_kernel_desc *d, int64_t m, const void *x,
+                          const void *y) {
+  size_t bytes = static_cast<size_t>(m) * d->d_model * dtypeSize(d->dtype);
+  auto xb = reinterpret_cast<uintptr_t>(x);
+  auto yb = reinterpret_cast<uintptr_t>(y);
+  if (xb < yb + bytes && yb < xb + bytes)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                std::string(caller) + ": y overlaps x; use separate buffers");
+  return FFN_OK;
+}
+
+/// Every parameter was set (the caller holds the parameter lock).
+ffn_status checkParamsSet(ffn_kernel *kernel) {
+  const ffn_kernel_desc *d = kernel->desc;
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (!kernel->paramPointers[i])
+      return fail(kernel->ctx, FFN_ERROR_NOT_READY,
+                  std::string("kernel '") + d->name + "': parameter '" +
+                      d->params[i].name + "' was not set");
+  return FFN_OK;
+}
+
 ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
                       void *library, ffn_kernel **out) {
   if (ffn_status s = validateDescriptor(ctx, desc))
@@ -639,20 +663,13 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   if (m > static_cast<int64_t>(INT64_MAX / 8 / d->d_model / d->d_ff))
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run: m = " + std::to_string(m) + " is too large");
-  size_t bytes = static_cast<size_t>(m) * d->d_model * dtypeSize(d->dtype);
-  auto xb = reinterpret_cast<uintptr_t>(x);
-  auto yb = reinterpret_cast<uintptr_t>(y);
-  if (xb < yb + bytes && yb < xb + bytes)
-    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
-                "ffn_kernel_run: y overlaps x; use separate buffers");
+  if (ffn_status s = checkNoOverlap(ctx, "ffn_kernel_run", d, m, x, y))
+    return s;
 
   // The parameters stay as they are for the whole run.
   std::shared_lock<WriterFirstLock> params(kernel->paramsMutex);
-  for (int64_t i = 0; i < d->num_params; ++i)
-    if (!kernel->paramPointers[i])
-      return fail(ctx, FFN_ERROR_NOT_READY,
-                  std::string("kernel '") + d->name + "': parameter '" +
-                      d->params[i].name + "' was not set");
+  if (ffn_status s = checkParamsSet(kernel))
+    return s;
 
   if (kernel->device) {
     std::string error;
@@ -732,18 +749,12 @@ ffn_status ffn_kernel_run_device(ffn_kernel *kernel, int64_t m,
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run_device: m must be in [1, 2^31], got " +
                     std::to_string(m));
-  size_t bytes = static_cast<size_t>(m) * d->d_model * dtypeSize(d->dtype);
-  auto xb = reinterpret_cast<uintptr_t>(x);
-  auto yb = reinterpret_cast<uintptr_t>(y);
-  if (xb < yb + bytes && yb < xb + bytes)
-    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
-                "ffn_kernel_run_device: y overlaps x; use separate buffers");
+  if (ffn_status s =
+          checkNoOverlap(ctx, "ffn_kernel_run_device", d, m, x, y))
+    return s;
   std::shared_lock<WriterFirstLock> params(kernel->paramsMutex);
-  for (int64_t i = 0; i < d->num_params; ++i)
-    if (!kernel->paramPointers[i])
-      return fail(ctx, FFN_ERROR_NOT_READY,
-                  std::string("kernel '") + d->name + "': parameter '" +
-                      d->params[i].name + "' was not set");
+  if (ffn_status s = checkParamsSet(kernel))
+    return s;
   std::string error;
   if (!kernel->device->run(m, x, y, stream, error))
     return fail(ctx, FFN_ERROR_DEVICE,

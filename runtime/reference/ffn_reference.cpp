@@ -427,4 +427,27 @@ Comparison compare(int64_t dtype, const std::vector<double> &got,
   return r;
 }
 
+double Random::uniform(double lo, double hi) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return lo + (hi - lo) * static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+Buffer makeBuffer(int64_t dtype, size_t n) {
+  Buffer b;
+  b.bytes.resize(n * (dtype == FFN_DTYPE_F32 ? 4 : 2));
+  b.values.resize(n);
+  return b;
+}
+
+void fill(Buffer &b, int64_t dtype, Random &rng, double lo, double hi) {
+  for (size_t i = 0; i < b.values.size(); ++i) {
+    double v = roundTo(dtype, rng.uniform(lo, hi));
+    b.values[i] = v;
+    store(dtype, b.bytes.data(), i, v);
+  }
+}
+
 } // namespace ffn_ref

@@ -79,6 +79,29 @@ double roundTo(int64_t dtype, double v);
 void store(int64_t dtype, void *out, size_t i, double v);
 double load(int64_t dtype, const void *in, size_t i);
 
+/// Seeded test data, the same on every platform (splitmix64), shared by
+/// `ffnc run` and `ffn-gpu-run`.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state(seed) {}
+  double uniform(double lo, double hi);
+
+private:
+  uint64_t state;
+};
+
+/// A tensor in the kernel's dtype and, element for element, the value the
+/// kernel sees (exactly, as doubles) for the reference.
+struct Buffer {
+  std::vector<unsigned char> bytes;
+  std::vector<double> values;
+};
+
+/// n zero elements of `dtype`.
+Buffer makeBuffer(int64_t dtype, size_t n);
+/// Every element U(lo, hi), rounded to the dtype.
+void fill(Buffer &b, int64_t dtype, Random &rng, double lo, double hi);
+
 } // namespace ffn_ref
 
 #endif // FFN_REFERENCE_H

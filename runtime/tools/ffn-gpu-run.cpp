@@ -30,29 +30,15 @@
 
 namespace {
 
-/// splitmix64: tiny and the same sequence on every platform.
-struct Random {
-  uint64_t state;
-  double uniform(double lo, double hi) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * static_cast<double>(z >> 11) * 0x1.0p-53;
-  }
-};
+using ffn_ref::Random;
 
-struct Tensor {
-  std::vector<unsigned char> bytes;
-  std::vector<double> values; // what the kernel sees
-  Tensor(int64_t dtype, size_t n, Random &rng, double lo, double hi)
-      : bytes(n * (dtype == FFN_DTYPE_F32 ? 4 : 2)), values(n) {
-    for (size_t i = 0; i < n; ++i) {
-      values[i] = ffn_ref::roundTo(dtype, rng.uniform(lo, hi));
-      ffn_ref::store(dtype, bytes.data(), i, values[i]);
-    }
-  }
-};
+/// n elements U(lo, hi) in the kernel's dtype (ffn_reference's test data).
+ffn_ref::Buffer randomTensor(int64_t dtype, size_t n, Random &rng, double lo,
+                             double hi) {
+  ffn_ref::Buffer b = ffn_ref::makeBuffer(dtype, n);
+  ffn_ref::fill(b, dtype, rng, lo, hi);
+  return b;
+}
 
 std::vector<int64_t> parseList(const char *s) {
   std::vector<int64_t> out;
@@ -79,15 +65,15 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
     return 1;
   }
   const ffn_kernel_desc &d = *ffn_kernel_descriptor(k);
-  Random rng{seed};
-  std::vector<Tensor> params;
+  Random rng(seed);
+  std::vector<ffn_ref::Buffer> params;
   std::vector<const double *> values;
   for (int64_t i = 0; i < d.num_params; ++i) {
     const ffn_param_desc &p = d.params[i];
     size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
     double a = p.rank == 2 ? 1.0 / std::sqrt(double(p.shape[0])) : 0.1;
     bool scale = std::strcmp(p.name, "norm_scale") == 0;
-    params.emplace_back(d.dtype, n, rng, scale ? 0.9 : -a, scale ? 1.1 : a);
+    params.push_back(randomTensor(d.dtype, n, rng, scale ? 0.9 : -a, scale ? 1.1 : a));
     values.push_back(params.back().values.data());
     if (ffn_status s = ffn_kernel_set_param(k, p.name, params.back().bytes.data(),
                                             params.back().bytes.size(),
@@ -104,13 +90,13 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
   int64_t maxM = 0;
   for (int64_t m : tokens)
     maxM = std::max(maxM, m);
-  Tensor shared(d.dtype, invariance ? size_t(maxM) * d.d_model : 0, rng, -1.0,
-                1.0);
+  ffn_ref::Buffer shared = randomTensor(
+      d.dtype, invariance ? size_t(maxM) * d.d_model : 0, rng, -1.0, 1.0);
   std::vector<unsigned char> first;
   int64_t firstM = 0;
   for (int64_t m : tokens) {
     size_t n = static_cast<size_t>(m) * d.d_model;
-    Tensor x(d.dtype, invariance ? 0 : n, rng, -1.0, 1.0);
+    ffn_ref::Buffer x = randomTensor(d.dtype, invariance ? 0 : n, rng, -1.0, 1.0);
     if (invariance) {
       size_t bytes = n * (d.dtype == FFN_DTYPE_F32 ? 4 : 2);
       x.bytes.assign(shared.bytes.begin(), shared.bytes.begin() + bytes);

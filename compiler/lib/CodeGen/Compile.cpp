@@ -40,6 +40,20 @@ std::string ffnc::printModule(mlir::ModuleOp module, bool locations) {
   return out;
 }
 
+llvm::Expected<std::string> ffnc::emitLLVMStage(llvm::Module &module,
+                                                const TargetInfo &target,
+                                                EmitStage stage) {
+  if (stage == EmitStage::LLVMIR) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    module.print(os, nullptr);
+    return out;
+  }
+  return emitMachineCode(module, target,
+                         stage == EmitStage::Object ? OutputKind::Object
+                                                    : OutputKind::Assembly);
+}
+
 /// One module, one thread: every stage of compileSpecs.
 static llvm::Expected<std::string>
 compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
@@ -138,15 +152,7 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   if (!llvmModule)
     return llvm::createStringError(llvm::toString(llvmModule.takeError()) +
                                    "\n" + diagnostics);
-  if (stage == EmitStage::LLVMIR) {
-    std::string out;
-    llvm::raw_string_ostream os(out);
-    (*llvmModule)->print(os, nullptr);
-    return out;
-  }
-  return emitMachineCode(**llvmModule, target,
-                         stage == EmitStage::Object ? OutputKind::Object
-                                                    : OutputKind::Assembly);
+  return emitLLVMStage(**llvmModule, target, stage);
 }
 
 llvm::Expected<std::string>

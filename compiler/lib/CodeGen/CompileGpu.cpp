@@ -151,13 +151,5 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
       translateToLLVMIR(module, specs, *signatures, target, llvmContext);
   if (!llvmModule)
     return llvmModule.takeError();
-  if (stage == EmitStage::LLVMIR) {
-    std::string out;
-    llvm::raw_string_ostream os(out);
-    (*llvmModule)->print(os, nullptr);
-    return out;
-  }
-  return emitMachineCode(**llvmModule, target,
-                         stage == EmitStage::Object ? OutputKind::Object
-                                                    : OutputKind::Assembly);
+  return emitLLVMStage(**llvmModule, target, stage);
 }

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/IR/Module.h"
 
 #include <functional>
 
@@ -17,8 +18,16 @@ namespace ffnc {
 using StageRunner = std::function<llvm::Error(
     llvm::function_ref<void(mlir::OpPassManager &)>, llvm::StringRef)>;
 
+// Shared by both targets' stages (defined in Compile.cpp).
+
 /// The module printed as MLIR (with spec locations if asked).
 std::string printModule(mlir::ModuleOp module, bool locations);
+
+/// The last stages of the host module: its LLVM IR as text (stage LLVMIR),
+/// or assembly or an object for `target`.
+llvm::Expected<std::string> emitLLVMStage(llvm::Module &module,
+                                          const TargetInfo &target,
+                                          EmitStage stage);
 
 /// From the ffn dialect to `stage` for an NVIDIA target: ffn-gpu-lower,
 /// NVVM and ptxas for the kernels, the CPU's LLVM lowering for the host

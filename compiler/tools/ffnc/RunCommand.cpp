@@ -29,41 +29,10 @@ using namespace ffnc;
 
 namespace {
 
-/// splitmix64: tiny, fast, and the same sequence on every platform.
-class Random {
-public:
-  explicit Random(uint64_t seed) : state(seed) {}
-  double uniform(double lo, double hi) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * static_cast<double>(z >> 11) * 0x1.0p-53;
-  }
-
-private:
-  uint64_t state;
-};
-
-struct Buffer {
-  std::vector<unsigned char> bytes;
-  std::vector<double> values; // what the kernel sees, as doubles
-};
-
-Buffer makeBuffer(int64_t dtype, size_t n) {
-  Buffer b;
-  b.bytes.resize(n * (dtype == FFN_DTYPE_F32 ? 4 : 2));
-  b.values.resize(n);
-  return b;
-}
-
-void fill(Buffer &b, int64_t dtype, Random &rng, double lo, double hi) {
-  for (size_t i = 0; i < b.values.size(); ++i) {
-    double v = ffn_ref::roundTo(dtype, rng.uniform(lo, hi));
-    b.values[i] = v;
-    ffn_ref::store(dtype, b.bytes.data(), i, v);
-  }
-}
+using ffn_ref::Buffer;
+using ffn_ref::fill;
+using ffn_ref::makeBuffer;
+using ffn_ref::Random;
 
 struct ContextDeleter {
   void operator()(ffn_context *c) const { ffn_context_destroy(c); }

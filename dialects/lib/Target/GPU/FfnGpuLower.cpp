@@ -329,7 +329,6 @@ LogicalResult FfnPlanner::plan() {
     n.name = name + "_input";
     n.width = dm;
     n.outStride = kp1;
-    n.inType = t;
     n.outType = t;
     n.apply = preNorm;
     std::vector<KernelArg> args = {{ArgKind::Input, 0, t}, ws(wsXn, t)};
@@ -376,7 +375,6 @@ LogicalResult FfnPlanner::plan() {
     n.eps = norm.getEps().convertToDouble();
     n.width = dm;
     n.outStride = dm;
-    n.inType = f32;
     n.outType = t;
     n.shift = shift >= 0;
     std::vector<KernelArg> args = {ws(wsZ, f32), {ArgKind::Output, 0, t},

@@ -101,6 +101,8 @@ private:
   void bindArgs();
   void loadStage(Value stage, Value tile);
   SmallVector<Value> computeStage(Value stage, ValueRange acc);
+  void loadMatrices(Value smem, Value stage, Value row, Value col,
+                    SmallVectorImpl<Value> &frags);
   SmallVector<Value> fragmentA(Value stage, int64_t kk);
   SmallVector<Value> fragmentB(Value stage, int64_t kk);
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
@@ -317,21 +319,27 @@ Value GemmBuilder::asI32(Value pair) {
   return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
 }
 
+void GemmBuilder::loadMatrices(Value smem, Value stage, Value row, Value col,
+                               SmallVectorImpl<Value> &frags) {
+  // One ldmatrix.x4: four 8x8 matrices, each lane's addressed row giving
+  // one; appended as four mma operand registers.
+  auto type = VectorType::get({4, 2}, c.storage);
+  Value f = nvgpu::LdMatrixOp::create(b, type, smem,
+                                      ValueRange{stage, row, col},
+                                      b.getBoolAttr(false),
+                                      b.getI32IntegerAttr(4));
+  for (int64_t i = 0; i < 4; ++i)
+    frags.push_back(
+        asI32(vector::ExtractOp::create(b, f, ArrayRef<int64_t>{i})));
+}
+
 SmallVector<Value> GemmBuilder::fragmentA(Value stage, int64_t kk) {
   // ldmatrix.x4: lanes 0-15 address rows 0-15 at column 0, lanes 16-31 the
   // same rows at column 8, giving a0..a3 of mma.m16n8k16 in order.
   SmallVector<Value> frags;
   Value r = ir.rem(lane, 16), col = ir.add(ir.mul(ir.div(lane, 16), 8), kk * 16);
-  auto type = VectorType::get({4, 2}, c.storage);
-  for (int64_t mt = 0; mt < fragsM; ++mt) {
-    Value row = ir.add(ir.add(warpRow, r), mt * 16);
-    Value f = nvgpu::LdMatrixOp::create(b, type, aSmem,
-                                        ValueRange{stage, row, col},
-                                        b.getBoolAttr(false),
-                                        b.getI32IntegerAttr(4));
-    for (int64_t i = 0; i < 4; ++i)
-      frags.push_back(asI32(vector::ExtractOp::create(b, f, ArrayRef<int64_t>{i})));
-  }
+  for (int64_t mt = 0; mt < fragsM; ++mt)
+    loadMatrices(aSmem, stage, ir.add(ir.add(warpRow, r), mt * 16), col, frags);
   return frags;
 }
 
@@ -343,16 +351,8 @@ SmallVector<Value> GemmBuilder::fragmentB(Value stage, int64_t kk) {
   SmallVector<Value> frags;
   Value r = ir.add(ir.rem(lane, 8), ir.mul(ir.div(lane, 16), 8));
   Value col = ir.add(ir.mul(ir.rem(ir.div(lane, 8), 2), 8), kk * 16);
-  auto type = VectorType::get({4, 2}, c.storage);
-  for (int64_t np = 0; np < fragsN / 2; ++np) {
-    Value row = ir.add(ir.add(warpCol, r), np * 16);
-    Value f = nvgpu::LdMatrixOp::create(b, type, bSmem,
-                                        ValueRange{stage, row, col},
-                                        b.getBoolAttr(false),
-                                        b.getI32IntegerAttr(4));
-    for (int64_t i = 0; i < 4; ++i)
-      frags.push_back(asI32(vector::ExtractOp::create(b, f, ArrayRef<int64_t>{i})));
-  }
+  for (int64_t np = 0; np < fragsN / 2; ++np)
+    loadMatrices(bSmem, stage, ir.add(ir.add(warpCol, r), np * 16), col, frags);
   return frags;
 }
 

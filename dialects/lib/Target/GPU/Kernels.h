@@ -42,18 +42,6 @@ struct Launch {
   std::vector<KernelArg> args;
 };
 
-/// The FFN as the kernels see it.
-struct FfnShape {
-  int64_t dModel = 0, dFf = 0;
-  Type storage;           ///< f32, bf16 or f16
-  Activation activation = Activation::identity;
-  bool gated = false, residual = false;
-  bool biasUp = false, biasGate = false, biasDown = false;
-  std::optional<NormKind> norm;
-  NormPosition normPosition = NormPosition::pre;
-  double eps = 0;
-};
-
 /// Where the GEMM's A operand and its epilogue's extra inputs live, and what
 /// the epilogue does.
 enum class Epilogue {
@@ -102,7 +90,7 @@ struct NormConfig {
   double eps;
   int64_t width;     ///< d_model
   int64_t outStride; ///< output row stride; columns beyond width get 0
-  Type inType, outType;
+  Type outType;
   bool shift = false; ///< LayerNorm's learned shift
   bool apply = true;  ///< false: only copy (and pad) the row
 };
