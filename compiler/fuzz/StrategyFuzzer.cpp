@@ -14,7 +14,7 @@
 
 #include "ffn/IR/FfnAttrs.h"
 #include "ffn/IR/FfnDialect.h"
-#include "ffn/Transforms/ScheduleCost.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -4,7 +4,7 @@
 
 #include "ffnc/Analysis/FfnInfo.h"
 
-#include "ffn/Transforms/ScheduleCost.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include <algorithm>
 

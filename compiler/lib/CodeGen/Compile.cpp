@@ -8,15 +8,15 @@
 #include "ffnc/CodeGen/Pipeline.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
 
-#include "ffn/Transforms/Passes.h"
+#include "ffn/Target/CPU/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -95,8 +95,7 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
     return llvm::Error::success();
   };
   if (target.isGpu())
-    return compileGpuModule(*module, specs, target, stage, printLocations,
-                            run);
+    return compileGpuModule(*module, specs, target, stage, printLocations, run);
   if (stage == EmitStage::Gpu || stage == EmitStage::Ptx ||
       stage == EmitStage::Cubin)
     return llvm::createStringError(
@@ -110,41 +109,21 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   if (stage == EmitStage::Ffn)
     return printModule(*module, printLocations);
   if (llvm::Error err =
-          run(buildFfnLoweringPipeline, "lowering the ffn dialect"))
+          run(mlir::ffn::buildCpuLoweringPipeline, "lowering the ffn dialect"))
     return std::move(err);
   if (stage == EmitStage::Linalg)
     return printModule(*module, printLocations);
-  if (llvm::Error err =
-          run(buildKernelABIPipeline, "building the kernel interface"))
+  if (llvm::Error err = run(mlir::ffn::buildCpuKernelABIPipeline,
+                            "building the kernel interface"))
     return std::move(err);
   if (stage == EmitStage::Tiled)
     return printModule(*module, printLocations);
   auto signatures = collectKernelSignatures(*module, specs);
   if (!signatures)
     return signatures.takeError();
-  // The ffn.* annotations have served their purpose (the signatures above);
-  // LLVM IR translation has no use for them.
-  module->walk([](mlir::func::FuncOp func) {
-    for (mlir::NamedAttribute attr :
-         llvm::to_vector(func->getDiscardableAttrs()))
-      if (attr.getName().strref().starts_with("ffn."))
-        func->removeAttr(attr.getName());
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      func.removeArgAttr(i, "ffn.param");
-  });
-
-  if (llvm::Error err =
-          run(buildKernelToLLVMPipeline, "lowering to the LLVM dialect"))
+  if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
+                            "lowering to the LLVM dialect"))
     return std::move(err);
-  // scf-to-cf carries a loop's annotation to its back edge as a discardable
-  // attribute; LLVM IR translation reads the branch's own loop_annotation.
-  module->walk([](mlir::LLVM::BrOp br) {
-    if (auto annotation = br->getAttrOfType<mlir::LLVM::LoopAnnotationAttr>(
-            "llvm.loop_annotation")) {
-      br.setLoopAnnotationAttr(annotation);
-      br->removeAttr("llvm.loop_annotation");
-    }
-  });
 
   llvm::LLVMContext llvmContext;
   auto llvmModule =

@@ -6,6 +6,9 @@
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
 
+#include "ffn/Target/CPU/Pipelines.h"
+#include "ffn/Target/GPU/Pipelines.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,8 +35,7 @@ static llvm::Expected<std::string> cudaToolkit() {
   llvm::SmallString<256> ptxas(root), libdevice(root);
   llvm::sys::path::append(ptxas, "bin", "ptxas");
   llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
-  if (!llvm::sys::fs::can_execute(ptxas) ||
-      !llvm::sys::fs::exists(libdevice))
+  if (!llvm::sys::fs::can_execute(ptxas) || !llvm::sys::fs::exists(libdevice))
     return llvm::createStringError(
         "NVIDIA targets need the CUDA toolkit (ptxas and libdevice), not "
         "found at '" +
@@ -69,9 +71,8 @@ static llvm::Error collectLaunches(mlir::ModuleOp module,
       l.sharedBytes = i64("shared_bytes");
       auto args = mlir::cast<mlir::ArrayAttr>(d.get("args"));
       for (size_t i = 0; i + 1 < args.size(); i += 2)
-        l.args.push_back(
-            {mlir::cast<mlir::IntegerAttr>(args[i]).getInt(),
-             mlir::cast<mlir::IntegerAttr>(args[i + 1]).getInt()});
+        l.args.push_back({mlir::cast<mlir::IntegerAttr>(args[i]).getInt(),
+                          mlir::cast<mlir::IntegerAttr>(args[i + 1]).getInt()});
       sig.launches.push_back(std::move(l));
     }
     stub.erase();
@@ -99,7 +100,8 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
   // factors are sized for the larger, which costs the smaller nothing.
   if (llvm::Error err = run(
           [&](mlir::OpPassManager &pm) {
-            buildGpuLoweringPipeline(pm, target.chip, /*smCount=*/132);
+            mlir::ffn::buildGpuLoweringPipeline(pm, target.chip,
+                                                /*smCount=*/132);
           },
           "lowering to GPU kernels"))
     return std::move(err);
@@ -117,7 +119,7 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
   std::string format = stage == EmitStage::Ptx ? "isa" : "bin";
   if (llvm::Error err = run(
           [&](mlir::OpPassManager &pm) {
-            buildGpuBinaryPipeline(pm, format, *toolkit);
+            mlir::ffn::buildGpuBinaryPipeline(pm, format, *toolkit);
           },
           "building the device code"))
     return std::move(err);
@@ -143,7 +145,7 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
   for (KernelSignature &sig : *signatures)
     sig.deviceImage = images[sig.deviceModule];
 
-  if (llvm::Error err = run(buildKernelToLLVMPipeline,
+  if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
                             "lowering the pack functions to LLVM"))
     return std::move(err);
   llvm::LLVMContext llvmContext;

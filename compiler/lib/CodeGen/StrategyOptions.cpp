@@ -2,7 +2,7 @@
 
 #include "ffnc/CodeGen/StrategyOptions.h"
 
-#include "ffn/Transforms/StrategyChoice.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"

@@ -5,10 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ffn/Conversion/Passes.h"
 #include "ffn/IR/FfnDialect.h"
+#include "ffn/Target/CPU/Pipelines.h"
 #include "ffn/Target/GPU/Passes.h"
+#include "ffn/Target/GPU/Pipelines.h"
 #include "ffn/Transforms/Passes.h"
-#include "ffnc/CodeGen/Pipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -19,9 +21,11 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::ffn::registerFfnPasses();
+  mlir::ffn::registerFfnConversionPasses();
+  mlir::ffn::registerFfnCpuPasses();
   mlir::ffn::registerFfnGpuPasses();
-  ffnc::registerCPUPipeline();
-  ffnc::registerGpuPipeline();
+  mlir::ffn::registerCpuPipelines();
+  mlir::ffn::registerGpuPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -20,7 +20,7 @@
 #include "ffnc/Frontend/Sema.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
 
-#include "ffn/Transforms/ScheduleCost.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
@@ -471,7 +471,7 @@ int main(int argc, char **argv) {
         return fail("--measure and --machine both give the machine; use one");
       profile = measureMachine(target->vectorBits == 512);
     }
-    // Nominal (ScheduleCost.h): per core one 512-bit (or two 256-bit) FMAs
+    // Nominal (ffn/Target/CPU/CostModel.h): per core one 512-bit (or two 256-bit) FMAs
     // per cycle at 3.5 GHz and 60 GB/s from cache; 20 GB/s of memory
     // bandwidth for the whole process.
     schedule.machine = profile ? *profile : nominalMachine(threads);

@@ -15,7 +15,7 @@
 
 #include "ffnc/Analysis/CostModel.h"
 
-#include "ffn/Transforms/ScheduleCost.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include "llvm/Support/Error.h"
 
@@ -41,7 +41,7 @@ struct MachineProfile {
   mlir::ffn::MachineAssumptions assumptions(unsigned threads) const;
 };
 
-/// The schedule cost model's defaults (ScheduleCost.h) on `cores` cores.
+/// The schedule cost model's defaults (ffn/Target/CPU/CostModel.h) on `cores` cores.
 MachineProfile nominalMachine(unsigned cores);
 
 /// Measures this machine (a few seconds): every core, and one.

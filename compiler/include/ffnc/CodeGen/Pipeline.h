@@ -1,9 +1,15 @@
-//===- Pipeline.h - ffn dialect to LLVM -------------------------*- C++ -*-===//
+//===- Pipeline.h - the driver's schedule options ---------------*- C++ -*-===//
+//
+// What ffnc's options decide about the CPU schedule, and the strategy stage
+// built from them. The pipelines themselves are declared beside their
+// passes (ffn/Target/CPU/Pipelines.h, ffn/Target/GPU/Pipelines.h).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef FFNC_CODEGEN_PIPELINE_H
 #define FFNC_CODEGEN_PIPELINE_H
 
-#include "ffn/Transforms/ScheduleCost.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -34,40 +40,10 @@ struct ScheduleOptions {
 /// this machine's hardware threads.
 int64_t tunedThreads(const ScheduleOptions &options);
 
-/// Stage `ffn`: attach a #ffn.strategy to every ffn.ffn (unless baseline).
+/// Stage `ffn` of the CPU back end with the driver's options (the other
+/// stages take none: ffn/Target/CPU/Pipelines.h).
 void buildStrategyPipeline(mlir::OpPassManager &pm,
                            const ScheduleOptions &options);
-
-/// Stage `linalg`: scheduled FFNs become packed kernels on memrefs; the
-/// others become linalg on tensors.
-void buildFfnLoweringPipeline(mlir::OpPassManager &pm);
-
-/// Stage `tiled`: every kernel has its final memref calling convention (the
-/// signature the ABI glue reads): the baseline bufferized, its scratch in a
-/// workspace argument.
-void buildKernelABIPipeline(mlir::OpPassManager &pm);
-
-/// Kernel functions -> LLVM dialect: deallocation, loops, polynomial math,
-/// LLVM conversion.
-void buildKernelToLLVMPipeline(mlir::OpPassManager &pm);
-
-/// NVIDIA targets. Stage `gpu`: every ffn.ffn becomes a gpu.module of
-/// kernels, host pack functions and a launch plan (ffn-gpu-lower).
-void buildGpuLoweringPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
-                              int64_t smCount);
-
-/// The gpu.modules -> gpu.binary: NVVM, then PTX (`format` "isa") or a
-/// cubin ("bin", through the CUDA toolkit's ptxas at `toolkit`).
-void buildGpuBinaryPipeline(mlir::OpPassManager &pm, llvm::StringRef format,
-                            llvm::StringRef toolkit);
-
-/// All of the above, and its registration as `ffn-cpu-pipeline` for ffn-opt.
-void buildCPUPipeline(mlir::OpPassManager &pm, const ScheduleOptions &options);
-void registerCPUPipeline();
-
-/// ffn-gpu-lower then the binary pipeline, registered as
-/// `ffn-gpu-pipeline{chip=... format=...}` for ffn-opt.
-void registerGpuPipeline();
 
 } // namespace ffnc
 

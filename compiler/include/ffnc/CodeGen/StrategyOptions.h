@@ -5,7 +5,7 @@
 
 #include "ffnc/CodeGen/Pipeline.h"
 
-#include "ffn/Transforms/StrategyChoice.h"
+#include "ffn/Target/CPU/CostModel.h"
 
 #include "llvm/ADT/StringRef.h"
 

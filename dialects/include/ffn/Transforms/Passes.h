@@ -1,4 +1,4 @@
-//===- Passes.h - ffn passes ------------------------------------*- C++ -*-===//
+//===- Passes.h - target-neutral ffn passes ---------------------*- C++ -*-===//
 
 #ifndef FFN_TRANSFORMS_PASSES_H
 #define FFN_TRANSFORMS_PASSES_H
@@ -16,10 +16,6 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::ffn {
-
-/// Marks the k-step contraction of a register tile that ffn-lower-packed
-/// emits and ffn-vectorize-register-tiles vectorizes.
-inline constexpr llvm::StringLiteral kRegisterTileAttr = "ffn.register_tile";
 
 #define GEN_PASS_DECL
 #include "ffn/Transforms/Passes.h.inc"

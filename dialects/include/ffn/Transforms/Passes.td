@@ -1,52 +1,32 @@
-//===- Passes.td - ffn passes -------------------------------*- tablegen -*-===//
+//===- Passes.td - target-neutral ffn passes ---------------*- tablegen -*-===//
 
 #ifndef FFN_TRANSFORMS_PASSES_TD
 #define FFN_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertFfnToLinalg : Pass<"convert-ffn-to-linalg", "func::FuncOp"> {
-  let summary = "Lower ffn.ffn to linalg on tensors";
+def FfnDropAnnotations : Pass<"ffn-drop-annotations", "ModuleOp"> {
+  let summary = "Drop the ffn.* annotations once the kernel glue has read them";
   let description = [{
-    Rewrites every `ffn.ffn` into upstream ops on tensors: `linalg.matmul`
-    for the projections (storage-typed operands, f32 accumulator) and
-    `linalg.generic` for the norm reductions and the elementwise epilogues
-    (bias, activation, gate product, residual, final conversion to the
-    storage type). All arithmetic is f32; activations use `math` ops
-    (`math.erf`, `math.tanh`, `math.exp`), which `ffn-approximate-math`
-    later turns into polynomials. Each created op carries an `ffn.role`
-    attribute (`in`, `norm`, `up`, `gate`, `act`, `down`, `out`) for later
-    scheduling and for tests.
+    Removes every discardable `ffn.*` attribute of a function and every
+    `ffn.param` argument attribute. They describe the kernel contract
+    (parameters, pack functions, workspace, phases, strategy) to ffnc's
+    kernel glue, which reads them before the LLVM lowering; LLVM IR
+    translation has no use for them.
   }];
-  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
-                           "arith::ArithDialect", "math::MathDialect"];
 }
 
-def FfnKernelInterface : Pass<"ffn-kernel-interface", "ModuleOp"> {
-  let summary = "Give each FFN function the kernel calling convention";
+def FfnLoopAnnotationsToBranches
+    : Pass<"ffn-loop-annotations-to-branches", "ModuleOp"> {
+  let summary = "Move loop annotations onto the branches LLVM IR reads";
   let description = [{
-    Rewrites each `func.func` built from an ffn spec (arguments tagged
-    `ffn.param`) from `(tensors) -> tensor` to destination-passing style on
-    memrefs: the same arguments as memrefs, followed by an output memref
-    `[M, d_model]`. The body reads the arguments through
-    `bufferization.to_tensor restrict` and writes its result with
-    `bufferization.materialize_in_destination`, so one-shot bufferization
-    computes straight into the caller's output buffer.
+    scf-to-cf carries an `scf.for`'s `llvm.loop_annotation` to the loop's
+    back edge as a discardable attribute of the `llvm.br`; LLVM IR
+    translation reads the branch's own `loop_annotation` property. This
+    moves one to the other, so the annotations ffn-lower-packed sets (no
+    unrolling, no re-vectorization of register-tile loops) reach LLVM.
   }];
-  let dependentDialects = ["bufferization::BufferizationDialect",
-                           "memref::MemRefDialect"];
-}
-
-def FfnMatmulLoopOrder : Pass<"ffn-matmul-loop-order", "func::FuncOp"> {
-  let summary = "Order matmul loops (m, k, n) for the unscheduled CPU path";
-  let description = [{
-    Generalizes every `linalg.matmul` and interchanges its loops to
-    (m, k, n), so that once lowered to loops the innermost loop walks a row
-    of the weight matrix and of the accumulator contiguously and LLVM's loop
-    vectorizer can use full-width SIMD. This is the baseline schedule of the
-    correctness-first CPU pipeline; the tiled, packed schedule replaces it.
-  }];
-  let dependentDialects = ["linalg::LinalgDialect"];
+  let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
 def FfnApproximateMath : Pass<"ffn-approximate-math"> {
@@ -73,122 +53,6 @@ def FfnWorkspaceAllocs : Pass<"ffn-workspace-allocs", "func::FuncOp"> {
     allocation is left as it is, with a warning naming the allocation.
   }];
   let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
-}
-
-def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
-  let summary = "Choose the CPU schedule of each ffn.ffn";
-  let description = [{
-    Attaches a `#ffn.strategy` to every `ffn.ffn` that has none: the register
-    tile fills the SIMD register file (32 zmm with AVX-512: 8 rows x 2
-    vectors = 16 accumulators; 16 ymm with AVX2: 6 x 2 = 12), leaving room
-    for the weight vectors and the broadcast. The cache block is 256 rows
-    (rounded to a multiple of `mr`): a packed weight panel stays in L2
-    while the block's rows stream past it, so larger blocks read the
-    weights from memory fewer times. The K loop prefetches the next weight
-    panel when the FFN's weights exceed 64 MiB (they stream from DRAM).
-    Per token-count bucket it picks the fusion: runs with `m <= fused_max_m`
-    take the whole-FFN fused schedule (d_ff in chunks), larger runs the
-    two-pass one. A cost model (`ScheduleCost.h`) prices both schedules on
-    `threads` threads -- compute and weight traffic per parallel phase with
-    the busiest thread's share, the phase boundaries, the fused schedule's
-    partial outputs -- and the bucket is every m up to 16 where fused
-    prices lower; it also picks the group count. The machine it prices for
-    is nominal unless given (`peak-gflops`, `dram-gbs`, `cache-gbs`,
-    `sync-us`; `ffnc --machine=FILE` passes a profile that `ffnc probe`
-    measured). Options override each choice; the result is verified.
-  }];
-  let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
-           "SIMD width of the target: 512 (AVX-512) or 256 (AVX2)">,
-    Option<"mr", "mr", "int64_t", /*default=*/"0",
-           "Register tile rows (0: choose)">,
-    Option<"nr", "nr", "int64_t", /*default=*/"0",
-           "Register tile columns (0: choose)">,
-    Option<"mc", "mc", "int64_t", /*default=*/"0",
-           "Cache block rows (0: choose)">,
-    Option<"prefetch", "prefetch", "int64_t", /*default=*/"-1",
-           "Prefetch the next weight panel: 1 or 0 (-1: choose by weight "
-           "size)">,
-    Option<"batchInvariant", "batch-invariant", "bool", /*default=*/"false",
-           "Make every ffn.ffn batch-invariant (one reduction order per row "
-           "for every m: never the fused schedule)">,
-    Option<"fusedMaxM", "fused-max-m", "int64_t", /*default=*/"-1",
-           "Largest m that takes the fused d_ff-chunked schedule (0: none; "
-           "-1: choose)">,
-    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "d_ff columns per chunk of the fused schedule (0: choose)">,
-    Option<"groups", "groups", "int64_t", /*default=*/"0",
-           "Work units (chunk groups) of the fused schedule (0: choose)">,
-    Option<"threads", "threads", "int64_t", /*default=*/"1",
-           "Threads the kernels will run on, for the cost model">,
-    Option<"peakGflops", "peak-gflops", "double", /*default=*/"0",
-           "The cost model's f32 FMA peak of one thread, GFLOP/s (0: "
-           "nominal)">,
-    Option<"dramGBs", "dram-gbs", "double", /*default=*/"0",
-           "Its read bandwidth from memory of all threads, GB/s (0: "
-           "nominal)">,
-    Option<"cacheGBs", "cache-gbs", "double", /*default=*/"0",
-           "Its read bandwidth from cache of one thread, GB/s (0: nominal)">,
-    Option<"syncMicros", "sync-us", "double", /*default=*/"-1",
-           "Its cost of one phase hand-off between threads, us (-1: "
-           "nominal)">
-  ];
-}
-
-def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
-  let summary = "Lower scheduled FFNs to packed, register-tiled vector loops";
-  let description = [{
-    Rewrites each FFN function whose `ffn.ffn` carries a `#ffn.strategy`
-    into a kernel on memrefs that reads weights packed into `nr`-wide panels
-    (`[N/nr][K][nr]`, zero-padded), plus one pack function per packed
-    parameter (`<name>_pack_<param>`). Each projection is an `scf` loop nest
-    (cache block of `mc` rows, weight panel, register tile of `mr`, `mr/2`,
-    ..., 1 rows); each register tile is a `linalg.generic` contraction
-    (`acc[r, n] += A[r, k] * W[k, n]`, gate and up in one op for gated FFNs)
-    that TilingInterface (`scf::tileUsingSCF`) tiles into the K loop, one k
-    per step, for `ffn-vectorize-register-tiles` to turn into FMAs on
-    accumulators held in registers. Any M runs without scalar fallback.
-    The bias, activation and (for gated FFNs) the gate product are applied
-    to the accumulators, and the gate and up projections of a column are
-    computed in the same tile. Norms, the down bias, the residual and the
-    storage conversion are row loops (without a post-norm GEMM 2's
-    epilogue writes y). Scratch (the f32 hidden activations) lives in a
-    caller-provided workspace of `ffn.workspace_per_row` bytes per row, so
-    the kernel never allocates (the only stack buffers hold the register
-    tiles' accumulators, one per tile height and weight matrix, in each
-    GEMM function's entry block). Each GEMM is a private function (`<kernel>.gemm_up`,
-    `<kernel>.gemm_down`) called by both schedules and shared by the
-    module's kernels of the same shape.
-    With `fused_max_m > 0` the kernel also holds the fused schedule for runs
-    of at most that many rows: d_ff in chunks, each chunk's activations
-    computed into a small buffer and multiplied straight into a per-group
-    partial output (W_down packed chunk-major), the partials summed in group
-    order. `ffn.phase_units` and `ffn.bucket_max_m` give each bucket's phase
-    table for the runtime's threads.
-  }];
-  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
-                           "memref::MemRefDialect", "arith::ArithDialect",
-                           "math::MathDialect", "LLVM::LLVMDialect",
-                           "linalg::LinalgDialect"];
-}
-
-def FfnVectorizeRegisterTiles
-    : Pass<"ffn-vectorize-register-tiles", "func::FuncOp"> {
-  let summary = "Vectorize the packed kernels' register tiles into FMAs";
-  let description = [{
-    Turns each `linalg.generic` marked `ffn.register_tile` (one k-step of a
-    register tile, as `ffn-lower-packed` tiles it with TilingInterface:
-    `acc[r, n] += A[r, k] * W[k, n]` for one or, for gated FFNs, two
-    weight matrices) into vector code with the upstream vectorizer, then
-    hoists the accumulator transfers out of the enclosing K (and chunk)
-    loops so the accumulators live in registers as loop-carried vectors,
-    and lowers the contraction through outer products to one broadcast of
-    A per row and one `vector.fma` per accumulator row and k. Fails (with
-    an error on the op) if a marked op does not vectorize: there is no
-    scalar fallback.
-  }];
-  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
-                           "memref::MemRefDialect", "arith::ArithDialect"];
 }
 
 #endif // FFN_TRANSFORMS_PASSES_TD

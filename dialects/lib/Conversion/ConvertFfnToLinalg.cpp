@@ -18,13 +18,13 @@
 
 #include "ffn/IR/FfnOps.h"
 #include "ffn/Transforms/Activation.h"
-#include "ffn/Transforms/Passes.h"
+#include "ffn/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_CONVERTFFNTOLINALG
-#include "ffn/Transforms/Passes.h.inc"
+#include "ffn/Conversion/Passes.h.inc"
 } // namespace mlir::ffn
 
 using namespace mlir;

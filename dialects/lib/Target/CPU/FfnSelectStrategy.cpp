@@ -1,15 +1,15 @@
 //===- FfnSelectStrategy.cpp - choose the CPU schedule --------------------===//
 
 #include "ffn/IR/FfnOps.h"
-#include "ffn/Transforms/Passes.h"
-#include "ffn/Transforms/ScheduleCost.h"
+#include "ffn/Target/CPU/CostModel.h"
+#include "ffn/Target/CPU/Passes.h"
 
 #include <cmath>
 #include <utility>
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNSELECTSTRATEGY
-#include "ffn/Transforms/Passes.h.inc"
+#include "ffn/Target/CPU/Passes.h.inc"
 } // namespace mlir::ffn
 
 using namespace mlir;
@@ -84,8 +84,7 @@ struct FfnSelectStrategyPass
         o.fusedMaxM = 0;
       }
       if (std::optional<OverrideError> bad = checkOverrides(vectorBits, o)) {
-        op.emitOpError("strategy option ")
-            << bad->key << " " << bad->message;
+        op.emitOpError("strategy option ") << bad->key << " " << bad->message;
         return WalkResult::interrupt();
       }
       StrategyChoice c = chooseStrategy(vectorBits, shape, o, machine);

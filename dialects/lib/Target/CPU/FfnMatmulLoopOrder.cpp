@@ -1,13 +1,13 @@
 //===- FfnMatmulLoopOrder.cpp - (m, k, n) loops for plain matmuls ---------===//
 
-#include "ffn/Transforms/Passes.h"
+#include "ffn/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNMATMULLOOPORDER
-#include "ffn/Transforms/Passes.h.inc"
+#include "ffn/Target/CPU/Passes.h.inc"
 } // namespace mlir::ffn
 
 using namespace mlir;

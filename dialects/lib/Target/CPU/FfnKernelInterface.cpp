@@ -12,14 +12,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ffn/Transforms/Passes.h"
+#include "ffn/Target/CPU/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNKERNELINTERFACE
-#include "ffn/Transforms/Passes.h.inc"
+#include "ffn/Target/CPU/Passes.h.inc"
 } // namespace mlir::ffn
 
 using namespace mlir;

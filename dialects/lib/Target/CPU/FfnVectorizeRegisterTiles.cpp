@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ffn/Transforms/Passes.h"
+#include "ffn/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
@@ -33,7 +33,7 @@
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNVECTORIZEREGISTERTILES
-#include "ffn/Transforms/Passes.h.inc"
+#include "ffn/Target/CPU/Passes.h.inc"
 } // namespace mlir::ffn
 
 using namespace mlir;

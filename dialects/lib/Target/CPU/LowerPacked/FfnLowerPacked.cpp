@@ -1,0 +1,169 @@
+//===- FfnLowerPacked.cpp - packed, register-tiled FFN kernels ------------===//
+//
+// For an FFN function with a #ffn.strategy<vector_bits, mr, nr, mc>:
+//
+//   func @f(%x: memref<?xDxT>, <packed params>, %y: memref<?xDxT>,
+//           %ws: memref<?xi8>, %phase, %begin, %end)
+//
+// whose body runs one phase of the kernel (Phases.cpp) over work units
+// [begin, end). The pass builds the kernel's signature from the layout
+// (Layout.h), one pack function per packed parameter (Packing.h), and the
+// annotations the kernel glue reads: pack functions, workspace per row,
+// phase units per token-count bucket, and the strategy's description.
+//
+// Each GEMM is one private function (`<kernel>.gemm_up`, `.gemm_down`,
+// GemmFunctions.cpp) that both schedules call, shared by every kernel of
+// the module with the same shape (PanelGemm.h, RegisterTile.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "Layout.h"
+#include "Packing.h"
+
+#include "ffn/Target/CPU/CostModel.h"
+#include "ffn/Target/CPU/Passes.h"
+
+namespace mlir::ffn {
+#define GEN_PASS_DEF_FFNLOWERPACKED
+#include "ffn/Target/CPU/Passes.h.inc"
+} // namespace mlir::ffn
+
+using namespace mlir;
+using namespace mlir::ffn;
+using namespace mlir::ffn::cpu;
+
+namespace {
+
+LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
+                            llvm::StringMap<func::FuncOp> &gemms) {
+  StrategyAttr strategy = *op.getStrategy();
+  Layout l = layoutFor(op, strategy);
+  OpBuilder b(func);
+  Location loc = func.getLoc();
+  Type t = op.getStorageType();
+
+  // The packed type of each parameter, and its pack function if any.
+  SmallVector<Type> argTypes = {
+      MemRefType::get({ShapedType::kDynamic, l.d}, t)};
+  SmallVector<Attribute> argNames = {b.getStringAttr("input")};
+  SmallVector<Attribute> packs;
+  SmallVector<StringRef> paramNames;
+  for (unsigned i = 1, e = func.getNumArguments(); i < e; ++i) {
+    StringRef name =
+        cast<StringAttr>(func.getArgAttr(i, "ffn.param")).getValue();
+    auto logical = cast<RankedTensorType>(func.getArgument(i).getType());
+    MemRefType source = MemRefType::get(logical.getShape(), t);
+    MemRefType packed = source;
+    std::string packName = (func.getName() + "_pack_" + name).str();
+    if (name == "w_up" || name == "w_gate") {
+      packed = MemRefType::get({l.npUp, l.d, l.nrUp}, t);
+      buildMatrixPack(b, loc, packName, source, packed);
+    } else if (name == "w_down" && l.fusedMaxM > 0) {
+      // Chunk-major, so the fused schedule reads one chunk of W_down as one
+      // contiguous block.
+      packed = MemRefType::get({l.chunks, l.npDown, l.chunk, l.nrDown}, t);
+      buildChunkedPack(b, loc, packName, source, packed);
+    } else if (name == "w_down") {
+      packed = MemRefType::get({l.npDown, l.f, l.nrDown}, t);
+      buildMatrixPack(b, loc, packName, source, packed);
+    } else if (name == "b_up" || name == "b_gate") {
+      packed = MemRefType::get({l.fp}, t);
+      buildVectorPack(b, loc, packName, source, packed);
+    } else {
+      packName.clear(); // used as is
+    }
+    argTypes.push_back(packed);
+    argNames.push_back(b.getStringAttr(name));
+    packs.push_back(b.getStringAttr(packName));
+    paramNames.push_back(name);
+  }
+  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.d}, t));
+  argNames.push_back(b.getStringAttr("output"));
+  argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI8Type()));
+  argNames.push_back(b.getStringAttr("workspace"));
+  for (StringRef name : {"phase", "begin", "end"}) {
+    argTypes.push_back(b.getIndexType());
+    argNames.push_back(b.getStringAttr(name));
+  }
+
+  auto kernel = func::FuncOp::create(b, loc, func.getName(),
+                                     b.getFunctionType(argTypes, {}));
+  for (auto [i, name] : llvm::enumerate(argNames))
+    kernel.setArgAttr(i, "ffn.param", name);
+  kernel->setAttr("ffn.kernel", b.getUnitAttr());
+  kernel->setAttr("ffn.strategy", strategy);
+  kernel->setAttr("ffn.pack", b.getArrayAttr(packs));
+  kernel->setAttr("ffn.workspace_per_row",
+                  b.getI64IntegerAttr(l.workspacePerRow()));
+  // Work units of the phases per token-count bucket: rows (-1 = m), up
+  // panels, down panels, chunk groups, rows. Each bucket runs only its own
+  // phases (0 units = skipped).
+  int64_t rowsIfA = l.needA ? -1 : 0;
+  SmallVector<Attribute> units;
+  SmallVector<int64_t> bucketMaxM;
+  if (l.fusedMaxM > 0) {
+    units.push_back(b.getI64ArrayAttr({rowsIfA, 0, 0, l.groups, -1}));
+    bucketMaxM.push_back(l.fusedMaxM);
+  }
+  units.push_back(b.getI64ArrayAttr(
+      {rowsIfA, l.npUp, l.npDown, 0, l.finishInGemm ? 0 : -1}));
+  bucketMaxM.push_back(-1);
+  kernel->setAttr("ffn.phase_units", b.getArrayAttr(units));
+  kernel->setAttr("ffn.bucket_max_m", b.getI64ArrayAttr(bucketMaxM));
+  StrategyChoice choice{strategy.getVectorBits(), strategy.getMr(),
+                        strategy.getNr(),         strategy.getMc(),
+                        strategy.getPrefetch(),   strategy.getFusedMaxM(),
+                        strategy.getChunk(),      strategy.getGroups()};
+  std::string text =
+      describeStrategy(choice, op.getGated(), l.f, op.getBatchInvariant());
+  kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
+
+  Block *body = kernel.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  llvm::StringMap<Value> params;
+  for (auto [i, name] : llvm::enumerate(paramNames))
+    params[name] = body->getArgument(1 + i);
+  unsigned n = body->getNumArguments();
+  KernelBuilder(b, loc, op, kernel, l, gemms)
+      .build(body->getArgument(0), params, body->getArgument(n - 5),
+             body->getArgument(n - 4), body->getArgument(n - 3),
+             body->getArgument(n - 2), body->getArgument(n - 1));
+  func::ReturnOp::create(b, loc);
+  func.erase();
+  return success();
+}
+
+struct FfnLowerPackedPass : ffn::impl::FfnLowerPackedBase<FfnLowerPackedPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<func::FuncOp, FfnOp>> work;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr("ffn.kernel"))
+        continue;
+      FfnOp ffnOp;
+      unsigned count = 0;
+      func.walk([&](FfnOp op) {
+        ffnOp = op;
+        ++count;
+      });
+      if (count != 1 || !ffnOp.getStrategy())
+        continue;
+      // The function must be exactly what MLIRGen builds: the op applied
+      // to the arguments and returned.
+      auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+      if (ret.getNumOperands() != 1 || ret.getOperand(0) != ffnOp.getResult() ||
+          ffnOp.getInput() != func.getArgument(0)) {
+        ffnOp.emitError("ffn-lower-packed expects a function that applies one "
+                        "ffn.ffn to its arguments and returns it");
+        return signalPassFailure();
+      }
+      work.emplace_back(func, ffnOp);
+    }
+    llvm::StringMap<func::FuncOp> gemms;
+    for (auto [func, op] : work)
+      if (failed(lowerFunction(func, op, gemms)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,71 @@
+//===- KernelBuilder.h - the body of one packed FFN kernel ------*- C++ -*-===//
+//
+// The kernel runs one phase over a range of work units per call (the
+// runtime's threads split each phase): 0 rows (A = f32(pre-norm(x))), 1 up
+// panels (GEMM 1), 2 down panels (GEMM 2), 3 chunk groups (the fused small-m
+// schedule), 4 rows (bias, residual, post-norm, storage type). The phase
+// schedules are in Phases.cpp, the outlined GEMM functions in
+// GemmFunctions.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_CPU_LOWERPACKED_KERNELBUILDER_H
+#define FFN_TARGET_CPU_LOWERPACKED_KERNELBUILDER_H
+
+#include "GemmSignatures.h"
+#include "PanelGemm.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::ffn::cpu {
+
+class KernelBuilder : public PanelGemmBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, FfnOp op, func::FuncOp kernel,
+                const Layout &l, llvm::StringMap<func::FuncOp> &outlined)
+      : PanelGemmBuilder(b, loc, op.getStorageType(), l), op(op),
+        kernel(kernel), outlined(outlined) {}
+
+  /// `args`: x, params (kernelParams order, by name), y, workspace, and the
+  /// phase to run over units [begin, end) (see kernelPhaseUnits).
+  void build(Value x, const llvm::StringMap<Value> &params, Value y, Value ws,
+             Value phase, Value begin, Value end);
+
+private:
+  void normRow(function_ref<Value(Value)> load,
+               function_ref<void(Value, Value)> store, Value scale,
+               Value shift);
+  /// Fused schedule, group g's section: its chunk buffer Hc [rows, chunk],
+  /// or (`output`) its partial output Og [rows, oWidth] right after it.
+  Value groupView(Value ws, Value rows, Value g, bool output);
+
+  /// Calls the private GEMM function `<kernel>.<suffix>`(args), which
+  /// `body` builds from its arguments on the first call with this suffix
+  /// and `key`. The key names everything the body's code depends on, so
+  /// kernels of the same shape in one module (the layers of a model, a
+  /// gallery of activations sharing GEMM 2) share one function.
+  void callOutlined(StringRef suffix, StringRef key, ValueRange args,
+                    function_ref<void(ValueRange)> body);
+  void callUpGemm(const UpGemmArgs &args);
+  void callDownGemm(const DownGemmArgs &args);
+  /// What GEMM 2's code depends on: the storage type and the layout.
+  std::string layoutKey();
+  /// GEMM 2's also on how it finishes the output.
+  std::string downKey();
+  /// GEMM 1's code also depends on its epilogue.
+  std::string upKey();
+  /// The bodies of the two GEMM functions.
+  void buildUpGemm(const UpGemmArgs &in);
+  void buildDownGemm(const DownGemmArgs &in);
+
+  FfnOp op;
+  func::FuncOp kernel;
+  // The module's GEMM functions by what their code depends on (see
+  // callOutlined).
+  llvm::StringMap<func::FuncOp> &outlined;
+};
+
+} // namespace mlir::ffn::cpu
+
+#endif // FFN_TARGET_CPU_LOWERPACKED_KERNELBUILDER_H

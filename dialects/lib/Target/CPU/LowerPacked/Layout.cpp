@@ -1,0 +1,48 @@
+//===- Layout.cpp - sizes of one FFN's packed kernel ----------------------===//
+
+#include "Layout.h"
+
+#include "ffn/Target/CPU/CostModel.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+
+static int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+cpu::Layout cpu::layoutFor(FfnOp op, StrategyAttr s) {
+  Layout l;
+  l.d = op.getDModel();
+  l.f = op.getDFf();
+  l.lanes = s.getVectorBits() / 32;
+  l.mr = s.getMr();
+  l.mc = s.getMc();
+  l.prefetch = s.getPrefetch();
+  l.nrUp = upPanelWidth(s.getNr(), s.getVectorBits(), op.getGated());
+  l.npUp = (l.f + l.nrUp - 1) / l.nrUp;
+  l.fp = l.npUp * l.nrUp;
+  l.nrDown = s.getNr();
+  l.npDown = (l.d + l.nrDown - 1) / l.nrDown;
+  l.dp = l.npDown * l.nrDown;
+  bool f32 = op.getStorageType().isF32();
+  bool preNorm =
+      op.getNorm() && op.getNorm()->getPosition() == NormPosition::pre;
+  l.needA = !f32 || preNorm;
+  l.finishInGemm =
+      !(op.getNorm() && op.getNorm()->getPosition() == NormPosition::post);
+  // Row strides are multiples of 16 floats so every section and row of the
+  // 64-byte aligned workspace stays 64-byte aligned.
+  l.aWidth = l.needA ? roundUp(l.d, 16) : 0;
+  l.hWidth = roundUp(l.fp, 16);
+  l.oWidth = roundUp(l.dp, 16);
+  if (s.getFusedMaxM() > 0) {
+    l.fusedMaxM = s.getFusedMaxM();
+    // The verifier makes the chunk a multiple of nr, hence of nrUp.
+    FusedShape f = fusedShape(s.getChunk(), s.getGroups(), l.nrUp, l.f);
+    l.panelsPerChunk = f.panelsPerChunk;
+    l.chunk = f.chunk;
+    l.chunks = f.chunks;
+    l.chunksPerGroup = f.chunksPerGroup;
+    l.groups = f.groups;
+  }
+  return l;
+}

@@ -1,0 +1,47 @@
+//===- Layout.h - sizes of one FFN's packed kernel ---------------*- C++
+//-*-===//
+//
+// Everything ffn-lower-packed derives from an FFN and its #ffn.strategy
+// before it emits IR: panel widths and counts, the workspace's row strides,
+// and the fused small-m schedule's chunking. The pack functions, the phase
+// schedules and the kernel's ABI annotations all read this one record.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_CPU_LOWERPACKED_LAYOUT_H
+#define FFN_TARGET_CPU_LOWERPACKED_LAYOUT_H
+
+#include "ffn/IR/FfnOps.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace mlir::ffn::cpu {
+
+/// Sizes derived from the FFN and its strategy.
+struct Layout {
+  int64_t d, f, lanes, mr, mc;
+  int64_t nrUp, npUp, fp;         // up/gate panels: width, count, padded d_ff
+  int64_t nrDown, npDown, dp;     // down panels
+  int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
+  bool needA;
+  bool prefetch;
+  // Without a post-norm, the two-pass GEMM 2 finishes the output itself
+  // (bias, residual, storage type) in its epilogue: no row phase after it.
+  bool finishInGemm;
+  // The fused small-m schedule (fusedMaxM = 0: not used).
+  int64_t fusedMaxM = 0, chunk = 0, panelsPerChunk = 0, chunks = 0,
+          chunksPerGroup = 0, groups = 0;
+  // f32 columns per row of one group's section: its chunk buffer, then its
+  // partial output.
+  int64_t groupWidth() const { return chunk + oWidth; }
+  int64_t workspacePerRow() const {
+    return 4 * (aWidth + std::max(hWidth + oWidth, groups * groupWidth()));
+  }
+};
+
+Layout layoutFor(FfnOp op, StrategyAttr s);
+
+} // namespace mlir::ffn::cpu
+
+#endif // FFN_TARGET_CPU_LOWERPACKED_LAYOUT_H

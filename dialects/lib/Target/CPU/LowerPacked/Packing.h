@@ -1,0 +1,29 @@
+//===- Packing.h - the pack functions of a packed kernel --------*- C++ -*-===//
+//
+// Private functions `(%src, %dst)` that copy a parameter from its logical
+// layout into the kernel's packed one, zero-filling the padding. The kernel
+// glue exports them so the runtime packs each parameter once, at load time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_CPU_LOWERPACKED_PACKING_H
+#define FFN_TARGET_CPU_LOWERPACKED_PACKING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::ffn::cpu {
+
+/// Panel-major: dst[p][k][c] = src[k][p * nr + c], zero past the last column.
+func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
+                             MemRefType src, MemRefType dst);
+/// Chunk-major: dst[q][p][k][c] = src[q * kc + k][p * nr + c], zero past the
+/// last row and column.
+func::FuncOp buildChunkedPack(OpBuilder &b, Location loc, StringRef name,
+                              MemRefType src, MemRefType dst);
+/// dst[i] = src[i], zero past the end.
+func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
+                             MemRefType src, MemRefType dst);
+
+} // namespace mlir::ffn::cpu
+
+#endif // FFN_TARGET_CPU_LOWERPACKED_PACKING_H

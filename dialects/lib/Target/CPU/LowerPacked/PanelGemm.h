@@ -1,0 +1,92 @@
+//===- PanelGemm.h - a GEMM over packed weight panels -----------*- C++ -*-===//
+//
+// C = A W over packed weight panels: for each mc-row block, for each panel,
+// for each register tile (the tallest of mr, mr/2, ..., 1 rows that fits),
+// the tile's contraction acc[rows, nr] += A[rows, K] * W[K, nr] as a
+// linalg.generic over (row, k, column) that TilingInterface tiles along k,
+// then the accumulators to C -- through an epilogue, accumulated into C, or
+// finishing the FFN's output (bias, residual, storage type).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_CPU_LOWERPACKED_PANELGEMM_H
+#define FFN_TARGET_CPU_LOWERPACKED_PANELGEMM_H
+
+#include "Emitter.h"
+#include "Layout.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+
+namespace mlir::ffn::cpu {
+
+/// One GEMM as the panel loops see it.
+struct PanelGemm {
+  Value a;                   // memref<?xK x f32>
+  Value k;                   // reduction length
+  SmallVector<Value> panels; // memref<NP x K' x NR x T>, K' >= k
+  int64_t nr, np;
+  Value c;       // memref<?x W x f32>
+  Value colBase; // global column of c's column 0 (null: 0)
+  // Chunk-major panels [chunks][NP][chunkRows][NR] (0: [NP][K][NR]):
+  // K runs over chunks [chunkBegin, chunkEnd), chunk q's row k meeting
+  // A's column q * chunkRows - aColBase + k.
+  int64_t chunkRows = 0;
+  Value chunkBegin, chunkEnd, aColBase;
+  Value accumulate; // i1: c += A B instead of c = A B (null: false)
+  // i1 (null: never): instead of c, y[:, :d] = T(A B + bias + residual),
+  // the real d columns of y only (bias, residual: null when absent).
+  Value finish, y, bias, residual;
+  // Turns the accumulators of one row ([panel matrix][vector]) into the
+  // vectors to store; `col` is the tile's first column.
+  std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>
+      epilogue;
+};
+
+class PanelGemmBuilder : public Emitter {
+public:
+  PanelGemmBuilder(OpBuilder &b, Location loc, Type storage, const Layout &l)
+      : Emitter(b, loc, storage, l.lanes), l(l) {}
+
+  /// Called at a GEMM function's entry: the tile buffers (mr x nr, one per
+  /// weight matrix) that the epilogue and finishRows read.
+  void allocTileBuffers(int64_t matrices, int64_t nr);
+  /// The GEMM over panels [panelBegin, panelEnd) for rows [0, m).
+  void gemm(const PanelGemm &g, Value m, Value panelBegin, Value panelEnd);
+
+protected:
+  const Layout &l;
+
+private:
+  /// Matrix mat's accumulators of a `rows`-row tile: the tile buffer for
+  /// full-height tiles, else a stack buffer of its own in the entry
+  /// block. Upstream hoisting
+  /// moves the accumulators of a buffer into registers only when no view
+  /// of it is involved (so not a subview of tileBuffers), and LLVM promotes
+  /// these small, constant-indexed allocas to registers entirely.
+  Value registerTile(int64_t mat, int64_t rows, int64_t nr);
+  /// A tile's first column in the panel layout and in C (whose column 0 is
+  /// the global column colBase).
+  std::pair<Value, Value> tileColumns(const PanelGemm &g, Value panel);
+  /// One register tile of `rows` rows at row0: its K loop, then its
+  /// accumulators stored to C, or to the tile buffer for epilogueRows.
+  void tile(const PanelGemm &g, Value row0, int64_t rows, Value panel,
+            Value prefetchPanel);
+  /// The epilogue of the tile of `rows` rows at row0 just parked in the
+  /// tile buffer, row by row into C.
+  void epilogueRows(const PanelGemm &g, Value row0, Value rows, Value panel);
+  /// GEMM 2 finishing the output: the tile of `rows` rows at row0 from the
+  /// tile buffer, plus bias and residual, converted and stored into y.
+  void finishRows(const PanelGemm &g, Value row0, Value rows, Value panel);
+
+  Block *gemmEntry = nullptr;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, Value> registerTiles;
+  /// Per weight matrix: the current GEMM function's mr x nr accumulator
+  /// buffer on the stack, which the epilogue and finishRows read.
+  SmallVector<Value> tileBuffers;
+};
+
+} // namespace mlir::ffn::cpu
+
+#endif // FFN_TARGET_CPU_LOWERPACKED_PANELGEMM_H

@@ -1,0 +1,240 @@
+//===- Phases.cpp - the phase schedules of a packed FFN kernel ------------===//
+//
+//   A  = x, or f32(pre-norm(x)) in ws            (phase 0, rows)
+//   H  = act(A W_up + b_up) [* act(A W_gate + b_gate)]   (phase 1, GEMM 1)
+//   O  = H W_down                                 (phase 2, GEMM 2)
+//   y  = T(post-norm(O + b_down [+ x]))          (phase 4, rows)
+//
+// Runs with m <= fused_max_m take phase 3 instead of 1 and 2: d_ff in
+// chunks, Hc = act(A W_up[:, c]) into an L1-sized buffer immediately
+// multiplied into a partial output Og += Hc W_down[c, :] per chunk group;
+// phase 4 sums the groups' Og in a fixed order, so results depend on the
+// strategy, never on the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "ffn/Transforms/Activation.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+using namespace mlir::ffn::cpu;
+
+Value KernelBuilder::groupView(Value ws, Value rows, Value g, bool output) {
+  Value offset = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
+  offset = arith::AddIOp::create(b, loc, offset,
+                                 idx(4 * (l.aWidth + (output ? l.chunk : 0))));
+  return view(ws, rows, offset, output ? l.oWidth : l.chunk);
+}
+
+void KernelBuilder::normRow(function_ref<Value(Value)> load,
+                            function_ref<void(Value, Value)> store, Value scale,
+                            Value shift) {
+  NormAttr norm = *op.getNorm();
+  bool layer = norm.getKind() == NormKind::layernorm;
+  Value invD = f32Constant(b, loc, f32, 1.0 / static_cast<double>(l.d));
+  Value mean;
+  if (layer)
+    mean = arith::MulFOp::create(b, loc, sumOver(l.d, load), invD);
+  Value sq = sumOver(l.d, [&](Value j) {
+    Value v = load(j);
+    if (mean)
+      v = arith::SubFOp::create(b, loc, v, mean);
+    return arith::MulFOp::create(b, loc, v, v).getResult();
+  });
+  Value var = arith::MulFOp::create(b, loc, sq, invD);
+  Value eps = f32Constant(b, loc, f32, norm.getEps().convertToDouble());
+  Value rstd = arith::DivFOp::create(
+      b, loc, f32Constant(b, loc, f32, 1.0),
+      math::SqrtOp::create(b, loc, arith::AddFOp::create(b, loc, var, eps)));
+  loop(idx(0), idx(l.d), idx(1), [&](Value j) {
+    Value v = load(j);
+    if (mean)
+      v = arith::SubFOp::create(b, loc, v, mean);
+    v = arith::MulFOp::create(b, loc, v, rstd);
+    v = arith::MulFOp::create(
+        b, loc, v, toF32(memref::LoadOp::create(b, loc, scale, ValueRange{j})));
+    if (shift)
+      v = arith::AddFOp::create(
+          b, loc, v,
+          toF32(memref::LoadOp::create(b, loc, shift, ValueRange{j})));
+    store(j, v);
+  });
+}
+
+void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
+                          Value y, Value ws, Value phase, Value begin,
+                          Value end) {
+  Value m = memref::DimOp::create(b, loc, x, 0);
+  std::optional<NormAttr> norm = op.getNorm();
+  bool preNorm = norm && norm->getPosition() == NormPosition::pre;
+  bool postNorm = norm && norm->getPosition() == NormPosition::post;
+  Value scale = params.lookup("norm_scale"),
+        shift = params.lookup("norm_shift");
+
+  // Workspace sections, each [m, width] f32: A, H, O.
+  Value a = x;
+  if (l.needA)
+    a = view(ws, m, 0, l.aWidth);
+  Value h = view(ws, m, 4 * l.aWidth, l.hWidth);
+  Value o = view(ws, m, 4 * (l.aWidth + l.hWidth), l.oWidth);
+
+  // Phase 0, over rows: A = f32(pre-norm(x)).
+  if (l.needA)
+    inPhase(phase, 0, [&] {
+      loop(begin, end, idx(1), [&](Value r) {
+        auto load = [&](Value j) {
+          return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
+        };
+        auto store = [&](Value j, Value v) {
+          memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
+        };
+        if (preNorm)
+          normRow(load, store, scale, shift);
+        else
+          loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
+      });
+    });
+
+  // The two GEMMs, each one private function that both schedules call (the
+  // fused schedule on one chunk at a time), so each tile's code exists once.
+  Value wUp = params.lookup("w_up"), wGate = params.lookup("w_gate"),
+        bUp = params.lookup("b_up"), bGate = params.lookup("b_gate");
+  auto callUp = [&](Value c, Value colBase, Value p0, Value p1) {
+    callUpGemm(
+        {dynamic(a), dynamic(c), colBase, m, p0, p1, wUp, wGate, bUp, bGate});
+  };
+  Value wDown = params.lookup("w_down");
+  Value bDown = params.lookup("b_down");
+  auto callDown = [&](Value a2, Value c, Value p0, Value p1, Value q0, Value q1,
+                      Value aColBase, Value mode) {
+    DownGemmArgs args;
+    args.a = dynamic(a2);
+    args.c = dynamic(c);
+    args.m = m;
+    args.p0 = p0;
+    args.p1 = p1;
+    if (l.fusedMaxM > 0) {
+      args.q0 = q0;
+      args.q1 = q1;
+      args.aColBase = aColBase;
+    }
+    if (l.fusedMaxM > 0 || l.finishInGemm)
+      args.mode = mode;
+    args.wDown = wDown;
+    if (l.finishInGemm) {
+      args.y = y;
+      if (op.getResidual())
+        args.x = x;
+      args.bDown = bDown;
+    }
+    callDownGemm(args);
+  };
+
+  inPhase(phase, 1, [&] { callUp(h, idx(0), begin, end); }); // up panels
+  // Into O; only the first d_ff columns of H are real.
+  inPhase(phase, 2, [&] { // over down panels
+    callDown(h, o, begin, end, idx(0), idx(l.chunks), idx(0),
+             idx(l.finishInGemm ? 2 : 0));
+  });
+
+  // Phase 3 (small m), over chunk groups: the fused schedule.
+  if (l.fusedMaxM > 0)
+    inPhase(phase, 3, [&] {
+      loop(begin, end, idx(1), [&](Value g) {
+        // This group's chunk buffer Hc [m, chunk] and partial output Og.
+        Value hc = groupView(ws, m, g, /*output=*/false);
+        Value og = groupView(ws, m, g, /*output=*/true);
+        Value first = arith::MulIOp::create(b, loc, g, idx(l.chunksPerGroup));
+        Value last = arith::MinSIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, first, idx(l.chunksPerGroup)),
+            idx(l.chunks));
+        loop(first, last, idx(1), [&](Value c) {
+          // Hc = act(A W_up[:, chunk c]) over the chunk's up panels ...
+          Value p0 = arith::MulIOp::create(b, loc, c, idx(l.panelsPerChunk));
+          Value p1 = arith::MinSIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, p0, idx(l.panelsPerChunk)),
+              idx(l.npUp));
+          callUp(hc, arith::MulIOp::create(b, loc, p0, idx(l.nrUp)), p0, p1);
+          // ... then Og += Hc W_down[chunk c, :] (the first chunk starts
+          // Og), over the chunk's real rows of W_down only: padding
+          // columns of Hc may hold act(0) != 0.
+          Value c1 = arith::AddIOp::create(b, loc, c, idx(1));
+          Value k0 = arith::MulIOp::create(b, loc, c, idx(l.chunk));
+          Value notFirst =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c, first);
+          callDown(
+              hc, og, idx(0), idx(l.npDown), c, c1, k0,
+              arith::IndexCastUIOp::create(b, loc, b.getIndexType(), notFirst));
+        });
+      });
+    });
+
+  // Phase 4, over rows: down bias, residual, post-norm, storage conversion.
+  // O is the two-pass output, or the sum of the groups' partial outputs;
+  // when GEMM 2 finishes the output itself, only the fused bucket has it.
+  if (l.finishInGemm && l.fusedMaxM == 0)
+    return;
+  Value fused;
+  SmallVector<Value> partials;
+  if (l.fusedMaxM > 0) {
+    fused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, m,
+                                  idx(l.fusedMaxM));
+    for (int64_t g = 0; g < l.groups; ++g)
+      partials.push_back(groupView(ws, m, idx(g), /*output=*/true));
+  }
+  inPhase(phase, 4, [&] {
+    loop(begin, end, idx(1), [&](Value r) {
+      auto finish = [&](Value j) -> Value {
+        Value v = memref::LoadOp::create(b, loc, o, ValueRange{r, j});
+        if (fused) {
+          // Always in group order: the sum does not depend on which thread
+          // ran which group.
+          Value sum =
+              memref::LoadOp::create(b, loc, partials[0], ValueRange{r, j});
+          for (Value partial : ArrayRef(partials).drop_front())
+            sum = arith::AddFOp::create(
+                b, loc, sum,
+                memref::LoadOp::create(b, loc, partial, ValueRange{r, j}));
+          v = l.finishInGemm
+                  ? sum
+                  : arith::SelectOp::create(b, loc, fused, sum, v).getResult();
+        }
+        if (bDown)
+          v = arith::AddFOp::create(
+              b, loc, v,
+              toF32(memref::LoadOp::create(b, loc, bDown, ValueRange{j})));
+        if (op.getResidual())
+          v = arith::AddFOp::create(
+              b, loc, v,
+              toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j})));
+        return v;
+      };
+      auto storeY = [&](Value j, Value v) {
+        memref::StoreOp::create(b, loc, toStorage(v), y, ValueRange{r, j});
+      };
+      if (!postNorm) {
+        loop(idx(0), idx(l.d), idx(1), [&](Value j) { storeY(j, finish(j)); });
+        return;
+      }
+      // The pre-norm row goes back where it was read from: O, or (fused)
+      // group 0's partial output, the only section of that bucket known
+      // not to overlap another group's.
+      Value pre = fused ? arith::SelectOp::create(b, loc, fused, partials[0], o)
+                              .getResult()
+                        : o;
+      loop(idx(0), idx(l.d), idx(1), [&](Value j) {
+        memref::StoreOp::create(b, loc, finish(j), pre, ValueRange{r, j});
+      });
+      normRow(
+          [&](Value j) {
+            return memref::LoadOp::create(b, loc, pre, ValueRange{r, j})
+                .getResult();
+          },
+          storeY, scale, shift);
+    });
+  });
+}

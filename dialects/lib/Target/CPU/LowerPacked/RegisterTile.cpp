@@ -1,0 +1,214 @@
+//===- RegisterTile.cpp - one register tile of a panel GEMM ---------------===//
+//
+// The K loop of one tile: its accumulators zeroed (or loaded from C), the
+// contraction over the panel, and the accumulators stored where they go
+// next. The contraction is a linalg.generic that TilingInterface tiles along
+// k into the loop that carries the accumulators; ffn-vectorize-register-tiles
+// turns it into one broadcast of A per row and one FMA per accumulator
+// vector per k.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PanelGemm.h"
+
+#include "ffn/Target/CPU/Passes.h"
+#include "ffn/Transforms/Activation.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+using namespace mlir::ffn::cpu;
+
+Value PanelGemmBuilder::registerTile(int64_t mat, int64_t rows, int64_t nr) {
+  if (rows == l.mr)
+    return tileBuffers[mat];
+  Value &buffer = registerTiles[{mat, rows}];
+  if (!buffer) {
+    // In the entry block: an alloca inside the loops would grow the
+    // stack on every iteration.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(gemmEntry);
+    buffer = stackBuffer(rows, nr);
+  }
+  return buffer;
+}
+
+void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
+                            Value panel, Value prefetchPanel) {
+  int64_t nv = g.nr / l.lanes;
+  int64_t nmat = g.panels.size();
+  Value storeCol = tileColumns(g, panel).second;
+  SmallVector<Value> acc;
+  for (int64_t mat = 0; mat < nmat; ++mat)
+    acc.push_back(registerTile(mat, rows, g.nr));
+
+  // Copies the accumulators from C's tile (`fromC`) or to where they go
+  // next: C, or for the epilogue or finishRows the tile buffer.
+  auto copyTile = [&](bool fromC, bool toC) {
+    for (int64_t mat = 0; mat < nmat; ++mat) {
+      Value from = fromC ? g.c : acc[mat];
+      Value to = fromC ? acc[mat] : toC ? g.c : tileBuffers[mat];
+      if (from == to)
+        continue; // A full-height tile computes in the tile buffer.
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t v = 0; v < nv; ++v) {
+          SmallVector<Value> inAcc{idx(r), idx(v * l.lanes)}, inC = inAcc;
+          if (fromC || toC)
+            inC = {arith::AddIOp::create(b, loc, row0, idx(r)),
+                   arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes))};
+          Value vec =
+              vector::LoadOp::create(b, loc, vecF32, from, fromC ? inC : inAcc);
+          vector::StoreOp::create(b, loc, vec, to, toC ? inC : inAcc);
+        }
+      }
+    }
+  };
+  auto zeroTile = [&] {
+    Value zero = f32Constant(b, loc, vecF32, 0.0);
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          vector::StoreOp::create(b, loc, zero, acc[mat],
+                                  ValueRange{idx(r), idx(v * l.lanes)});
+  };
+  if (g.accumulate) {
+    assert(nmat == 1 && !g.epilogue && "accumulating GEMMs are plain");
+    auto ifOp =
+        scf::IfOp::create(b, loc, g.accumulate, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copyTile(/*fromC=*/true, /*toC=*/false);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    zeroTile();
+  } else {
+    zeroTile();
+  }
+
+  // acc[mat] += A[rows, k] * panel[mat][k, nr], as a linalg contraction
+  // over (row, k, column) that TilingInterface tiles into the K loop (k
+  // in steps of 1) and ffn-vectorize-register-tiles turns into one
+  // broadcast of A per row and one FMA per accumulator vector per k, the
+  // accumulators hoisted into registers across the loop. `chunk` (or
+  // null): the panel's chunk in a chunk-major layout.
+  auto contract = [&](Value chunk, Value aCol, Value kLen) {
+    auto sub = [&](Value src, ArrayRef<OpFoldResult> offsets,
+                   ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> shape) {
+      SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+      auto srcType = cast<MemRefType>(src.getType());
+      auto type = memref::SubViewOp::inferRankReducedResultType(
+          shape, srcType, offsets, sizes, strides);
+      return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), src,
+                                       offsets, sizes, strides)
+          .getResult();
+    };
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    Value aView = sub(g.a, {row0, aCol}, {b.getIndexAttr(rows), kLen},
+                      {rows, ShapedType::kDynamic});
+    SmallVector<Value> inputs{aView};
+    for (int64_t mat = 0; mat < nmat; ++mat) {
+      SmallVector<OpFoldResult> offsets, sizes;
+      if (chunk) {
+        offsets.push_back(chunk);
+        sizes.push_back(one);
+      }
+      offsets.append({panel, zero, zero});
+      sizes.append({one, kLen, b.getIndexAttr(g.nr)});
+      inputs.push_back(
+          sub(g.panels[mat], offsets, sizes, {ShapedType::kDynamic, g.nr}));
+    }
+    MLIRContext *ctx = b.getContext();
+    AffineExpr r = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
+               n = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {r, k}, ctx)};
+    maps.append(nmat, AffineMap::get(3, 0, {k, n}, ctx));
+    maps.append(nmat, AffineMap::get(3, 0, {r, n}, ctx));
+    auto contraction = linalg::GenericOp::create(
+        b, loc, TypeRange{}, inputs, acc, maps,
+        {utils::IteratorType::parallel, utils::IteratorType::reduction,
+         utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          SmallVector<Value> sums;
+          for (int64_t mat = 0; mat < nmat; ++mat) {
+            Value w = args[1 + mat];
+            if (w.getType() != f32)
+              w = arith::ExtFOp::create(nb, nl, f32, w);
+            Value prod = arith::MulFOp::create(nb, nl, args[0], w);
+            sums.push_back(
+                arith::AddFOp::create(nb, nl, args[1 + nmat + mat], prod));
+          }
+          linalg::YieldOp::create(nb, nl, sums);
+        });
+    // Tile k by 1: the loop that carries the accumulators.
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(contraction);
+    scf::SCFTilingOptions options;
+    options.setTileSizes({zero, one, zero});
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(contraction.getOperation()), options);
+    assert(succeeded(tiled) && tiled->loops.size() == 1 &&
+           "a static-shaped contraction tiles along k");
+    rewriter.eraseOp(contraction);
+    tiled->tiledOps.front()->setAttr(kRegisterTileAttr, b.getUnitAttr());
+    auto loop = cast<scf::ForOp>(tiled->loops.front());
+    // The body is already a full register tile of FMAs; unrolling or
+    // re-vectorizing the K loop only multiplies code (and compile time).
+    loop->setAttr("llvm.loop_annotation", noUnroll());
+    // Pull the next panel's row k toward L2 while this one computes, so the
+    // first tile of the next panel does not wait on DRAM. A one-row tile
+    // (decode) always does: 2 FMAs per 128 bytes of weights cannot hide the
+    // latency even from L3 (BERT-base, m = 1, one thread: 0.317 -> 0.258
+    // ms), while multi-row tiles of cache-resident weights lose 2-20% to it.
+    if (l.prefetch || rows == 1) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> at;
+      if (chunk)
+        at.push_back(chunk);
+      at.append({prefetchPanel, loop.getInductionVar(), idx(0)});
+      for (int64_t mat = 0; mat < nmat; ++mat)
+        memref::PrefetchOp::create(b, loc, g.panels[mat], at,
+                                   /*isWrite=*/false, /*localityHint=*/2,
+                                   /*isDataCache=*/true);
+    }
+    b.setInsertionPointAfter(loop);
+  };
+
+  if (!g.chunkRows) {
+    contract(nullptr, idx(0), g.k);
+  } else {
+    // K through chunks of a chunk-major panel: the vectorizer hoists the
+    // accumulators out of this loop too, so they stay in registers across
+    // the chunks.
+    auto outer = scf::ForOp::create(b, loc, g.chunkBegin, g.chunkEnd, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(outer.getBody());
+    Value c = outer.getInductionVar();
+    Value k0 = arith::MulIOp::create(b, loc, c, idx(g.chunkRows));
+    Value aBase =
+        g.aColBase ? arith::SubIOp::create(b, loc, k0, g.aColBase) : k0;
+    Value len = arith::MinSIOp::create(
+        b, loc, idx(g.chunkRows), arith::SubIOp::create(b, loc, idx(l.f), k0));
+    contract(c, aBase, len);
+  }
+
+  // With an epilogue, gemm() runs it from the tile buffer once for every
+  // tile shape (one copy of the activation's code per GEMM, not one per
+  // tile row: half the code and compile time; the L1 round trip costs a few
+  // cycles per row against a K loop of d_model FMAs). Without one the
+  // tile goes to C, unless finishRows is to take it from the tile buffer.
+  if (!g.finish) {
+    copyTile(/*fromC=*/false, /*toC=*/!g.epilogue);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  copyTile(/*fromC=*/false, /*toC=*/false);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  copyTile(/*fromC=*/false, /*toC=*/true);
+}

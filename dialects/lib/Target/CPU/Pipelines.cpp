@@ -1,0 +1,107 @@
+//===- Pipelines.cpp - the CPU back end's pass pipelines ------------------===//
+
+#include "ffn/Target/CPU/Pipelines.h"
+
+#include "ffn/Conversion/Passes.h"
+#include "ffn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void ffn::buildCpuStrategyPipeline(OpPassManager &pm, bool baseline,
+                                   const FfnSelectStrategyOptions &select) {
+  if (baseline)
+    return;
+  pm.addNestedPass<func::FuncOp>(createFfnSelectStrategy(select));
+}
+
+void ffn::buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(createFfnLowerPacked());
+  pm.addNestedPass<func::FuncOp>(createFfnVectorizeRegisterTiles());
+  pm.addNestedPass<func::FuncOp>(createConvertFfnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void ffn::buildCpuKernelABIPipeline(OpPassManager &pm) {
+  pm.addPass(createFfnKernelInterface());
+  // The baseline's linalg on tensors becomes loops on memrefs, its scratch
+  // served from a workspace argument: the final calling convention.
+  pm.addNestedPass<func::FuncOp>(createFfnMatmulLoopOrder());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createFfnWorkspaceAllocs());
+}
+
+void ffn::buildCpuToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createFfnDropAnnotations());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createFfnApproximateMath());
+  // bf16 has no native conversions below AVX512-BF16: expand extf/truncf
+  // to integer ops (round to nearest even) instead of calling compiler-rt.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  // The vectorizer's transfer padding values (never read: the transfers
+  // are in bounds).
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFfnLoopAnnotationsToBranches());
+}
+
+void ffn::buildCpuPipeline(OpPassManager &pm, bool baseline,
+                           const FfnSelectStrategyOptions &select) {
+  buildCpuStrategyPipeline(pm, baseline, select);
+  buildCpuLoweringPipeline(pm);
+  buildCpuKernelABIPipeline(pm);
+  buildCpuToLLVMPipeline(pm);
+}
+
+void ffn::registerCpuPipelines() {
+  // Each stage on its own, as `ffnc --emit=<stage>` prints after it.
+  PassPipelineRegistration<>(
+      "ffn-cpu-lowering",
+      "Stage linalg: scheduled FFNs to packed kernels, others to linalg",
+      buildCpuLoweringPipeline);
+  PassPipelineRegistration<>(
+      "ffn-cpu-kernel-abi",
+      "Stage tiled: every kernel in its final memref calling convention",
+      buildCpuKernelABIPipeline);
+  PassPipelineRegistration<>("ffn-cpu-to-llvm",
+                             "Kernel functions to the LLVM dialect",
+                             buildCpuToLLVMPipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "ffn-cpu-pipeline",
+      "Lower ffn.ffn all the way to the LLVM dialect (the CPU back end, the "
+      "passes ffnc runs before its LLVM IR translation)",
+      [](OpPassManager &pm, const CpuPipelineOptions &options) {
+        FfnSelectStrategyOptions select;
+        select.vectorBits = options.vectorBits;
+        select.threads = options.threads;
+        buildCpuPipeline(pm, options.baseline, select);
+      });
+}

@@ -1,0 +1,77 @@
+//===- Pipelines.cpp - the NVIDIA back end's pass pipelines ---------------===//
+
+#include "ffn/Target/GPU/Pipelines.h"
+
+#include "ffn/Target/GPU/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void ffn::buildGpuLoweringPipeline(OpPassManager &pm, StringRef chip,
+                                   int64_t smCount) {
+  FfnGpuLowerOptions options;
+  options.chip = chip.str();
+  options.smCount = smCount;
+  pm.addPass(createFfnGpuLower(options));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void ffn::buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
+                                 StringRef toolkit) {
+  // Upstream's gpu-lower-to-nvvm-pipeline, restricted to the gpu.modules:
+  // the host side (pack functions, descriptor) is x86 code and takes the
+  // CPU's LLVM lowering.
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createConvertNVGPUToNVVMPass());
+  device.addPass(createConvertVectorToSCFPass());
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(createConvertNVVMToLLVMPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createLowerAffinePass());
+  device.addPass(createArithToLLVMConversionPass());
+  device.addPass(createConvertIndexToLLVMPass());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format.str();
+  binary.toolkitPath = toolkit.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+namespace {
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("sm_80, sm_90, sm_90a"),
+                           llvm::cl::init("sm_90")};
+  Option<int64_t> smCount{*this, "sm-count",
+                          llvm::cl::desc("multiprocessors to size grids for"),
+                          llvm::cl::init(132)};
+  Option<std::string> format{*this, "format",
+                             llvm::cl::desc("isa (PTX) or bin (cubin)"),
+                             llvm::cl::init("isa")};
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("the CUDA toolkit's folder"),
+                              llvm::cl::init("")};
+};
+} // namespace
+
+void ffn::registerGpuPipelines() {
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "ffn-gpu-pipeline",
+      "Lower ffn.ffn to NVIDIA GPU kernels in a gpu.binary (the GPU back "
+      "end, as ffnc runs it before the host code's LLVM lowering)",
+      [](OpPassManager &pm, const GpuPipelineOptions &options) {
+        buildGpuLoweringPipeline(pm, options.chip, options.smCount);
+        buildGpuBinaryPipeline(pm, options.format, options.toolkit);
+      });
+}
