@@ -18,4 +18,4 @@ fi
 cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target ffnc ffn-opt ffn-doc \
   || exit 1
 BUILD_DIR="$BUILD_DIR" bash scripts/test.sh Driver Frontend MLIRGen Dialect \
-  Transforms Conversion Pipelines
+  Transforms Conversion Target/CPU Pipelines

@@ -56,6 +56,12 @@ if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
     config.available_features.add("avx512")
 
 config.substitutions.append(("%runtime_include", os.path.join(config.ffnc_src_root, "runtime", "include")))
+# Every source of the runtime (C API, executors, thread pool), for tests that
+# compile it again under a sanitizer.
+import glob
+config.substitutions.append(("%runtime_sources", " ".join(sorted(
+    glob.glob(os.path.join(config.ffnc_src_root, "runtime", "lib", "**", "*.cpp"),
+              recursive=True)))))
 config.substitutions.append(("%reference_include", os.path.join(config.ffnc_src_root, "runtime", "reference")))
 config.substitutions.append(("%ffnc_lib_dir", os.path.join(config.ffnc_obj_root, "lib")))
 config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))

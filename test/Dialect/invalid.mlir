@@ -1,5 +1,6 @@
 // RUN: ffn-opt %s -split-input-file -verify-diagnostics
-// Every verifier rule of ffn.ffn and #ffn.norm, one case each.
+// Every verifier rule of ffn.ffn, #ffn.norm and #ffn.kernel_abi, one case
+// each.
 
 func.func @input_rank(%x: tensor<16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
   // expected-error @+1 {{input must be a rank-2 tensor [M, d_model]}}
@@ -186,3 +187,43 @@ func.func @invariant_but_fused(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2
   %y = ffn.ffn relu batch_invariant ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 8, chunk = 32, groups = 2> -> tensor<?x16xf32>
   return
 }
+
+// -----
+
+// The kernel contract names the function's arguments: input, params,
+// output, workspace, phase range.
+// expected-error @+1 {{kernel contract names 3 arguments, the function takes 2}}
+func.func @contract_arity(%x: memref<?x8xf32>, %y: memref<?x8xf32>)
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], workspace_per_row = 64, strategy = "s">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{phase_units and bucket_max_m go together}}
+func.func private @contract_buckets() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], phase_units = [array<i64: 1>], strategy = "s">}
+
+// -----
+
+// expected-error @+1 {{phase_units must be i64 arrays of one length per bucket}}
+func.func private @contract_ragged() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], phase_units = [array<i64: 1, 2>, array<i64: 1>], bucket_max_m = [4, -1], strategy = "s">}
+
+// -----
+
+// expected-error @+1 {{storage must be f32, bf16 or f16, got 'i8'}}
+func.func private @contract_storage() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = i8, activation = relu, gated = false, residual = false, operand_type = f32, params = [], strategy = "s">}
+
+// -----
+
+// expected-error @+1 {{operand_type must be f32 or the storage type}}
+func.func private @contract_operands() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = bf16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], strategy = "s">}
+
+// -----
+
+// expected-error @+1 {{device_module and launches go together}}
+func.func private @contract_device() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], strategy = "s", device_module = "m">}
+
+// -----
+
+// expected-error @+1 {{'ffn.kernel_abi' belongs on a function}}
+module attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], strategy = "s">} {}

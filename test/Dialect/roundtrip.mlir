@@ -58,3 +58,18 @@ func.func @activations(%x: tensor<?x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x
 func.func @norm_attr() attributes {n = #ffn.norm<layernorm, pre, eps = 0.00001>} {
   return
 }
+
+// The kernel contract, a CPU one (phased, with a workspace) and a device one
+// (with its launch plan), print and parse back unchanged.
+// CHECK-LABEL: func.func @cpu_kernel
+// CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 16, storage = bf16, activation = silu, gated = true, residual = true, norm = <rmsnorm, pre, eps = 1.0e-06>, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 16], packed_bytes = 256, pack = "cpu_kernel_pack_w_up">, #ffn.kernel_param<name = "norm_scale", shape = [8], packed_bytes = 16>], workspace_per_row = 128, phase_units = [array<i64: -1, 0, 0, 2, -1>, array<i64: -1, 1, 1, 0, 0>], bucket_max_m = [4, -1], strategy = "packed">
+func.func @cpu_kernel(%x: memref<?x8xbf16>, %w: memref<1x8x16xbf16>, %s: memref<8xbf16>, %y: memref<?x8xbf16>, %ws: memref<?xi8>, %phase: index, %begin: index, %end: index)
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 16, storage = bf16, activation = silu, gated = true, residual = true, norm = <rmsnorm, pre, eps = 1.0e-06>, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 16], packed_bytes = 256, pack = "cpu_kernel_pack_w_up">, #ffn.kernel_param<name = "norm_scale", shape = [8], packed_bytes = 16>], workspace_per_row = 128, phase_units = [array<i64: -1, 0, 0, 2, -1>, array<i64: -1, 1, 1, 0, 0>], bucket_max_m = [4, -1], strategy = "packed">} {
+  return
+}
+
+// CHECK-LABEL: func.func private @device_kernel
+// CHECK-SAME: operand_type = f16
+// CHECK-SAME: device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]
+func.func private @device_kernel(memref<?x8xf16>, memref<?x8xf16>, memref<?xi8>)
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], workspace_per_row = 0, strategy = "gpu", device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]>}

@@ -6,8 +6,8 @@
 // i starting at m * (the rows before it); deallocations go.
 // CHECK-LABEL: func.func @k(
 // CHECK-SAME: %[[X:[^:]*]]: memref<?x20xf32> {ffn.param = "input"}, %{{.*}}: memref<?x20xf32> {ffn.param = "output"}, %[[WS:[^:]*]]: memref<?xi8> {ffn.param = "workspace"})
-// CHECK-SAME: ffn.kernel
-// CHECK-SAME: ffn.workspace_per_row = 1216 : i64
+// The contract gains the workspace: 1216 bytes per row.
+// CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 256, {{.*}}, workspace_per_row = 1216, strategy = "baseline">
 // CHECK: %[[M:.*]] = memref.dim %[[X]], %c0
 // CHECK: %[[OFF0:.*]] = arith.muli %[[M]], %c0
 // CHECK: %[[H:.*]] = memref.view %[[WS]][%[[OFF0]]][%[[M]]] : memref<?xi8> to memref<?x256xf32>
@@ -19,7 +19,7 @@
 // CHECK-NOT: memref.dealloc
 // CHECK: "test.use"(%[[H]], %[[O]], %[[B]])
 // CHECK: memref.copy %[[O]], %{{.*}}
-func.func @k(%x: memref<?x20xf32> {ffn.param = "input"}, %y: memref<?x20xf32> {ffn.param = "output"}) attributes {ffn.kernel} {
+func.func @k(%x: memref<?x20xf32> {ffn.param = "input"}, %y: memref<?x20xf32> {ffn.param = "output"}) attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 256, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], strategy = "baseline">} {
   %c0 = arith.constant 0 : index
   %m = memref.dim %x, %c0 : memref<?x20xf32>
   %h = memref.alloc(%m) {alignment = 64 : i64} : memref<?x256xf32>
@@ -40,7 +40,9 @@ func.func @k(%x: memref<?x20xf32> {ffn.param = "input"}, %y: memref<?x20xf32> {f
 // CHECK-LABEL: func.func @fixed(
 // CHECK-NOT: workspace
 // CHECK: memref.alloc
-func.func @fixed(%x: memref<?x20xf32> {ffn.param = "input"}, %y: memref<?x20xf32> {ffn.param = "output"}, %n: index) attributes {ffn.kernel} {
+func.func @fixed(%x: memref<?x20xf32> {ffn.param = "input"}, %y: memref<?x20xf32> {ffn.param = "output"}) attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 256, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], strategy = "baseline">} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %y, %c0 : memref<?x20xf32>
   // expected-warning @+1 {{kernel 'fixed' keeps this heap allocation: its row count is not the input's}}
   %h = memref.alloc(%n) : memref<?x256xf32>
   "test.use"(%h) : (memref<?x256xf32>) -> ()

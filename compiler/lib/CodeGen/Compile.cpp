@@ -58,7 +58,8 @@ llvm::Expected<std::string> ffnc::emitLLVMStage(llvm::Module &module,
 static llvm::Expected<std::string>
 compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
               const TargetInfo &target, const ScheduleOptions &schedule,
-              EmitStage stage, bool printLocations) {
+              EmitStage stage, bool printLocations,
+              std::vector<KernelSignature> *kernels) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
@@ -95,7 +96,8 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
     return llvm::Error::success();
   };
   if (target.isGpu())
-    return compileGpuModule(*module, specs, target, stage, printLocations, run);
+    return compileGpuModule(*module, specs, target, stage, printLocations, run,
+                            kernels);
   if (stage == EmitStage::Gpu || stage == EmitStage::Ptx ||
       stage == EmitStage::Cubin)
     return llvm::createStringError(
@@ -118,16 +120,18 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
     return std::move(err);
   if (stage == EmitStage::Tiled)
     return printModule(*module, printLocations);
-  auto signatures = collectKernelSignatures(*module, specs);
+  auto signatures = collectKernelSignatures(*module);
   if (!signatures)
     return signatures.takeError();
+  if (kernels)
+    *kernels = *signatures;
   if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
                             "lowering to the LLVM dialect"))
     return std::move(err);
 
   llvm::LLVMContext llvmContext;
   auto llvmModule =
-      translateToLLVMIR(*module, specs, *signatures, target, llvmContext);
+      translateToLLVMIR(*module, *signatures, target, llvmContext);
   if (!llvmModule)
     return llvm::createStringError(llvm::toString(llvmModule.takeError()) +
                                    "\n" + diagnostics);
@@ -137,7 +141,8 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
 llvm::Expected<std::string>
 ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
                    const TargetInfo &target, const ScheduleOptions &schedule,
-                   EmitStage stage, bool printLocations) {
+                   EmitStage stage, bool printLocations,
+                   std::vector<KernelSignature> *kernels) {
   // Objects of several FFNs compile in parallel, a group per core, each in
   // its own MLIR and LLVM context; the group objects are then joined into
   // one relocatable object. Text stages stay one module, so their output
@@ -145,7 +150,8 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   unsigned groups = std::min<unsigned>(
       specs.size(), std::max(1u, std::thread::hardware_concurrency()));
   if (stage != EmitStage::Object || groups < 2)
-    return compileModule(specs, sm, target, schedule, stage, printLocations);
+    return compileModule(specs, sm, target, schedule, stage, printLocations,
+                         kernels);
 
   // FFNs of one shape share their GEMM functions within a module
   // (ffn-lower-packed), so each shape goes to one group whole; shapes are
@@ -186,11 +192,13 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   std::vector<llvm::Expected<std::string>> objects;
   for (unsigned g = 0; g < groups; ++g)
     objects.emplace_back(std::string());
+  std::vector<std::vector<KernelSignature>> groupKernels(groups);
   std::vector<std::thread> workers;
   for (unsigned g = 0; g < groups; ++g)
     workers.emplace_back([&, g] {
-      objects[g] = compileModule(parts[g], sm, target, schedule,
-                                 EmitStage::Object, printLocations);
+      objects[g] =
+          compileModule(parts[g], sm, target, schedule, EmitStage::Object,
+                        printLocations, &groupKernels[g]);
     });
   for (std::thread &t : workers)
     t.join();
@@ -204,6 +212,16 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   }
   if (errors)
     return std::move(errors);
+  if (kernels) {
+    // Back into spec order (names are unique).
+    std::map<std::string, KernelSignature> byName;
+    for (auto &group : groupKernels)
+      for (KernelSignature &sig : group)
+        byName.emplace(sig.name, std::move(sig));
+    kernels->clear();
+    for (const FfnSpec &spec : specs)
+      kernels->push_back(std::move(byName.at(spec.name)));
+  }
   return joinObjects(bytes);
 }
 
@@ -211,8 +229,10 @@ llvm::Error ffnc::buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,
                                      const llvm::SourceMgr &sm,
                                      const TargetInfo &target,
                                      const ScheduleOptions &schedule,
-                                     llvm::StringRef outputPath) {
-  auto object = compileSpecs(specs, sm, target, schedule, EmitStage::Object);
+                                     llvm::StringRef outputPath,
+                                     std::vector<KernelSignature> *kernels) {
+  auto object = compileSpecs(specs, sm, target, schedule, EmitStage::Object,
+                             /*printLocations=*/false, kernels);
   if (!object)
     return object.takeError();
 

@@ -43,47 +43,20 @@ static llvm::Expected<std::string> cudaToolkit() {
   return root;
 }
 
-/// Reads each kernel's launch plan from its stub function and drops the
-/// stubs (the glue builds the descriptor from the signature instead).
-static llvm::Error collectLaunches(mlir::ModuleOp module,
-                                   std::vector<KernelSignature> &signatures) {
-  for (KernelSignature &sig : signatures) {
-    auto stub = module.lookupSymbol<mlir::func::FuncOp>(sig.name);
-    auto plan = stub->getAttrOfType<mlir::ArrayAttr>("ffn.device_launches");
-    auto device = stub->getAttrOfType<mlir::StringAttr>("ffn.device_module");
-    if (!plan || !device)
-      return llvm::createStringError("internal error: kernel '" + sig.name +
-                                     "' has no launch plan");
-    sig.deviceModule = device.str();
-    for (mlir::Attribute entry : plan) {
-      auto d = mlir::cast<mlir::DictionaryAttr>(entry);
-      auto i64 = [&](llvm::StringRef key) {
-        return mlir::cast<mlir::IntegerAttr>(d.get(key)).getInt();
-      };
-      KernelSignature::DeviceLaunch l;
-      l.kernel = mlir::cast<mlir::StringAttr>(d.get("kernel")).str();
-      l.minM = i64("min_m");
-      l.maxM = i64("max_m");
-      l.rowsPerBlock = i64("rows_per_block");
-      l.gridY = i64("grid_y");
-      l.gridZ = i64("grid_z");
-      l.threads = i64("threads");
-      l.sharedBytes = i64("shared_bytes");
-      auto args = mlir::cast<mlir::ArrayAttr>(d.get("args"));
-      for (size_t i = 0; i + 1 < args.size(); i += 2)
-        l.args.push_back({mlir::cast<mlir::IntegerAttr>(args[i]).getInt(),
-                          mlir::cast<mlir::IntegerAttr>(args[i + 1]).getInt()});
-      sig.launches.push_back(std::move(l));
-    }
-    stub.erase();
-  }
-  return llvm::Error::success();
+/// Drops the kernels' stub functions: their contracts are read, and the
+/// glue builds each descriptor from its contract.
+static void eraseStubs(mlir::ModuleOp module,
+                       llvm::ArrayRef<KernelSignature> signatures) {
+  for (const KernelSignature &sig : signatures)
+    if (auto stub = module.lookupSymbol<mlir::func::FuncOp>(sig.name))
+      stub.erase();
 }
 
 llvm::Expected<std::string>
 ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
                        const TargetInfo &target, EmitStage stage,
-                       bool printLocations, const StageRunner &run) {
+                       bool printLocations, const StageRunner &run,
+                       std::vector<KernelSignature> *kernels) {
   if (stage == EmitStage::Ffn)
     return printModule(module, printLocations);
   if (stage == EmitStage::Linalg || stage == EmitStage::Tiled)
@@ -111,11 +84,12 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
   llvm::Expected<std::string> toolkit = cudaToolkit();
   if (!toolkit)
     return toolkit.takeError();
-  auto signatures = collectKernelSignatures(module, specs);
+  auto signatures = collectKernelSignatures(module);
   if (!signatures)
     return signatures.takeError();
-  if (llvm::Error err = collectLaunches(module, *signatures))
-    return std::move(err);
+  eraseStubs(module, *signatures);
+  if (kernels)
+    *kernels = *signatures;
   std::string format = stage == EmitStage::Ptx ? "isa" : "bin";
   if (llvm::Error err = run(
           [&](mlir::OpPassManager &pm) {
@@ -149,8 +123,7 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
                             "lowering the pack functions to LLVM"))
     return std::move(err);
   llvm::LLVMContext llvmContext;
-  auto llvmModule =
-      translateToLLVMIR(module, specs, *signatures, target, llvmContext);
+  auto llvmModule = translateToLLVMIR(module, *signatures, target, llvmContext);
   if (!llvmModule)
     return llvmModule.takeError();
   return emitLLVMStage(**llvmModule, target, stage);

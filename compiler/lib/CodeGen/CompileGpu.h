@@ -35,7 +35,8 @@ llvm::Expected<std::string> emitLLVMStage(llvm::Module &module,
 llvm::Expected<std::string>
 compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
                  const TargetInfo &target, EmitStage stage,
-                 bool printLocations, const StageRunner &run);
+                 bool printLocations, const StageRunner &run,
+                 std::vector<KernelSignature> *kernels);
 
 } // namespace ffnc
 

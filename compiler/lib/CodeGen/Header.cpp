@@ -14,13 +14,13 @@ using namespace ffnc;
 
 namespace {
 
-void emitKernel(const FfnSpec &spec, const TargetInfo &target,
+void emitKernel(const KernelSignature &kernel, const TargetInfo &target,
                 std::string &out) {
-  const std::string &n = spec.name;
+  const std::string &n = kernel.name;
   bool device = target.isGpu();
-  std::vector<ParamInfo> params = kernelParams(spec);
+  const std::vector<ParamInfo> &params = kernel.paramInfo;
   out += fmt::format("/* ffn {}: d_model = {}, d_ff = {}, dtype = {}.\n", n,
-                     spec.dModel, spec.dFF, toString(spec.dtype).str());
+                     kernel.dModel, kernel.dFF, toString(kernel.dtype).str());
   out += " * Parameters, in order (matrices logically [in, out] row-major):\n";
   for (const ParamInfo &p : params) {
     if (p.rank() == 2)
@@ -43,11 +43,14 @@ void emitKernel(const FfnSpec &spec, const TargetInfo &target,
     out += fmt::format(
         " *\n"
         " * Through the runtime: ffn_kernel_create(ctx, &ffn_kernel_{0}, &k).\n"
-        " * Directly: pack parameter i once with ffn_{0}_pack(i, src, dst) into\n"
-        " * ffn_kernel_{0}.params[i].packed_bytes bytes (64-byte aligned), then\n"
+        " * Directly: pack parameter i once with ffn_{0}_pack(i, src, dst) "
+        "into\n"
+        " * ffn_kernel_{0}.params[i].packed_bytes bytes (64-byte aligned), "
+        "then\n"
         " * ffn_{0}_run(m, x, packed, y, workspace) with a 64-byte aligned\n"
         " * workspace of m * ffn_kernel_{0}.workspace_per_row bytes (NULL if\n"
-        " * that is 0). ffn_{0}_phase / ffn_{0}_phase_units split the same run\n"
+        " * that is 0). ffn_{0}_phase / ffn_{0}_phase_units split the same "
+        "run\n"
         " * over threads (ffn/kernel_abi.h).\n"
         " */\n",
         n);
@@ -68,18 +71,18 @@ void emitKernel(const FfnSpec &spec, const TargetInfo &target,
                      "void *workspace);\n",
                      n);
   out += pack;
-  out += fmt::format(
-      "int64_t ffn_{}_phase_units(int64_t phase, int64_t m);\n", n);
-  out += fmt::format(
-      "void ffn_{}_phase(int64_t phase, int64_t m, const void *x,\n"
-      "    const void *const *params, void *y, void *workspace,\n"
-      "    int64_t begin, int64_t end);\n\n",
-      n);
+  out +=
+      fmt::format("int64_t ffn_{}_phase_units(int64_t phase, int64_t m);\n", n);
+  out +=
+      fmt::format("void ffn_{}_phase(int64_t phase, int64_t m, const void *x,\n"
+                  "    const void *const *params, void *y, void *workspace,\n"
+                  "    int64_t begin, int64_t end);\n\n",
+                  n);
 }
 
 } // namespace
 
-std::string ffnc::emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
+std::string ffnc::emitKernelHeader(llvm::ArrayRef<KernelSignature> kernels,
                                    const TargetInfo &target,
                                    llvm::StringRef specPath) {
   std::string out;
@@ -87,8 +90,8 @@ std::string ffnc::emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
                      specPath.str(), target.name);
   out += "#pragma once\n\n#include <ffn/kernel_abi.h>\n\n";
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  for (const FfnSpec &spec : specs)
-    emitKernel(spec, target, out);
+  for (const KernelSignature &kernel : kernels)
+    emitKernel(kernel, target, out);
   out += "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n";
   return out;
 }

@@ -7,9 +7,6 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinTypes.h"
-
 using namespace ffnc;
 
 static int64_t abiDType(DType d) {
@@ -54,84 +51,6 @@ static int64_t abiNorm(NormKind n) {
   return FFN_NORM_NONE;
 }
 
-llvm::Expected<std::vector<KernelSignature>>
-ffnc::collectKernelSignatures(mlir::ModuleOp module,
-                              llvm::ArrayRef<FfnSpec> specs) {
-  auto argOf = [](mlir::Type type) {
-    KernelSignature::Arg arg;
-    auto memref = mlir::cast<mlir::MemRefType>(type);
-    arg.shape.assign(memref.getShape().begin(), memref.getShape().end());
-    arg.elementBytes = memref.getElementTypeBitWidth() / 8;
-    return arg;
-  };
-  std::vector<KernelSignature> result;
-  for (const FfnSpec &spec : specs) {
-    auto func = module.lookupSymbol<mlir::func::FuncOp>(spec.name);
-    if (!func || !func->hasAttr("ffn.kernel"))
-      return llvm::createStringError("internal error: no kernel function '" +
-                                     spec.name + "'");
-    KernelSignature sig;
-    sig.name = spec.name;
-    llvm::ArrayRef<mlir::Type> types = func.getArgumentTypes();
-    size_t numParams = kernelParams(spec).size();
-    sig.hasWorkspace = func->hasAttr("ffn.workspace_per_row");
-    if (auto units = func->getAttrOfType<mlir::ArrayAttr>("ffn.phase_units")) {
-      for (mlir::Attribute bucket : units) {
-        std::vector<int64_t> row;
-        for (mlir::Attribute u : mlir::cast<mlir::ArrayAttr>(bucket))
-          row.push_back(mlir::cast<mlir::IntegerAttr>(u).getInt());
-        if (!sig.phaseUnits.empty() && row.size() != sig.phaseUnits[0].size())
-          return llvm::createStringError("internal error: kernel '" +
-                                         spec.name +
-                                         "' has ragged phase buckets");
-        sig.phaseUnits.push_back(std::move(row));
-      }
-      auto bounds = func->getAttrOfType<mlir::ArrayAttr>("ffn.bucket_max_m");
-      if (!bounds || bounds.size() != units.size())
-        return llvm::createStringError("internal error: kernel '" + spec.name +
-                                       "' has no bucket bounds");
-      for (mlir::Attribute bound : bounds.getValue().drop_back())
-        sig.bucketMaxM.push_back(mlir::cast<mlir::IntegerAttr>(bound).getInt());
-    }
-    size_t extra =
-        (sig.hasWorkspace ? 1 : 0) + (sig.phaseUnits.empty() ? 0 : 3);
-    if (types.size() != numParams + 2 + extra)
-      return llvm::createStringError("internal error: kernel '" + spec.name +
-                                     "' has an unexpected number of arguments");
-    sig.input = argOf(types[0]);
-    for (size_t i = 0; i < numParams; ++i)
-      sig.params.push_back(argOf(types[1 + i]));
-    sig.output = argOf(types[1 + numParams]);
-    if (sig.hasWorkspace)
-      sig.workspacePerRow =
-          mlir::cast<mlir::IntegerAttr>(func->getAttr("ffn.workspace_per_row"))
-              .getInt();
-    if (auto text = func->getAttrOfType<mlir::StringAttr>("ffn.strategy_text"))
-      sig.strategy = text.str();
-    else
-      sig.strategy = "baseline: unpacked weights, (m, k, n) loops "
-                     "vectorized by LLVM";
-    auto packs = func->getAttrOfType<mlir::ArrayAttr>("ffn.pack");
-    for (size_t i = 0; i < numParams; ++i) {
-      std::string pack;
-      if (packs && i < packs.size())
-        pack = mlir::cast<mlir::StringAttr>(packs[i]).str();
-      sig.packFunctions.push_back(pack);
-      KernelSignature::Arg source;
-      if (!pack.empty()) {
-        auto packFunc = module.lookupSymbol<mlir::func::FuncOp>(pack);
-        if (!packFunc)
-          return llvm::createStringError("internal error: no pack function '" +
-                                         pack + "'");
-        source = argOf(packFunc.getArgumentTypes()[0]);
-      }
-      sig.packSources.push_back(source);
-    }
-    result.push_back(std::move(sig));
-  }
-  return result;
-}
-
 namespace {
 class GlueBuilder {
 public:
@@ -139,10 +58,8 @@ public:
       : m(m), ctx(m.getContext()), i64(llvm::Type::getInt64Ty(ctx)),
         ptr(llvm::PointerType::getUnqual(ctx)) {}
 
-  llvm::Error add(const FfnSpec &spec, const KernelSignature &sig,
-                  const TargetInfo &target);
-  llvm::Constant *buildLaunches(const FfnSpec &spec,
-                                const KernelSignature &sig);
+  llvm::Error add(const KernelSignature &sig, const TargetInfo &target);
+  llvm::Constant *buildLaunches(const KernelSignature &sig);
 
 private:
   llvm::Constant *i64c(int64_t v) { return llvm::ConstantInt::get(i64, v); }
@@ -175,18 +92,17 @@ private:
       n *= d;
     return n;
   }
-  llvm::Function *buildPhase(const FfnSpec &spec, const KernelSignature &sig,
-                             llvm::Function *impl);
-  llvm::Function *buildRun(const FfnSpec &spec, const KernelSignature &sig,
-                           llvm::Function *phase, llvm::Function *units);
+  llvm::Function *buildPhase(const KernelSignature &sig, llvm::Function *impl);
+  llvm::Function *buildRun(const KernelSignature &sig, llvm::Function *phase,
+                           llvm::Function *units);
   static std::vector<std::vector<int64_t>>
   phaseUnits(const KernelSignature &sig) {
     if (sig.phaseUnits.empty())
       return {{1}};
     return sig.phaseUnits;
   }
-  llvm::Function *buildUnits(const FfnSpec &spec, const KernelSignature &sig);
-  llvm::Function *buildPack(const FfnSpec &spec, const KernelSignature &sig);
+  llvm::Function *buildUnits(const KernelSignature &sig);
+  llvm::Function *buildPack(const KernelSignature &sig);
 
   llvm::Module &m;
   llvm::LLVMContext &ctx;
@@ -195,8 +111,7 @@ private:
 };
 } // namespace
 
-llvm::Function *GlueBuilder::buildPhase(const FfnSpec &spec,
-                                        const KernelSignature &sig,
+llvm::Function *GlueBuilder::buildPhase(const KernelSignature &sig,
                                         llvm::Function *impl) {
   // void phase(i64 phase, i64 m, ptr x, ptr params, ptr y, ptr ws,
   //            i64 begin, i64 end)
@@ -204,7 +119,7 @@ llvm::Function *GlueBuilder::buildPhase(const FfnSpec &spec,
       llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                               {i64, i64, ptr, ptr, ptr, ptr, i64, i64}, false);
   auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                                    "ffn_" + spec.name + "_phase", m);
+                                    "ffn_" + sig.name + "_phase", m);
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   auto *call = llvm::BasicBlock::Create(ctx, "call", fn);
   auto *done = llvm::BasicBlock::Create(ctx, "done", fn);
@@ -234,15 +149,14 @@ llvm::Function *GlueBuilder::buildPhase(const FfnSpec &spec,
   return fn;
 }
 
-llvm::Function *GlueBuilder::buildRun(const FfnSpec &spec,
-                                      const KernelSignature &sig,
+llvm::Function *GlueBuilder::buildRun(const KernelSignature &sig,
                                       llvm::Function *phase,
                                       llvm::Function *units) {
   // Every phase over all its units, in order, on the calling thread.
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                        {i64, ptr, ptr, ptr, ptr}, false);
   auto *run = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                                     "ffn_" + spec.name + "_run", m);
+                                     "ffn_" + sig.name + "_run", m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
   llvm::Value *rows = run->getArg(0);
   // The phase function returns at once for an empty unit range, so the
@@ -257,8 +171,7 @@ llvm::Function *GlueBuilder::buildRun(const FfnSpec &spec,
   return run;
 }
 
-llvm::Function *GlueBuilder::buildUnits(const FfnSpec &spec,
-                                        const KernelSignature &sig) {
+llvm::Function *GlueBuilder::buildUnits(const KernelSignature &sig) {
   // i64 units(i64 phase, i64 m): the bucket is the number of bounds below
   // m; a table entry of -1 means m.
   std::vector<std::vector<int64_t>> table = phaseUnits(sig);
@@ -271,10 +184,10 @@ llvm::Function *GlueBuilder::buildUnits(const FfnSpec &spec,
   auto *global = new llvm::GlobalVariable(
       m, tableType, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantArray::get(tableType, entries),
-      "ffn_" + spec.name + "_phase_table");
+      "ffn_" + sig.name + "_phase_table");
   auto *type = llvm::FunctionType::get(i64, {i64, i64}, false);
   auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                                    "ffn_" + spec.name + "_phase_units", m);
+                                    "ffn_" + sig.name + "_phase_units", m);
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   auto *valid = llvm::BasicBlock::Create(ctx, "valid", fn);
   auto *none = llvm::BasicBlock::Create(ctx, "none", fn);
@@ -295,12 +208,11 @@ llvm::Function *GlueBuilder::buildUnits(const FfnSpec &spec,
   return fn;
 }
 
-llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
-                                       const KernelSignature &sig) {
+llvm::Function *GlueBuilder::buildPack(const KernelSignature &sig) {
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                        {i64, ptr, ptr}, false);
   auto *pack = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                                      "ffn_" + spec.name + "_pack", m);
+                                      "ffn_" + sig.name + "_pack", m);
   llvm::Value *src = pack->getArg(1), *dst = pack->getArg(2);
   auto *done = llvm::BasicBlock::Create(ctx, "done", pack);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", pack, done));
@@ -327,8 +239,7 @@ llvm::Function *GlueBuilder::buildPack(const FfnSpec &spec,
   return pack;
 }
 
-llvm::Constant *GlueBuilder::buildLaunches(const FfnSpec &spec,
-                                           const KernelSignature &sig) {
+llvm::Constant *GlueBuilder::buildLaunches(const KernelSignature &sig) {
   // ffn_device_launch[] { kernel, min_m, max_m, rows_per_block, grid_y,
   // grid_z, block_threads, shared_bytes, num_args, args }
   auto *argType = llvm::StructType::get(ctx, {i64, i64});
@@ -338,29 +249,29 @@ llvm::Constant *GlueBuilder::buildLaunches(const FfnSpec &spec,
   for (auto [i, l] : llvm::enumerate(sig.launches)) {
     std::vector<llvm::Constant *> args;
     for (auto [kind, index] : l.args)
-      args.push_back(llvm::ConstantStruct::get(argType, {i64c(kind), i64c(index)}));
+      args.push_back(
+          llvm::ConstantStruct::get(argType, {i64c(kind), i64c(index)}));
     auto *arrayType = llvm::ArrayType::get(argType, args.size());
     auto *argArray = new llvm::GlobalVariable(
         m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
         llvm::ConstantArray::get(arrayType, args),
-        "ffn_" + spec.name + "_launch_args_" + std::to_string(i));
+        "ffn_" + sig.name + "_launch_args_" + std::to_string(i));
     launches.push_back(llvm::ConstantStruct::get(
-        launchType,
-        {string(l.kernel, ".ffn.kernel"), i64c(l.minM), i64c(l.maxM),
-         i64c(l.rowsPerBlock), i64c(l.gridY), i64c(l.gridZ), i64c(l.threads),
-         i64c(l.sharedBytes), i64c(static_cast<int64_t>(args.size())),
-         argArray}));
+        launchType, {string(l.kernel, ".ffn.kernel"), i64c(l.minM),
+                     i64c(l.maxM), i64c(l.rowsPerBlock), i64c(l.gridY),
+                     i64c(l.gridZ), i64c(l.threads), i64c(l.sharedBytes),
+                     i64c(static_cast<int64_t>(args.size())), argArray}));
   }
   auto *arrayType = llvm::ArrayType::get(launchType, launches.size());
-  return new llvm::GlobalVariable(
-      m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(arrayType, launches),
-      "ffn_" + spec.name + "_launches");
+  return new llvm::GlobalVariable(m, arrayType, true,
+                                  llvm::GlobalValue::PrivateLinkage,
+                                  llvm::ConstantArray::get(arrayType, launches),
+                                  "ffn_" + sig.name + "_launches");
 }
 
-llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
+llvm::Error GlueBuilder::add(const KernelSignature &sig,
                              const TargetInfo &target) {
-  std::vector<ParamInfo> params = kernelParams(spec);
+  const std::vector<ParamInfo> &params = sig.paramInfo;
   llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
   llvm::Constant *entry = null, *units = null, *phase = null;
   llvm::Constant *image = null, *launches = null;
@@ -371,25 +282,25 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
         sig.deviceImage, sig.deviceImage.size(), llvm::Type::getInt8Ty(ctx));
     auto *g = new llvm::GlobalVariable(m, init->getType(), true,
                                        llvm::GlobalValue::PrivateLinkage, init,
-                                       "ffn_" + spec.name + "_cubin");
+                                       "ffn_" + sig.name + "_cubin");
     g->setAlignment(llvm::Align(16));
     image = g;
-    launches = buildLaunches(spec, sig);
+    launches = buildLaunches(sig);
   } else {
-    llvm::Function *impl = m.getFunction(spec.name);
+    llvm::Function *impl = m.getFunction(sig.name);
     if (!impl)
       return llvm::createStringError("internal error: no lowered function '" +
-                                     spec.name + "'");
-    impl->setName("__ffn_" + spec.name + "_impl");
+                                     sig.name + "'");
+    impl->setName("__ffn_" + sig.name + "_impl");
     impl->setLinkage(llvm::GlobalValue::InternalLinkage);
-    llvm::Function *phaseFn = buildPhase(spec, sig, impl);
-    llvm::Function *unitsFn = buildUnits(spec, sig);
-    entry = buildRun(spec, sig, phaseFn, unitsFn);
+    llvm::Function *phaseFn = buildPhase(sig, impl);
+    llvm::Function *unitsFn = buildUnits(sig);
+    entry = buildRun(sig, phaseFn, unitsFn);
     units = unitsFn;
     phase = phaseFn;
     numPhases = static_cast<int64_t>(phaseUnits(sig)[0].size());
   }
-  llvm::Function *pack = buildPack(spec, sig);
+  llvm::Function *pack = buildPack(sig);
 
   // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
   auto *paramType = llvm::StructType::get(ctx, {ptr, i64, i64, i64, i64});
@@ -402,14 +313,14 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   auto *paramArray = new llvm::GlobalVariable(
       m, arrayType, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantArray::get(arrayType, paramDescs),
-      "ffn_" + spec.name + "_params");
+      "ffn_" + sig.name + "_params");
 
   // Field for field, ffn_kernel_desc of kernel_abi.h (all 8-byte fields).
   llvm::Type *f64 = llvm::Type::getDoubleTy(ctx);
   auto *descType = llvm::StructType::get(
-      ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
-            f64, i64, ptr, ptr, ptr, i64, ptr, i64, ptr, ptr, ptr, i64, i64,
-            ptr, i64});
+      ctx,
+      {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, f64,
+       i64, ptr, ptr, ptr, i64, ptr, i64, ptr, ptr, ptr, i64, i64, ptr, i64});
   const llvm::DataLayout &layout = m.getDataLayout();
   uint64_t size = layout.getTypeAllocSize(descType);
   if (size != sizeof(ffn_kernel_desc))
@@ -418,20 +329,20 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
   llvm::Constant *fields[] = {
       i64c(FFN_KERNEL_ABI_VERSION),
       i64c(size),
-      string(spec.name, ".ffn.name"),
+      string(sig.name, ".ffn.name"),
       string(target.name, ".ffn.target"),
       i64c(sig.isDevice() ? FFN_DEVICE_CUDA : FFN_DEVICE_CPU),
-      i64c(spec.dModel),
-      i64c(spec.dFF),
-      i64c(abiDType(spec.dtype)),
-      i64c(abiActivation(spec.activation)),
-      i64c(spec.isGated() ? 1 : 0),
-      i64c(spec.residual ? 1 : 0),
-      i64c(abiNorm(spec.norm)),
-      i64c(spec.normPosition == NormPosition::Post ? FFN_NORM_POST
-                                                   : FFN_NORM_PRE),
+      i64c(sig.dModel),
+      i64c(sig.dFF),
+      i64c(abiDType(sig.dtype)),
+      i64c(abiActivation(sig.activation)),
+      i64c(sig.gated ? 1 : 0),
+      i64c(sig.residual ? 1 : 0),
+      i64c(abiNorm(sig.norm)),
+      i64c(sig.normPosition == NormPosition::Post ? FFN_NORM_POST
+                                                  : FFN_NORM_PRE),
       llvm::ConstantFP::get(f64,
-                            spec.norm == NormKind::None ? 0.0 : spec.normEps),
+                            sig.norm == NormKind::None ? 0.0 : sig.normEps),
       i64c(static_cast<int64_t>(params.size())),
       paramArray,
       entry,
@@ -445,20 +356,19 @@ llvm::Error GlueBuilder::add(const FfnSpec &spec, const KernelSignature &sig,
       i64c(static_cast<int64_t>(sig.deviceImage.size())),
       i64c(static_cast<int64_t>(sig.launches.size())),
       launches,
-      i64c(sig.isDevice() ? abiDType(spec.dtype) : FFN_DTYPE_F32)};
+      i64c(abiDType(sig.operandType))};
   new llvm::GlobalVariable(
       m, descType, true, llvm::GlobalValue::ExternalLinkage,
-      llvm::ConstantStruct::get(descType, fields), "ffn_kernel_" + spec.name);
+      llvm::ConstantStruct::get(descType, fields), "ffn_kernel_" + sig.name);
   return llvm::Error::success();
 }
 
 llvm::Error ffnc::addKernelGlue(llvm::Module &module,
-                                llvm::ArrayRef<FfnSpec> specs,
                                 llvm::ArrayRef<KernelSignature> signatures,
                                 const TargetInfo &target) {
   GlueBuilder builder(module);
-  for (auto [spec, sig] : llvm::zip(specs, signatures))
-    if (llvm::Error err = builder.add(spec, sig, target))
+  for (const KernelSignature &sig : signatures)
+    if (llvm::Error err = builder.add(sig, target))
       return err;
   return llvm::Error::success();
 }

@@ -89,7 +89,7 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &tm,
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
-ffnc::translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+ffnc::translateToLLVMIR(mlir::ModuleOp module,
                         llvm::ArrayRef<KernelSignature> signatures,
                         const TargetInfo &target, llvm::LLVMContext &context) {
   mlir::DialectRegistry registry;
@@ -107,7 +107,7 @@ ffnc::translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
     return tm.takeError();
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
   llvmModule->setDataLayout((*tm)->createDataLayout());
-  if (llvm::Error err = addKernelGlue(*llvmModule, specs, signatures, target))
+  if (llvm::Error err = addKernelGlue(*llvmModule, signatures, target))
     return std::move(err);
   // Every function gets the target's CPU and features, so the optimizer's
   // cost model and the vectorizer see the real vector width.

@@ -2,6 +2,11 @@
 
 #include "InfoCommand.h"
 
+#include "Commands.h"
+#include "Options.h"
+
+#include "ffnc/CodeGen/StrategyOptions.h"
+
 #include "ffnc/Analysis/FfnInfo.h"
 
 #include "ffn/Target/CPU/CostModel.h"
@@ -118,10 +123,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       overrides.fusedMaxM = 0; // as ffn-select-strategy does
     mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
         schedule->vectorBits, shape, overrides, assumed);
-    out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
-                       mlir::ffn::describeStrategy(choice, spec.isGated(),
-                                                   spec.dFF,
-                                                   spec.batchInvariant));
+    out +=
+        fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
+                    mlir::ffn::describeStrategy(choice, spec.isGated(),
+                                                spec.dFF, spec.batchInvariant));
     out += fmt::format(
         "  arithmetic intensity (FLOP per byte of weights + input + output) "
         "and predicted time\n  ({} thread{}; machine {}: {:.0f} GFLOP/s peak, "
@@ -150,4 +155,51 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     out += "\n";
   }
   return out;
+}
+
+int ffnc::infoMain(Session &s) {
+  std::vector<uint64_t> tokens(opts::tokenCounts.begin(),
+                               opts::tokenCounts.end());
+  if (tokens.empty())
+    tokens = {1, 16, 128, 2048};
+  for (uint64_t m : tokens)
+    if (m == 0)
+      return fail("--tokens: token counts must be at least 1");
+  if (opts::targetName.getNumOccurrences() == 0) {
+    if (opts::strategyOption.getNumOccurrences())
+      return fail("info --strategy prices a schedule for a target: give "
+                  "--target too (e.g. --target=host)");
+    llvm::outs() << renderInfo(s.specs, tokens, s.sourceMgr);
+    return 0;
+  }
+  // With a target: what the compiler picks and what it should cost.
+  TargetInfo target;
+  if (std::optional<int> rc = openTarget(opts::targetName, target))
+    return *rc;
+  ScheduleOptions options;
+  if (std::optional<int> rc =
+          resolveSchedule(s, target, opts::threadCount, "--threads", options))
+    return *rc;
+  if (options.baseline)
+    return fail("info --strategy: the baseline has no schedule to report");
+  unsigned threads = static_cast<unsigned>(tunedThreads(options));
+  InfoSchedule schedule;
+  schedule.target = target.name;
+  schedule.vectorBits = target.vectorBits;
+  schedule.overrides = overridesOf(options);
+  schedule.threads = threads;
+  std::optional<MachineProfile> profile = s.profile;
+  if (opts::measureOption) {
+    if (opts::targetName != "host")
+      return fail("--measure needs --target=host");
+    if (profile)
+      return fail("--measure and --machine both give the machine; use one");
+    profile = measureMachine(target.vectorBits == 512);
+  }
+  // Nominal (ffn/Target/CPU/CostModel.h): per core one 512-bit (or two
+  // 256-bit) FMAs per cycle at 3.5 GHz and 60 GB/s from cache; 20 GB/s of
+  // memory bandwidth for the whole process.
+  schedule.machine = profile ? *profile : nominalMachine(threads);
+  llvm::outs() << renderInfo(s.specs, tokens, s.sourceMgr, &schedule);
+  return 0;
 }

@@ -2,6 +2,9 @@
 
 #include "RunCommand.h"
 
+#include "Commands.h"
+#include "Options.h"
+
 #include "ffnc/Analysis/FfnInfo.h"
 #include "ffnc/CodeGen/Compile.h"
 
@@ -62,10 +65,10 @@ double availableBytes() {
       procKilobytes("/proc/meminfo", "MemAvailable").value_or(INFINITY);
   struct rlimit limit;
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-    available = std::min(available,
-                         double(limit.rlim_cur) -
-                             procKilobytes("/proc/self/status", "VmSize")
-                                 .value_or(0.0));
+    available = std::min(
+        available,
+        double(limit.rlim_cur) -
+            procKilobytes("/proc/self/status", "VmSize").value_or(0.0));
   return available;
 }
 
@@ -84,8 +87,9 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
   uint64_t m = *std::max_element(options.tokens.begin(), options.tokens.end());
   // x and y (doubles and storage), with --check three more double arrays,
   // and the kernel's workspace.
-  need += double(m) * desc.d_model * (2 * (8 + esize) + (options.check ? 24 : 0)) +
-          double(m) * desc.workspace_per_row;
+  need +=
+      double(m) * desc.d_model * (2 * (8 + esize) + (options.check ? 24 : 0)) +
+      double(m) * desc.workspace_per_row;
   double available = availableBytes();
   if (need <= available)
     return std::nullopt;
@@ -93,8 +97,7 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
                      "inputs, outputs{}), but only {:.1f} GiB can be "
                      "allocated here",
                      desc.name, m, need / (1 << 30),
-                     options.check ? ", reference" : "",
-                     available / (1 << 30));
+                     options.check ? ", reference" : "", available / (1 << 30));
 }
 
 int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
@@ -273,4 +276,52 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
   llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);
   return status;
+}
+
+int ffnc::runMain(Session &s) {
+  TargetInfo target;
+  if (std::optional<int> rc = openTarget(opts::targetName, target))
+    return *rc;
+  if (target.isGpu() && !opts::strategyOption.empty())
+    return fail("--strategy sets the CPU back end's schedule; '" + target.name +
+                "' is an NVIDIA target, whose tile buckets are not "
+                "overridable yet (docs/gpu.md)");
+  RunOptions options;
+  if (std::optional<int> rc = resolveSchedule(s, target, opts::threadCount,
+                                              "--threads", options.schedule))
+    return *rc;
+  if (s.profile)
+    options.schedule.machine = s.profile->assumptions(
+        static_cast<unsigned>(tunedThreads(options.schedule)));
+  options.tokens.assign(opts::tokenCounts.begin(), opts::tokenCounts.end());
+  if (options.tokens.empty())
+    options.tokens = {17};
+  for (uint64_t m : options.tokens)
+    if (m == 0 || m > (1u << 20))
+      return fail("--tokens: token counts must be in [1, 1048576]");
+  if (!(opts::inputScale > 0) || !std::isfinite(opts::inputScale))
+    return fail("--input-scale must be positive and finite");
+  if (target.isGpu())
+    return fail("ffnc run runs CPU kernels; '" + target.name +
+                "' is an NVIDIA target: build it with --emit=so and run it "
+                "with ffn-gpu-run on a machine with the GPU");
+  if (!hostCanRun(target))
+    return fail("this machine cannot run code for target '" + target.name +
+                "'");
+  options.target = target;
+  options.check = opts::checkResults;
+  options.seed = opts::seed;
+  if (opts::repeat > 1000000)
+    return fail("--repeat must be at most 1000000");
+  options.repeat = opts::repeat;
+  options.outInLayout = opts::outInLayout;
+  options.threads = opts::threadCount;
+  options.inputScale = opts::inputScale;
+  options.injectNonFinite = opts::injectNonFinite;
+  options.boundModel = opts::checkBound;
+  if (!std::isfinite(opts::testActivationError) ||
+      std::fabs(opts::testActivationError) >= 1)
+    return fail("--test-activation-error must be in (-1, 1)");
+  options.testActivationError = opts::testActivationError;
+  return runSpecs(s.specs, s.sourceMgr, options);
 }

@@ -16,9 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ffn/Conversion/Passes.h"
 #include "ffn/IR/FfnOps.h"
 #include "ffn/Transforms/Activation.h"
-#include "ffn/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -304,6 +304,34 @@ Value FfnLowering::lower() {
   return result;
 }
 
+/// A function as MLIRGen builds it (every argument a named parameter, the
+/// op's result returned) becomes the unscheduled kernel: its contract says
+/// so, with the parameters read as they are.
+void recordContract(FfnOp op) {
+  auto func = dyn_cast<func::FuncOp>(op->getParentOp());
+  if (!func || KernelAbiAttr::of(func) || func.getNumArguments() == 0 ||
+      func.getNumResults() != 1 || op.getInput() != func.getArgument(0))
+    return;
+  MLIRContext *ctx = op.getContext();
+  SmallVector<Attribute> params;
+  for (unsigned i = 1, e = func.getNumArguments(); i < e; ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "ffn.param");
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+    if (!name || !type)
+      return;
+    params.push_back(buildKernelParam(
+        ctx, name, type.getShape(),
+        MemRefType::get(type.getShape(), type.getElementType()), ""));
+  }
+  func->setAttr(
+      KernelAbiAttr::kAttrName,
+      buildKernelAbi(op, Float32Type::get(ctx), params,
+                     /*workspacePerRow=*/std::nullopt, /*phaseUnits=*/{},
+                     /*bucketMaxM=*/{},
+                     "baseline: unpacked weights, (m, k, n) loops vectorized "
+                     "by LLVM"));
+}
+
 struct ConvertFfnToLinalgPass
     : ffn::impl::ConvertFfnToLinalgBase<ConvertFfnToLinalgPass> {
   void runOnOperation() override {
@@ -311,6 +339,7 @@ struct ConvertFfnToLinalgPass
     SmallVector<FfnOp> ops;
     getOperation().walk([&](FfnOp op) { ops.push_back(op); });
     for (FfnOp op : ops) {
+      recordContract(op);
       rewriter.setInsertionPoint(op);
       Value result = FfnLowering(rewriter, op).lower();
       rewriter.replaceOp(op, result);

@@ -4,6 +4,7 @@
 #include "ffn/IR/FfnDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <charconv>
@@ -106,4 +107,82 @@ void FfnDialect::registerAttributes() {
 #define GET_ATTRDEF_LIST
 #include "ffn/IR/FfnAttrs.cpp.inc"
       >();
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel contract
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t dModel, int64_t dFf, Type storage, Activation,
+                      bool, bool, NormAttr, Type operandType, ArrayAttr params,
+                      std::optional<int64_t> workspacePerRow,
+                      ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
+                      StringRef, StringAttr deviceModule, ArrayAttr launches) {
+  if (dModel < 1 || dFf < 1)
+    return emitError() << "d_model and d_ff must be positive";
+  if (!storage.isF32() && !storage.isBF16() && !storage.isF16())
+    return emitError() << "storage must be f32, bf16 or f16, got " << storage;
+  if (!operandType.isF32() && operandType != storage)
+    return emitError() << "operand_type must be f32 or the storage type";
+  for (Attribute p : params)
+    if (!isa<KernelParamAttr>(p))
+      return emitError() << "params must be #ffn.kernel_param attributes";
+  if (workspacePerRow && *workspacePerRow < 0)
+    return emitError() << "workspace_per_row must not be negative";
+  if (bool(phaseUnits) != bool(bucketMaxM))
+    return emitError() << "phase_units and bucket_max_m go together";
+  if (phaseUnits) {
+    if (phaseUnits.empty() ||
+        static_cast<int64_t>(phaseUnits.size()) != bucketMaxM.size())
+      return emitError() << "one bucket_max_m per bucket of phase_units";
+    int64_t phases = -1;
+    for (Attribute bucket : phaseUnits) {
+      auto row = dyn_cast<DenseI64ArrayAttr>(bucket);
+      if (!row || (phases >= 0 && row.size() != phases))
+        return emitError()
+               << "phase_units must be i64 arrays of one length per bucket";
+      phases = row.size();
+    }
+  }
+  if (bool(deviceModule) != bool(launches))
+    return emitError() << "device_module and launches go together";
+  if (launches)
+    for (Attribute l : launches)
+      if (!isa<DeviceLaunchAttr>(l))
+        return emitError() << "launches must be #ffn.device_launch attributes";
+  return success();
+}
+
+int64_t KernelAbiAttr::numArguments() const {
+  // input, params, output, [workspace], [phase, begin, end]
+  return 2 + static_cast<int64_t>(getParams().size()) +
+         (getWorkspacePerRow() ? 1 : 0) + (getPhaseUnits() ? 3 : 0);
+}
+
+KernelAbiAttr KernelAbiAttr::of(Operation *op) {
+  return op->getAttrOfType<KernelAbiAttr>(kAttrName);
+}
+
+LogicalResult FfnDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != KernelAbiAttr::kAttrName)
+    return success(); // other ffn.* annotations: the passes' own markers
+  auto abi = dyn_cast<KernelAbiAttr>(attr.getValue());
+  if (!abi)
+    return op->emitError() << "'" << KernelAbiAttr::kAttrName
+                           << "' must be an #ffn.kernel_abi";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError() << "'" << KernelAbiAttr::kAttrName
+                           << "' belongs on a function";
+  // Before ffn-kernel-interface the unscheduled kernel returns its output
+  // (a tensor) instead of taking it as the last argument.
+  int64_t expected = abi.numArguments() - (func.getNumResults() == 1 ? 1 : 0);
+  if (static_cast<int64_t>(func.getNumArguments()) != expected)
+    return op->emitError() << "kernel contract names " << expected
+                           << " arguments, the function takes "
+                           << func.getNumArguments();
+  return success();
 }

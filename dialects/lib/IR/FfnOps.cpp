@@ -123,8 +123,7 @@ LogicalResult FfnOp::verify() {
   if (getBDown() && failed(checker.check(getBDown(), "b_down", {dModel})))
     return failure();
 
-  if (getBatchInvariant() && getStrategy() &&
-      getStrategy()->getFusedMaxM() > 0)
+  if (getBatchInvariant() && getStrategy() && getStrategy()->getFusedMaxM() > 0)
     return emitOpError() << "is batch_invariant, but its strategy takes the "
                             "fused schedule for m <= "
                          << getStrategy()->getFusedMaxM()
@@ -153,3 +152,30 @@ LogicalResult FfnOp::verify() {
 
 #define GET_OP_CLASSES
 #include "ffn/IR/FfnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Kernel contracts
+//===----------------------------------------------------------------------===//
+
+KernelAbiAttr mlir::ffn::buildKernelAbi(
+    FfnOp op, Type operandType, ArrayRef<Attribute> params,
+    std::optional<int64_t> workspacePerRow, ArrayAttr phaseUnits,
+    DenseI64ArrayAttr bucketMaxM, StringRef strategy, StringAttr deviceModule,
+    ArrayAttr launches) {
+  MLIRContext *ctx = op.getContext();
+  NormAttr norm = op.getNorm() ? *op.getNorm() : NormAttr();
+  return KernelAbiAttr::get(
+      ctx, op.getDModel(), op.getDFf(), op.getStorageType(), op.getActivation(),
+      op.getGated(), op.getResidual(), norm, operandType,
+      ArrayAttr::get(ctx, params), workspacePerRow, phaseUnits, bucketMaxM,
+      strategy, deviceModule, launches);
+}
+
+KernelParamAttr mlir::ffn::buildKernelParam(MLIRContext *ctx, StringRef name,
+                                            ArrayRef<int64_t> logical,
+                                            MemRefType packed, StringRef pack) {
+  int64_t bytes =
+      packed.getNumElements() * (packed.getElementTypeBitWidth() / 8);
+  return KernelParamAttr::get(ctx, name, DenseI64ArrayAttr::get(ctx, logical),
+                              bytes, pack);
+}

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ffn/IR/FfnAttrs.h"
 #include "ffn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,8 +56,8 @@ struct FfnWorkspaceAllocsPass
     : ffn::impl::FfnWorkspaceAllocsBase<FfnWorkspaceAllocsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("ffn.kernel") ||
-        func->hasAttr("ffn.workspace_per_row") || func.getNumArguments() == 0)
+    auto abi = ffn::KernelAbiAttr::of(func);
+    if (!abi || abi.getWorkspacePerRow() || func.getNumArguments() == 0)
       return;
     Value input = func.getArgument(0);
     SmallVector<memref::AllocOp> allocs;
@@ -106,8 +107,14 @@ struct FfnWorkspaceAllocsPass
       alloc.erase();
       perRow += (rowBytes + 63) / 64 * 64;
     }
-    func->setAttr("ffn.workspace_per_row",
-                  IntegerAttr::get(IntegerType::get(ctx, 64), perRow));
+    func->setAttr(ffn::KernelAbiAttr::kAttrName,
+                  ffn::KernelAbiAttr::get(
+                      ctx, abi.getDModel(), abi.getDFf(), abi.getStorage(),
+                      abi.getActivation(), abi.getGated(), abi.getResidual(),
+                      abi.getNorm(), abi.getOperandType(), abi.getParams(),
+                      perRow, abi.getPhaseUnits(), abi.getBucketMaxM(),
+                      abi.getStrategy(), abi.getDeviceModule(),
+                      abi.getLaunches()));
   }
 };
 

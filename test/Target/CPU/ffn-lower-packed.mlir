@@ -130,10 +130,12 @@
 // One token-count bucket (no fused schedule); its phases: no A section,
 // 2 up panels, 1 down panel (which also finishes y), no chunk groups, no
 // row phase.
-// CHECK-SAME: ffn.bucket_max_m = [-1]
-// CHECK-SAME: ffn.pack = ["f_pack_w_up", "f_pack_w_down", "f_pack_b_up", ""]
-// CHECK-SAME: ffn.phase_units = {{\[}}[0, 2, 1, 0, 0]]
-// CHECK-SAME: ffn.workspace_per_row = 384
+// The contract names each parameter's logical shape, packed size and pack
+// function (b_down is read as it is).
+// CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 40, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32
+// CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [20, 40], packed_bytes = 5120, pack = "f_pack_w_up">, #ffn.kernel_param<name = "w_down", shape = [40, 20], packed_bytes = 5120, pack = "f_pack_w_down">, #ffn.kernel_param<name = "b_up", shape = [40], packed_bytes = 256, pack = "f_pack_b_up">, #ffn.kernel_param<name = "b_down", shape = [20], packed_bytes = 80>]
+// CHECK-SAME: workspace_per_row = 384, phase_units = [array<i64: 0, 2, 1, 0, 0>], bucket_max_m = [-1]
+// CHECK-SAME: strategy = "packed 512-bit vectors, register tile 4x32, cache block 8 rows, next-panel prefetch, fused bias+activation epilogue"
 // CHECK: %[[DIM:.*]] = memref.dim %[[X]]
 // CHECK: %[[H:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x64xf32>
 // CHECK: %[[O:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x32xf32>
@@ -194,11 +196,8 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK-SAME: %[[GX:[^:]*]]: memref<?x20xf32> {ffn.param = "input"}, %[[GWU:[^:]*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[GWD:[^:]*]]: memref<2x1x32x32xf32> {ffn.param = "w_down"}
 // Two buckets: m <= 4 runs phases 3 (2 chunk groups) and 4; larger m the
 // two-pass phases 1, 2 and 4.
-// CHECK-SAME: ffn.bucket_max_m = [4, -1]
-// CHECK-SAME: ffn.phase_units = {{\[}}[0, 0, 0, 2, -1], [0, 2, 1, 0, 0]]
-// CHECK-SAME: fused_max_m = 4, chunk = 32, groups = 2
-// CHECK-SAME: ffn.strategy_text = "m <= 4: fused whole-FFN, d_ff in chunks of 32 over 2 groups; m > 4: two-pass;
-// CHECK-SAME: ffn.workspace_per_row = 512
+// CHECK-SAME: workspace_per_row = 512, phase_units = [array<i64: 0, 0, 0, 2, -1>, array<i64: 0, 2, 1, 0, 0>], bucket_max_m = [4, -1]
+// CHECK-SAME: strategy = "m <= 4: fused whole-FFN, d_ff in chunks of 32 over 2 groups; m > 4: two-pass;
 // CHECK: %[[GM:.*]] = memref.dim %[[GX]]
 // The two-pass GEMM 2: all chunks (0 to 2), A's column = d_ff row, no
 // accumulation, finishing y.

@@ -8,16 +8,19 @@
 // The function keeps the kernel's calling convention (packed parameter
 // shapes: weights K-major, padded to 256-row tiles) with its launch plan.
 // CHECK-LABEL: func.func private @g(memref<?x64xbf16>, memref<256x64xbf16>, memref<256x64xbf16>, memref<256x256xbf16>, memref<256xbf16>, memref<256xbf16>, memref<64xbf16>, memref<?x64xbf16>, memref<?xi8>)
-// CHECK-SAME: ffn.device_launches = [{args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 0, 0], grid_y = 4 : i64, grid_z = 1 : i64, kernel = "g_up_m16", max_m = 16 : i64, min_m = 1 : i64, rows_per_block = 16 : i64
+// Its contract: the model, bf16 operands on tensor cores, each parameter's
+// logical shape, packed size and pack function, the workspace, and the
+// launch plan.
+// CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 64, d_ff = 96, storage = bf16, activation = silu, gated = true, residual = true, operand_type = bf16
+// CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [64, 96], packed_bytes = 32768, pack = "g_pack_0">, #ffn.kernel_param<name = "w_gate", shape = [64, 96], packed_bytes = 32768, pack = "g_pack_1">, #ffn.kernel_param<name = "w_down", shape = [96, 64], packed_bytes = 131072, pack = "g_pack_2">, #ffn.kernel_param<name = "b_up", shape = [96], packed_bytes = 512, pack = "g_pack_3">, #ffn.kernel_param<name = "b_gate", shape = [96], packed_bytes = 512, pack = "g_pack_4">, #ffn.kernel_param<name = "b_down", shape = [64], packed_bytes = 128>]
+// CHECK-SAME: workspace_per_row = 512
+// CHECK-SAME: device_module = "g_device"
+// CHECK-SAME: launches = [#ffn.device_launch<kernel = "g_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 82944, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 0, 0]>
 // CHECK-SAME: kernel = "g_down_m16"
-// CHECK-SAME: kernel = "g_up_m64", max_m = 64 : i64, min_m = 17 : i64, rows_per_block = 64 : i64
-// CHECK-SAME: kernel = "g_up_m256", max_m = 256 : i64, min_m = 65 : i64, rows_per_block = 128 : i64
-// CHECK-SAME: kernel = "g_up_m1024", max_m = 1024 : i64, min_m = 257 : i64, rows_per_block = 128 : i64
-// CHECK-SAME: kernel = "g_up_mlarge", max_m = 9223372036854775807 : i64, min_m = 1025 : i64, rows_per_block = 128 : i64
-// CHECK-SAME: ffn.device_module = "g_device"
-// CHECK-SAME: ffn.kernel
-// CHECK-SAME: ffn.pack = ["g_pack_0", "g_pack_1", "g_pack_2", "g_pack_3", "g_pack_4", ""]
-// CHECK-SAME: ffn.workspace_per_row = 512
+// CHECK-SAME: kernel = "g_up_m64", min_m = 17, max_m = 64, rows_per_block = 64
+// CHECK-SAME: kernel = "g_up_m256", min_m = 65, max_m = 256, rows_per_block = 128
+// CHECK-SAME: kernel = "g_up_m1024", min_m = 257, max_m = 1024, rows_per_block = 128
+// CHECK-SAME: kernel = "g_up_mlarge", min_m = 1025, max_m = 9223372036854775807, rows_per_block = 128
 
 // CHECK: gpu.module @g_device [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
 // The up GEMM reads x, then the gate and up weights (interleaved per tile)

@@ -3,6 +3,7 @@
 #ifndef FFNC_CODEGEN_BACKEND_H
 #define FFNC_CODEGEN_BACKEND_H
 
+#include "ffnc/CodeGen/KernelContract.h"
 #include "ffnc/CodeGen/Target.h"
 #include "ffnc/Frontend/Spec.h"
 
@@ -15,9 +16,8 @@
 
 namespace ffnc {
 
-struct KernelSignature;
 llvm::Expected<std::unique_ptr<llvm::Module>>
-translateToLLVMIR(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
+translateToLLVMIR(mlir::ModuleOp module,
                   llvm::ArrayRef<KernelSignature> signatures,
                   const TargetInfo &target, llvm::LLVMContext &context);
 
@@ -35,8 +35,9 @@ llvm::Expected<std::string> joinObjects(llvm::ArrayRef<std::string> objects);
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath);
 
-/// The C header declaring each kernel's descriptor and entry point.
-std::string emitKernelHeader(llvm::ArrayRef<FfnSpec> specs,
+/// The C header declaring each kernel's descriptor and entry point, from
+/// the kernels' contracts (compileSpecs returns them).
+std::string emitKernelHeader(llvm::ArrayRef<KernelSignature> kernels,
                              const TargetInfo &target,
                              llvm::StringRef specPath);
 

@@ -3,6 +3,7 @@
 #ifndef FFNC_CODEGEN_COMPILE_H
 #define FFNC_CODEGEN_COMPILE_H
 
+#include "ffnc/CodeGen/KernelContract.h"
 #include "ffnc/CodeGen/Pipeline.h"
 #include "ffnc/CodeGen/Target.h"
 #include "ffnc/Frontend/Spec.h"
@@ -28,10 +29,13 @@ enum class EmitStage {
 
 /// Compiles `specs` to `stage` and returns the output (text, or the bytes of
 /// an object file). `printLocations` keeps spec locations in MLIR output.
+/// `kernels`, if given, receives each kernel's contract in spec order
+/// (stages llvm, asm and obj).
 llvm::Expected<std::string>
 compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sourceMgr,
              const TargetInfo &target, const ScheduleOptions &schedule,
-             EmitStage stage, bool printLocations = false);
+             EmitStage stage, bool printLocations = false,
+             std::vector<KernelSignature> *kernels = nullptr);
 
 /// Compiles `specs` into a shared library at `outputPath`, atomically: the
 /// file appears complete or not at all.
@@ -39,7 +43,8 @@ llvm::Error buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,
                                const llvm::SourceMgr &sourceMgr,
                                const TargetInfo &target,
                                const ScheduleOptions &schedule,
-                               llvm::StringRef outputPath);
+                               llvm::StringRef outputPath,
+                               std::vector<KernelSignature> *kernels = nullptr);
 
 } // namespace ffnc
 

@@ -15,11 +15,11 @@ namespace ffnc {
 /// (descriptor, pack functions) is generic x86-64 code and `chip` names the
 /// device architecture.
 struct TargetInfo {
-  std::string name;     ///< "x86-64-avx2", "x86-64-avx512" (host resolved),
-                        ///< "nvptx-sm80", ...
-  std::string cpu;      ///< LLVM CPU name used for scheduling (host code)
-  std::string features; ///< LLVM feature string (host code)
-  std::string triple;   ///< host code's triple
+  std::string name;        ///< "x86-64-avx2", "x86-64-avx512" (host resolved),
+                           ///< "nvptx-sm80", ...
+  std::string cpu;         ///< LLVM CPU name used for scheduling (host code)
+  std::string features;    ///< LLVM feature string (host code)
+  std::string triple;      ///< host code's triple
   unsigned vectorBits = 0; ///< widest float vector: 256 or 512 (CPU)
   std::string hostCpu;     ///< set when resolved from "host"
   std::string chip;        ///< "sm_80", "sm_90", "sm_90a": an NVIDIA target

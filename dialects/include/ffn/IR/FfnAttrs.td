@@ -101,4 +101,100 @@ def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// The kernel contract: what the lowering tells the kernel glue, the header
+// writer and (through the descriptor) the runtime.
+//===----------------------------------------------------------------------===//
+
+def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
+  let mnemonic = "kernel_param";
+  let summary = "one parameter of a kernel: its name, shape and packing";
+  let description = [{
+    `name` is the spec's name for the parameter (`w_up`, `b_down`, ...);
+    `shape` its logical shape (matrices `[in, out]`); `packed_bytes` what the
+    kernel reads after packing; `pack` the private function that packs it
+    (empty: the kernel reads it as it is).
+
+    Example:
+    `#ffn.kernel_param<name = "w_up", shape = array<i64: 768, 3072>, packed_bytes = 9437184, pack = "bert_pack_w_up">`
+  }];
+  let parameters = (ins StringRefParameter<"the spec's parameter name">:$name,
+                        "::mlir::DenseI64ArrayAttr":$shape,
+                        "int64_t":$packed_bytes,
+                        StringRefParameter<"pack function (empty: none)",
+                                           "\"\"">:$pack);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
+  let mnemonic = "device_launch";
+  let summary = "one kernel launch of a device kernel's launch plan";
+  let description = [{
+    A launch of gpu.func `kernel` for runs with `min_m <= m <= max_m`: a
+    grid of ceil(m / rows_per_block) x grid_y x grid_z blocks of `threads`
+    threads and `shared_bytes` of dynamic shared memory; `args` are
+    (kind, index) pairs naming the runtime's buffers in kernel_abi.h's
+    `ffn_device_arg` terms.
+  }];
+  let parameters = (ins StringRefParameter<"gpu.func name">:$kernel,
+                        "int64_t":$min_m, "int64_t":$max_m,
+                        "int64_t":$rows_per_block, "int64_t":$grid_y,
+                        "int64_t":$grid_z, "int64_t":$threads,
+                        "int64_t":$shared_bytes,
+                        "::mlir::DenseI64ArrayAttr":$args);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
+  let mnemonic = "kernel_abi";
+  let summary = "the contract of one lowered kernel";
+  let description = [{
+    Written by the lowering that gives an FFN its calling convention
+    (`ffn-lower-packed`, `ffn-kernel-interface` and `ffn-workspace-allocs`
+    for the CPU, `ffn-gpu-lower` for NVIDIA GPUs) on the kernel function as
+    the `ffn.kernel_abi` attribute; read by the kernel glue that builds the
+    `ffn_kernel_desc` of `ffn/kernel_abi.h` and by the header writer, so the
+    spec is not consulted after MLIRGen.
+
+    - the model: `d_model`, `d_ff`, `storage` (f32, bf16, f16),
+      `activation`, `gated`, `residual`, `norm`;
+    - `operand_type`: the type the GEMM operands are rounded to (f32 on the
+      CPU, whose GEMMs run in f32; the storage type on tensor cores);
+    - `params`: `#ffn.kernel_param`s, in argument order after the input;
+    - `workspace_per_row`: bytes of workspace per token row (absent: the
+      kernel takes no workspace argument);
+    - `phase_units`, `bucket_max_m`: per token-count bucket, the work units
+      of each phase (-1: m rows), and the largest m of each bucket (the last
+      is unbounded, -1); absent: one indivisible call;
+    - `strategy`: the schedule in words;
+    - `device_module`, `launches`: a device kernel's gpu.module and its
+      launch plan of `#ffn.device_launch`es.
+
+    The function's arguments are the input, the parameters, the output, the
+    workspace (if any) and, for phased kernels, the phase and its unit range
+    (`index`); the verifier checks the count.
+  }];
+  let parameters = (ins
+      "int64_t":$d_model, "int64_t":$d_ff, "::mlir::Type":$storage,
+      EnumParameter<Ffn_Activation>:$activation, "bool":$gated,
+      "bool":$residual, OptionalParameter<"NormAttr">:$norm,
+      "::mlir::Type":$operand_type, "::mlir::ArrayAttr":$params,
+      OptionalParameter<"std::optional<int64_t>">:$workspace_per_row,
+      OptionalParameter<"::mlir::ArrayAttr">:$phase_units,
+      OptionalParameter<"::mlir::DenseI64ArrayAttr">:$bucket_max_m,
+      StringRefParameter<"the schedule in words">:$strategy,
+      OptionalParameter<"::mlir::StringAttr">:$device_module,
+      OptionalParameter<"::mlir::ArrayAttr">:$launches);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The discardable attribute's name on the kernel function.
+    static constexpr ::llvm::StringLiteral kAttrName = "ffn.kernel_abi";
+    /// Arguments the kernel function takes under this contract.
+    int64_t numArguments() const;
+    /// The attribute on `op`, if any.
+    static KernelAbiAttr of(::mlir::Operation *op);
+  }];
+}
+
 #endif // FFN_IR_FFNATTRS_TD

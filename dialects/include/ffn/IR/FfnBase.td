@@ -31,6 +31,8 @@ def Ffn_Dialect : Dialect {
     `d_model` and `d_ff` are static.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // ffn.kernel_abi on a kernel function is checked against its signature.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     // Defined next to the attribute storage classes, which must be complete.
     void registerAttributes();

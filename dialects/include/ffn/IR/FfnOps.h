@@ -12,4 +12,23 @@
 #define GET_OP_CLASSES
 #include "ffn/IR/FfnOps.h.inc"
 
+namespace mlir::ffn {
+
+/// The kernel contract of a lowering of `op`: the model from the op, the
+/// rest as the lowering decided (see #ffn.kernel_abi).
+KernelAbiAttr buildKernelAbi(FfnOp op, Type operandType,
+                             ArrayRef<Attribute> params,
+                             std::optional<int64_t> workspacePerRow,
+                             ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
+                             StringRef strategy, StringAttr deviceModule = {},
+                             ArrayAttr launches = {});
+
+/// One #ffn.kernel_param: `name`, of logical shape `logical`, read by the
+/// kernel as `packed` after the pack function `pack` ("" = none).
+KernelParamAttr buildKernelParam(MLIRContext *ctx, StringRef name,
+                                 ArrayRef<int64_t> logical, MemRefType packed,
+                                 StringRef pack);
+
+} // namespace mlir::ffn
+
 #endif // FFN_IR_FFNOPS_H

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ffn/IR/FfnAttrs.h"
 #include "ffn/Target/CPU/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,13 +27,11 @@ using namespace mlir;
 
 namespace {
 
+/// An unscheduled kernel still in tensor form (convert-ffn-to-linalg gave
+/// it its contract).
 bool isFfnFunction(func::FuncOp func) {
-  if (func.isExternal() || func.getNumResults() != 1)
-    return false;
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (!func.getArgAttr(i, "ffn.param"))
-      return false;
-  return func.getNumArguments() > 0;
+  return !func.isExternal() && func.getNumResults() == 1 &&
+         func.getNumArguments() > 0 && ffn::KernelAbiAttr::of(func);
 }
 
 MemRefType toMemRef(Type type) {
@@ -81,7 +80,6 @@ LogicalResult rewrite(func::FuncOp func) {
 
   func.setType(b.getFunctionType(newInputs, {}));
   func.setArgAttr(numArgs, "ffn.param", b.getStringAttr("output"));
-  func->setAttr("ffn.kernel", b.getUnitAttr());
   return success();
 }
 

@@ -23,8 +23,8 @@
 #include "ffn/Target/GPU/Passes.h"
 
 #include "Kernels.h"
-#include "ffn/Target/GPU/PathNotes.h"
 #include "PackFunctions.h"
+#include "ffn/Target/GPU/PathNotes.h"
 
 #include "ffn/IR/FfnOps.h"
 
@@ -55,8 +55,8 @@ constexpr int64_t kPad = 256;
 /// Builds one FFN's kernels and launches.
 class FfnPlanner {
 public:
-  FfnPlanner(OpBuilder &builder, ModuleOp module, func::FuncOp func,
-             FfnOp op, StringRef chip, int64_t smCount)
+  FfnPlanner(OpBuilder &builder, ModuleOp module, func::FuncOp func, FfnOp op,
+             StringRef chip, int64_t smCount)
       : builder(builder), module(module), func(func), op(op), chip(chip),
         smCount(smCount) {}
 
@@ -89,25 +89,22 @@ private:
     return {ArgKind::Workspace, offset, type};
   }
   KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
-  int64_t splitFor(int64_t rowsBlocks, int64_t colBlocks, int64_t k,
-                   int64_t bk, int64_t wantBlocks) const;
+  int64_t splitFor(int64_t rowsBlocks, int64_t colBlocks, int64_t k, int64_t bk,
+                   int64_t wantBlocks) const;
   void addGemms(const Bucket &bucket, int64_t minM);
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
-               std::vector<KernelArg> epilogueArgs, int64_t minM,
-               int64_t maxM);
+               std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM);
   void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
   void writeStub();
 };
 } // namespace
 
-int64_t FfnPlanner::splitFor(int64_t rowBlocks, int64_t colBlocks,
-                             int64_t k, int64_t bk,
-                             int64_t wantBlocks) const {
+int64_t FfnPlanner::splitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
+                             int64_t bk, int64_t wantBlocks) const {
   // Split K until the grid has `wantBlocks` blocks, keeping at least four K
   // tiles per slice for the copy pipeline to overlap.
   int64_t tiles = k / bk, split = 1;
-  while (rowBlocks * colBlocks * split < wantBlocks &&
-         tiles / (split + 1) >= 4)
+  while (rowBlocks * colBlocks * split < wantBlocks && tiles / (split + 1) >= 4)
     ++split;
   return split;
 }
@@ -128,16 +125,15 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                          std::vector<KernelArg> epilogueArgs, int64_t minM,
                          int64_t maxM) {
   // operands: A, B (, B up), out.
-  int64_t colBlocks = (c.gated ? 2 : 1) *
-                      (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
-  int64_t rowBlocks =
-      maxM == INT64_MAX ? INT64_MAX : (maxM + c.bm - 1) / c.bm;
+  int64_t colBlocks =
+      (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
+  int64_t rowBlocks = maxM == INT64_MAX ? INT64_MAX : (maxM + c.bm - 1) / c.bm;
   // Memory-bound decode wants four blocks per SM to keep enough loads in
   // flight and the waves balanced; compute-bound buckets one full wave
   // (every further slice costs its f32 partials' traffic).
   int64_t want = (maxM <= 16 ? 4 : 1) * smCount;
-  c.splitK = maxM == INT64_MAX ? 1
-                               : splitFor(rowBlocks, colBlocks, c.k, c.bk, want);
+  c.splitK =
+      maxM == INT64_MAX ? 1 : splitFor(rowBlocks, colBlocks, c.k, c.bk, want);
   Launch l;
   l.rowsPerBlock = c.bm;
   l.gridY = colBlocks;
@@ -159,8 +155,8 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   partial.epilogue = Epilogue::Partial;
   partial.outType = f32;
   partial.partialStride = colBlocks * c.bn;
-  partialBytesPerRow = std::max(partialBytesPerRow,
-                                c.splitK * partial.partialStride * 4);
+  partialBytesPerRow =
+      std::max(partialBytesPerRow, c.splitK * partial.partialStride * 4);
   KernelArg out = operands.back();
   operands.back() = ws(wsPartial, f32);
   l.kernel = c.name;
@@ -249,9 +245,9 @@ void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
   down.outType = postNorm ? f32 : t;
   down.hasBias = bDown >= 0;
   down.residual = op.getResidual();
-  std::vector<KernelArg> ops2 = {
-      ws(wsH, t), param(wDown),
-      postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t}};
+  std::vector<KernelArg> ops2 = {ws(wsH, t), param(wDown),
+                                 postNorm ? ws(wsZ, f32)
+                                          : KernelArg{ArgKind::Output, 0, t}};
   std::vector<KernelArg> epi2;
   if (down.hasBias)
     epi2.push_back(param(bDown));
@@ -318,9 +314,8 @@ LogicalResult FfnPlanner::plan() {
   OpBuilder::InsertionGuard g(builder);
   builder.setInsertionPointToEnd(module.getBody());
   MLIRContext *ctx = builder.getContext();
-  auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
-                                          "nvptx64-nvidia-cuda", chip,
-                                          "+ptx80");
+  auto target = NVVM::NVVMTargetAttr::get(
+      ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip, "+ptx80");
   gpuModule = gpu::GPUModuleOp::create(builder, op.getLoc(), name + "_device",
                                        builder.getArrayAttr({target}));
 
@@ -377,8 +372,8 @@ LogicalResult FfnPlanner::plan() {
     n.outStride = dm;
     n.outType = t;
     n.shift = shift >= 0;
-    std::vector<KernelArg> args = {ws(wsZ, f32), {ArgKind::Output, 0, t},
-                                   param(scale)};
+    std::vector<KernelArg> args = {
+        ws(wsZ, f32), {ArgKind::Output, 0, t}, param(scale)};
     if (n.shift)
       args.push_back(param(shift));
     args.push_back(mArg());
@@ -393,7 +388,7 @@ void FfnPlanner::writeStub() {
   MLIRContext *ctx = builder.getContext();
   // Packed parameter types and their pack functions.
   SmallVector<Type> argTypes;
-  SmallVector<Attribute> packs;
+  SmallVector<Attribute> params;
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic, dm}, t));
   auto inputs = func.getArgumentTypes().drop_front();
   for (auto [i, type] : llvm::enumerate(inputs)) {
@@ -407,38 +402,32 @@ void FfnPlanner::writeStub() {
       packed = MemRefType::get({nb2, hs}, t);
     else if (idx == bUp || idx == bGate)
       packed = MemRefType::get({hs}, t);
+    StringRef paramName =
+        func.getArgAttrOfType<StringAttr>(i + 1, "ffn.param").getValue();
     if (!packed) {
       argTypes.push_back(source);
-      packs.push_back(StringAttr::get(ctx, ""));
+      params.push_back(
+          buildKernelParam(ctx, paramName, shaped.getShape(), source, ""));
       continue;
     }
     std::string packName = name + "_pack_" + std::to_string(idx);
     buildPackFunction(builder, module, packName, source, packed);
     argTypes.push_back(packed);
-    packs.push_back(StringAttr::get(ctx, packName));
+    params.push_back(
+        buildKernelParam(ctx, paramName, shaped.getShape(), packed, packName));
   }
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic, dm}, t));
-  argTypes.push_back(MemRefType::get({ShapedType::kDynamic},
-                                     builder.getI8Type()));
+  argTypes.push_back(
+      MemRefType::get({ShapedType::kDynamic}, builder.getI8Type()));
 
   SmallVector<Attribute> plan;
   for (const Launch &l : launches) {
-    SmallVector<Attribute> args;
-    for (const KernelArg &a : l.args) {
-      args.push_back(builder.getI64IntegerAttr(static_cast<int64_t>(a.kind)));
-      args.push_back(builder.getI64IntegerAttr(a.index));
-    }
-    NamedAttrList fields;
-    fields.append("kernel", builder.getStringAttr(l.kernel));
-    fields.append("rows_per_block", builder.getI64IntegerAttr(l.rowsPerBlock));
-    fields.append("grid_y", builder.getI64IntegerAttr(l.gridY));
-    fields.append("grid_z", builder.getI64IntegerAttr(l.gridZ));
-    fields.append("threads", builder.getI64IntegerAttr(l.threads));
-    fields.append("shared_bytes", builder.getI64IntegerAttr(l.sharedBytes));
-    fields.append("min_m", builder.getI64IntegerAttr(l.minM));
-    fields.append("max_m", builder.getI64IntegerAttr(l.maxM));
-    fields.append("args", builder.getArrayAttr(args));
-    plan.push_back(fields.getDictionary(ctx));
+    SmallVector<int64_t> args;
+    for (const KernelArg &a : l.args)
+      args.append({static_cast<int64_t>(a.kind), a.index});
+    plan.push_back(DeviceLaunchAttr::get(
+        ctx, l.kernel, l.minM, l.maxM, l.rowsPerBlock, l.gridY, l.gridZ,
+        l.threads, l.sharedBytes, builder.getDenseI64ArrayAttr(args)));
   }
 
   OpBuilder::InsertionGuard g(builder);
@@ -446,12 +435,6 @@ void FfnPlanner::writeStub() {
   auto stub = func::FuncOp::create(builder, func.getLoc(), name,
                                    builder.getFunctionType(argTypes, {}));
   stub.setPrivate();
-  stub->setAttr("ffn.kernel", builder.getUnitAttr());
-  stub->setAttr("ffn.pack", builder.getArrayAttr(packs));
-  stub->setAttr("ffn.workspace_per_row", builder.getI64IntegerAttr(wsPerRow));
-  stub->setAttr("ffn.device_launches", builder.getArrayAttr(plan));
-  stub->setAttr("ffn.device_module",
-                builder.getStringAttr(gpuModule.getSymName()));
   std::string cores = t.isF32() ? "f32 FMA"
                       : chip == "sm_90a"
                           ? "tensor-core (wgmma for m > 64, mma.sync below)"
@@ -463,7 +446,12 @@ void FfnPlanner::writeStub() {
   for (const std::string &note :
        pathNotes(dm, eb, chip, op.getBatchInvariant()))
     text += "; note: " + note;
-  stub->setAttr("ffn.strategy_text", builder.getStringAttr(text));
+  // Tensor cores round the GEMM operands to the storage type.
+  stub->setAttr(KernelAbiAttr::kAttrName,
+                buildKernelAbi(op, t, params, wsPerRow, /*phaseUnits=*/{},
+                               /*bucketMaxM=*/{}, text,
+                               builder.getStringAttr(gpuModule.getSymName()),
+                               builder.getArrayAttr(plan)));
   func.erase();
 }
 

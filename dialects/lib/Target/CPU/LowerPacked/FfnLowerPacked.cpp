@@ -47,7 +47,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   SmallVector<Type> argTypes = {
       MemRefType::get({ShapedType::kDynamic, l.d}, t)};
   SmallVector<Attribute> argNames = {b.getStringAttr("input")};
-  SmallVector<Attribute> packs;
+  SmallVector<Attribute> contractParams;
   SmallVector<StringRef> paramNames;
   for (unsigned i = 1, e = func.getNumArguments(); i < e; ++i) {
     StringRef name =
@@ -75,7 +75,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     }
     argTypes.push_back(packed);
     argNames.push_back(b.getStringAttr(name));
-    packs.push_back(b.getStringAttr(packName));
+    contractParams.push_back(buildKernelParam(
+        b.getContext(), name, logical.getShape(), packed, packName));
     paramNames.push_back(name);
   }
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.d}, t));
@@ -91,11 +92,6 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                                      b.getFunctionType(argTypes, {}));
   for (auto [i, name] : llvm::enumerate(argNames))
     kernel.setArgAttr(i, "ffn.param", name);
-  kernel->setAttr("ffn.kernel", b.getUnitAttr());
-  kernel->setAttr("ffn.strategy", strategy);
-  kernel->setAttr("ffn.pack", b.getArrayAttr(packs));
-  kernel->setAttr("ffn.workspace_per_row",
-                  b.getI64IntegerAttr(l.workspacePerRow()));
   // Work units of the phases per token-count bucket: rows (-1 = m), up
   // panels, down panels, chunk groups, rows. Each bucket runs only its own
   // phases (0 units = skipped).
@@ -103,21 +99,23 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   SmallVector<Attribute> units;
   SmallVector<int64_t> bucketMaxM;
   if (l.fusedMaxM > 0) {
-    units.push_back(b.getI64ArrayAttr({rowsIfA, 0, 0, l.groups, -1}));
+    units.push_back(b.getDenseI64ArrayAttr({rowsIfA, 0, 0, l.groups, -1}));
     bucketMaxM.push_back(l.fusedMaxM);
   }
-  units.push_back(b.getI64ArrayAttr(
+  units.push_back(b.getDenseI64ArrayAttr(
       {rowsIfA, l.npUp, l.npDown, 0, l.finishInGemm ? 0 : -1}));
   bucketMaxM.push_back(-1);
-  kernel->setAttr("ffn.phase_units", b.getArrayAttr(units));
-  kernel->setAttr("ffn.bucket_max_m", b.getI64ArrayAttr(bucketMaxM));
   StrategyChoice choice{strategy.getVectorBits(), strategy.getMr(),
                         strategy.getNr(),         strategy.getMc(),
                         strategy.getPrefetch(),   strategy.getFusedMaxM(),
                         strategy.getChunk(),      strategy.getGroups()};
   std::string text =
       describeStrategy(choice, op.getGated(), l.f, op.getBatchInvariant());
-  kernel->setAttr("ffn.strategy_text", b.getStringAttr(text));
+  // The GEMMs run in f32: operands are not rounded below storage precision.
+  kernel->setAttr(KernelAbiAttr::kAttrName,
+                  buildKernelAbi(op, b.getF32Type(), contractParams,
+                                 l.workspacePerRow(), b.getArrayAttr(units),
+                                 b.getDenseI64ArrayAttr(bucketMaxM), text));
 
   Block *body = kernel.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -138,7 +136,7 @@ struct FfnLowerPackedPass : ffn::impl::FfnLowerPackedBase<FfnLowerPackedPass> {
   void runOnOperation() override {
     SmallVector<std::pair<func::FuncOp, FfnOp>> work;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal() || func->hasAttr("ffn.kernel"))
+      if (func.isExternal() || KernelAbiAttr::of(func))
         continue;
       FfnOp ffnOp;
       unsigned count = 0;

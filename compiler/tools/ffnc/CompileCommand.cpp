@@ -1,0 +1,110 @@
+//===- CompileCommand.cpp - `ffnc [options] <spec.ffn>` -------------------===//
+//
+// Compiles the spec to the stage --emit names: a text stage to -o (stdout
+// by default), an object or shared library to -o, and with --header the C
+// header that declares the kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Options.h"
+
+#include "ffnc/CodeGen/Backend.h"
+#include "ffnc/CodeGen/Compile.h"
+#include "ffnc/Frontend/ASTPrinter.h"
+
+#include "ffn/Target/GPU/PathNotes.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace ffnc;
+using opts::EmitKind;
+
+/// The compiler's stage for an --emit value other than ast and so.
+static EmitStage stageOf(EmitKind emit) {
+  switch (emit) {
+  case EmitKind::Ffn:
+    return EmitStage::Ffn;
+  case EmitKind::Linalg:
+    return EmitStage::Linalg;
+  case EmitKind::Tiled:
+    return EmitStage::Tiled;
+  case EmitKind::Gpu:
+    return EmitStage::Gpu;
+  case EmitKind::Ptx:
+    return EmitStage::Ptx;
+  case EmitKind::Cubin:
+    return EmitStage::Cubin;
+  case EmitKind::LLVM:
+    return EmitStage::LLVMIR;
+  case EmitKind::Asm:
+    return EmitStage::Assembly;
+  default:
+    return EmitStage::Object;
+  }
+}
+
+int ffnc::compileMain(Session &s) {
+  // Everything past the front end needs a valid target.
+  TargetInfo target;
+  if (std::optional<int> rc = openTarget(opts::targetName, target))
+    return *rc;
+
+  // The NVIDIA back end's schedule is its launch plan (docs/gpu.md); the
+  // CPU's --strategy knobs have no meaning there, and silently ignoring
+  // them would mislead.
+  if (target.isGpu() && !opts::strategyOption.empty())
+    return fail("--strategy sets the CPU back end's schedule; '" + target.name +
+                "' is an NVIDIA target, whose tile buckets are not "
+                "overridable yet (docs/gpu.md)");
+  // The NVIDIA back end says where a spec misses its tuned kernels.
+  if (target.isGpu() && opts::emit != EmitKind::AST)
+    for (const FfnSpec &spec : s.specs)
+      for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
+               spec.dModel, spec.dtype == DType::F32 ? 4 : 2, target.chip,
+               spec.batchInvariant))
+        s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
+
+  ScheduleOptions schedule;
+  if (std::optional<int> rc = resolveSchedule(s, target, opts::kernelThreads,
+                                              "--kernel-threads", schedule))
+    return *rc;
+  if (s.profile)
+    schedule.machine =
+        s.profile->assumptions(static_cast<unsigned>(tunedThreads(schedule)));
+
+  if (opts::emit == EmitKind::AST) {
+    std::string rendered;
+    llvm::raw_string_ostream os(rendered);
+    printAST(s.ast, s.specs, s.sourceMgr, os);
+    return writeOutput(opts::outputFile, rendered);
+  }
+  bool binary =
+      opts::emit == EmitKind::Obj || opts::emit == EmitKind::SharedLib;
+  if ((binary || opts::emit == EmitKind::Cubin) && opts::outputFile == "-")
+    return fail("--emit=obj, --emit=so and --emit=cubin write binary files: "
+                "give -o <file>");
+  if (!opts::headerFile.empty() && !binary)
+    return fail("--header goes with --emit=obj or --emit=so");
+
+  // The header declares what the kernels' contracts say.
+  std::vector<KernelSignature> kernels;
+  if (opts::emit == EmitKind::SharedLib) {
+    if (llvm::Error err = buildSharedLibrary(s.specs, s.sourceMgr, target,
+                                             schedule, opts::outputFile,
+                                             &kernels))
+      return fail(llvm::toString(std::move(err)));
+  } else {
+    llvm::Expected<std::string> output =
+        compileSpecs(s.specs, s.sourceMgr, target, schedule,
+                     stageOf(opts::emit), opts::printLocations, &kernels);
+    if (!output)
+      return fail(llvm::toString(output.takeError()));
+    if (int rc = writeOutput(opts::outputFile, *output))
+      return rc;
+  }
+  if (!opts::headerFile.empty())
+    return writeOutput(opts::headerFile,
+                       emitKernelHeader(kernels, target, opts::inputFile));
+  return 0;
+}

@@ -1,0 +1,191 @@
+//===- Options.cpp - ffnc's command line ----------------------------------===//
+
+#include "Options.h"
+
+namespace cl = llvm::cl;
+
+namespace ffnc::opts {
+
+cl::OptionCategory ffncCategory("ffnc options");
+
+cl::SubCommand
+    infoCommand("info",
+                "Print dimensions, parameter count, weight bytes, FLOPs per "
+                "token and arithmetic intensity of each FFN");
+cl::SubCommand
+    runCommand("run",
+               "Compile for this machine, run each FFN on seeded random data "
+               "through the runtime, time it, and with --check compare it with "
+               "the f64 reference");
+cl::SubCommand
+    probeCommand("probe",
+                 "Measure this machine (FMA peak, read bandwidths, the thread "
+                 "pool's hand-off) and print the machine profile that "
+                 "--machine reads");
+
+// Options of the commands that read a spec.
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),
+                               cl::Required, cl::cat(ffncCategory),
+                               cl::sub(cl::SubCommand::getTopLevel()),
+                               cl::sub(infoCommand), cl::sub(runCommand));
+cl::opt<std::string>
+    onlyFfn("ffn", cl::desc("Process only the ffn block with this name"),
+            cl::value_desc("name"), cl::cat(ffncCategory),
+            cl::sub(cl::SubCommand::getAll()));
+cl::opt<std::string>
+    targetName("target",
+               cl::desc("Code generation target: host (default), x86-64-avx2, "
+                        "x86-64-avx512"),
+               cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
+               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+               cl::sub(infoCommand));
+cl::opt<std::string> strategyOption(
+    "strategy",
+    cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
+             "any of mr=N,nr=N,mc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
+             "groups=N (register tile rows/columns, cache block rows, "
+             "next-panel prefetch, largest m of the fused d_ff-chunked "
+             "schedule (0: never), its chunk width and work units)"),
+    cl::value_desc("spec"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+    cl::sub(infoCommand));
+cl::opt<bool> batchInvariantOption(
+    "batch-invariant",
+    cl::desc("Make every FFN batch-invariant, as `batch_invariant = true` in "
+             "its spec does: a row's output bits do not depend on M or on "
+             "the rows run with it"),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(runCommand), cl::sub(infoCommand));
+cl::opt<std::string> machineFile(
+    "machine",
+    cl::desc("Price the schedules (and, in info, predict) for the machine "
+             "described by this profile (`ffnc probe -o FILE`) instead of "
+             "the nominal one"),
+    cl::value_desc("file"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+    cl::sub(infoCommand));
+cl::opt<unsigned>
+    maxErrors("max-errors",
+              cl::desc("Stop after this many errors (default 20; 0: no limit)"),
+              cl::init(20), cl::cat(ffncCategory),
+              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(infoCommand),
+              cl::sub(runCommand));
+
+// Compilation (no subcommand).
+cl::opt<EmitKind> emit(
+    "emit", cl::desc("Stage to print"), cl::init(EmitKind::Ffn),
+    cl::values(
+        clEnumValN(EmitKind::AST, "ast",
+                   "the parsed spec, with evaluated dimensions"),
+        clEnumValN(EmitKind::Ffn, "ffn",
+                   "the ffn dialect (one func per ffn block) with the "
+                   "chosen #ffn.strategy"),
+        clEnumValN(EmitKind::Linalg, "linalg",
+                   "after lowering the ffn dialect: packed vector loops "
+                   "(scheduled) or linalg on tensors (baseline)"),
+        clEnumValN(EmitKind::Tiled, "tiled",
+                   "every kernel with its final memref calling convention"),
+        clEnumValN(EmitKind::Gpu, "gpu",
+                   "NVIDIA targets: the gpu-dialect kernels, host pack "
+                   "functions and launch plan"),
+        clEnumValN(EmitKind::Ptx, "ptx", "NVIDIA targets: the PTX"),
+        clEnumValN(EmitKind::Cubin, "cubin",
+                   "NVIDIA targets: one FFN's cubin (needs -o; ptxas from "
+                   "the CUDA toolkit)"),
+        clEnumValN(EmitKind::LLVM, "llvm",
+                   "optimized LLVM IR with the kernel ABI glue"),
+        clEnumValN(EmitKind::Asm, "asm", "x86-64 assembly"),
+        clEnumValN(EmitKind::Obj, "obj",
+                   "a relocatable object (needs -o); link it with the "
+                   "--header into your app"),
+        clEnumValN(EmitKind::SharedLib, "so",
+                   "a shared library for ffn_kernel_load_library (needs "
+                   "-o)")),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<std::string> outputFile(
+    "o", cl::desc("Output file ('-' for stdout); written only on success"),
+    cl::value_desc("file"), cl::init("-"), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(probeCommand));
+
+cl::opt<std::string>
+    headerFile("header",
+               cl::desc("Also write the C header declaring the kernels (with "
+                        "--emit=obj or --emit=so)"),
+               cl::value_desc("file"), cl::cat(ffncCategory),
+               cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<bool> printLocations(
+    "print-locations",
+    cl::desc("Print source locations (spec file:line:col) in MLIR output"),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
+
+// info and run.
+cl::list<uint64_t> tokenCounts(
+    "tokens",
+    cl::desc("Token counts M: info prints the arithmetic intensity at each "
+             "(default 1,16,128,2048); run runs each (default 17)"),
+    cl::value_desc("M,M,..."), cl::CommaSeparated, cl::cat(ffncCategory),
+    cl::sub(infoCommand), cl::sub(runCommand));
+
+cl::opt<bool> measureOption(
+    "measure",
+    cl::desc("With --target=host: measure this machine (as `ffnc probe` "
+             "does, a few seconds) and use it for the choice and the "
+             "predictions"),
+    cl::cat(ffncCategory), cl::sub(infoCommand));
+
+// run.
+cl::opt<bool> checkResults(
+    "check",
+    cl::desc("Compare every output with the f64 reference; exit 1 if any "
+             "is outside its error bound (docs/numerics.md)"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<ffn_ref::BoundModel> checkBound(
+    "check-bound",
+    cl::desc("How --check bounds each element's error from the magnitudes "
+             "summed (docs/numerics.md)"),
+    cl::init(ffn_ref::BoundModel::Probabilistic),
+    cl::values(clEnumValN(ffn_ref::BoundModel::Probabilistic, "probabilistic",
+                          "8 sqrt(n) u per sum of n terms (default)"),
+               clEnumValN(ffn_ref::BoundModel::WorstCase, "worst-case",
+                          "gamma_n = n u / (1 - n u), guaranteed for any "
+                          "rounding")),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<double> testActivationError(
+    "test-activation-error",
+    cl::desc("Testing the check: offset the reference's activation "
+             "arguments by this relative amount"),
+    cl::init(0.0), cl::Hidden, cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random data (default 1)"),
+                       cl::init(1), cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Timed runs after one warm-up (default 3)"),
+                         cl::init(3), cl::cat(ffncCategory),
+                         cl::sub(runCommand));
+cl::opt<unsigned> threadCount(
+    "threads",
+    cl::desc("Threads the kernels run on (default 0: one per core, the "
+             "runtime's default); the cost model picks each token count's "
+             "schedule for it, and run uses it"),
+    cl::init(0), cl::cat(ffncCategory), cl::sub(infoCommand),
+    cl::sub(runCommand));
+// The same for compiling (LLVM already has a top-level --threads).
+cl::opt<unsigned> kernelThreads(
+    "kernel-threads",
+    cl::desc("Threads the kernels will run on (default 0: one per core of "
+             "this machine); the cost model picks each token count's "
+             "schedule for it"),
+    cl::init(0), cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<bool> outInLayout(
+    "out-in",
+    cl::desc("Hand weights to the runtime in PyTorch's [out, in] layout"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<double> inputScale(
+    "input-scale",
+    cl::desc("Scale of the random input, uniform in [-s, s] (default 1)"),
+    cl::init(1.0), cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<bool> injectNonFinite(
+    "inject-nonfinite",
+    cl::desc("Put NaN, +Inf and -Inf into the first three input rows"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+
+} // namespace ffnc::opts

@@ -1,0 +1,60 @@
+//===- Options.h - ffnc's command line --------------------------*- C++ -*-===//
+//
+// Every subcommand and option of ffnc, defined once in Options.cpp; each
+// command's file reads the ones it takes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFNC_TOOLS_OPTIONS_H
+#define FFNC_TOOLS_OPTIONS_H
+
+#include "ffn_reference.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ffnc::opts {
+
+extern llvm::cl::OptionCategory ffncCategory;
+extern llvm::cl::SubCommand infoCommand, runCommand, probeCommand;
+
+enum class EmitKind {
+  AST,
+  Ffn,
+  Linalg,
+  Tiled,
+  Gpu,
+  Ptx,
+  Cubin,
+  LLVM,
+  Asm,
+  Obj,
+  SharedLib
+};
+
+// The commands that read a spec.
+extern llvm::cl::opt<std::string> inputFile, onlyFfn, targetName,
+    strategyOption, machineFile;
+extern llvm::cl::opt<bool> batchInvariantOption;
+extern llvm::cl::opt<unsigned> maxErrors;
+// Compilation (no subcommand).
+extern llvm::cl::opt<EmitKind> emit;
+extern llvm::cl::opt<std::string> outputFile, headerFile;
+extern llvm::cl::opt<bool> printLocations;
+extern llvm::cl::opt<unsigned> kernelThreads;
+// info and run.
+extern llvm::cl::list<uint64_t> tokenCounts;
+extern llvm::cl::opt<unsigned> threadCount;
+extern llvm::cl::opt<bool> measureOption;
+// run.
+extern llvm::cl::opt<bool> checkResults, outInLayout, injectNonFinite;
+extern llvm::cl::opt<ffn_ref::BoundModel> checkBound;
+extern llvm::cl::opt<double> testActivationError, inputScale;
+extern llvm::cl::opt<uint64_t> seed;
+extern llvm::cl::opt<unsigned> repeat;
+
+} // namespace ffnc::opts
+
+#endif // FFNC_TOOLS_OPTIONS_H

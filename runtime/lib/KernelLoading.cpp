@@ -1,0 +1,289 @@
+//===- KernelLoading.cpp - descriptors and kernel libraries ---------------===//
+//
+// Nothing behind a descriptor is trusted before it is checked: versions and
+// sizes, every pointer inside a loaded object, every dimension within
+// limits, a library file whole before dlopen maps it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+using namespace ffn_rt;
+
+static_assert(sizeof(ffn_kernel_desc) == 28 * 8,
+              "ffn_kernel_desc must have twenty-eight 8-byte fields");
+static_assert(sizeof(ffn_param_desc) == 5 * 8,
+              "ffn_param_desc must have five 8-byte fields");
+
+namespace {
+
+/// Whether `p` points into a loaded object (the app or a kernel library),
+/// where a descriptor's strings, tables and functions live. A corrupt or
+/// foreign descriptor's garbage pointers fail here instead of crashing.
+bool inLoadedImage(const void *p) {
+  Dl_info info;
+  return p && dladdr(p, &info) != 0;
+}
+
+bool validString(const char *s, size_t limit = 256) {
+  return inLoadedImage(s) && strnlen(s, limit) < limit;
+}
+
+/// Limits no real kernel comes near; they keep every size computed from a
+/// descriptor far from overflow.
+constexpr int64_t kMaxDim = int64_t(1) << 20;
+constexpr int64_t kMaxBytes = int64_t(1) << 40;
+
+/// Checks everything the runtime relies on before trusting a descriptor.
+ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
+  if (d->abi_version != FFN_KERNEL_ABI_VERSION)
+    return fail(ctx, FFN_ERROR_ABI_MISMATCH,
+                "kernel ABI version " + std::to_string(d->abi_version) +
+                    " does not match the runtime's " +
+                    std::to_string(FFN_KERNEL_ABI_VERSION) +
+                    "; recompile the kernel with this ffnc");
+  if (d->struct_size != sizeof(ffn_kernel_desc))
+    return fail(ctx, FFN_ERROR_ABI_MISMATCH,
+                "kernel descriptor size " + std::to_string(d->struct_size) +
+                    " does not match the runtime's " +
+                    std::to_string(sizeof(ffn_kernel_desc)));
+  if (!validString(d->name))
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel descriptor has no valid name (a corrupt or foreign "
+                "descriptor)");
+  std::string name = d->name;
+  auto bad = [&](const std::string &what) {
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "kernel '" + name +
+                    "' has an inconsistent descriptor: " + what);
+  };
+  if (d->device != FFN_DEVICE_CPU && d->device != FFN_DEVICE_CUDA)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name + "' is for unknown device " +
+                    std::to_string(d->device));
+  if (d->device == FFN_DEVICE_CUDA) {
+    if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
+      return bad("no pack function");
+    // Every pointer of the plan must lie in loaded objects before anything
+    // behind it is read.
+    if (d->num_launches < 1 || d->num_launches > 64 ||
+        d->device_image_size < 16 || d->device_image_size > (uint64_t(1) << 30))
+      return bad("a device plan of " + std::to_string(d->num_launches) +
+                 " launches and a " + std::to_string(d->device_image_size) +
+                 "-byte image");
+    const char *image = static_cast<const char *>(d->device_image);
+    if (!inLoadedImage(image) ||
+        !inLoadedImage(image + d->device_image_size - 1) ||
+        !inLoadedImage(d->launches) ||
+        !inLoadedImage(d->launches + d->num_launches - 1))
+      return bad("a device image or launch plan outside any loaded object");
+    for (int64_t i = 0; i < d->num_launches; ++i) {
+      const ffn_device_launch &l = d->launches[i];
+      if (!validString(l.kernel) || l.num_args < 1 || l.num_args > 32 ||
+          !inLoadedImage(l.args) || !inLoadedImage(l.args + l.num_args - 1))
+        return bad("launch " + std::to_string(i) +
+                   " outside any loaded object");
+    }
+    std::string plan = ffn_rt::DeviceKernel::validate(*d);
+    if (!plan.empty())
+      return bad(plan);
+  } else {
+    if (!d->run || !d->pack || !d->phase || d->num_phases < 1 ||
+        d->num_phases > 16 || !d->phase_units)
+      return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                  "kernel '" + name + "' has no CPU entry point");
+    if (!inLoadedImage(reinterpret_cast<const void *>(d->run)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(d->pack)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(d->phase)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(d->phase_units)))
+      return bad("an entry point outside any loaded code");
+  }
+  // A strategy text also carries the back end's notes: a longer limit.
+  if (!validString(d->target) || !validString(d->strategy, 4096))
+    return bad("target or strategy is not a string");
+  if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
+      d->dtype != FFN_DTYPE_F16)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name + "' has unknown dtype " +
+                    std::to_string(d->dtype));
+  if (d->d_model < 1 || d->d_model > kMaxDim || d->d_ff < 1 ||
+      d->d_ff > kMaxDim)
+    return bad("d_model " + std::to_string(d->d_model) + ", d_ff " +
+               std::to_string(d->d_ff));
+  if (d->workspace_per_row < 0 || d->workspace_per_row > kMaxBytes / kMaxDim)
+    return bad("workspace_per_row " + std::to_string(d->workspace_per_row));
+  if (d->num_params < 2 || d->num_params > 8)
+    return bad("num_params " + std::to_string(d->num_params));
+  if (!inLoadedImage(d->params) ||
+      !inLoadedImage(d->params + d->num_params - 1))
+    return bad("a parameter table outside any loaded object");
+  for (int64_t i = 0; i < d->num_params; ++i) {
+    const ffn_param_desc &p = d->params[i];
+    if (!validString(p.name) || (p.rank != 1 && p.rank != 2) ||
+        p.shape[0] < 1 || p.shape[0] > kMaxDim ||
+        (p.rank == 2 && (p.shape[1] < 1 || p.shape[1] > kMaxDim)) ||
+        p.packed_bytes < 1 || p.packed_bytes > kMaxBytes)
+      return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                  "kernel '" + name + "' has an invalid parameter " +
+                      std::to_string(i));
+  }
+  return FFN_OK;
+}
+
+/// A shared library that dlopen would map must be a whole 64-bit ELF file:
+/// mapping a truncated one faults (SIGBUS) when the loader touches the
+/// missing pages. Checks that every header and loadable segment lies inside
+/// the file; returns "" or what is wrong.
+std::string checkElfFile(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::strerror(errno);
+  struct stat st;
+  std::string why;
+  Elf64_Ehdr eh;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else if (pread(fd, &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
+             std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+             eh.e_ident[EI_CLASS] != ELFCLASS64) {
+    why = "not a 64-bit ELF shared library";
+  } else {
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    auto fits = [&](uint64_t offset, uint64_t bytes) {
+      return offset <= size && bytes <= size - offset;
+    };
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        !fits(eh.e_phoff, uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr)) ||
+        (eh.e_shnum &&
+         !fits(eh.e_shoff, uint64_t(eh.e_shnum) * eh.e_shentsize)))
+      why = "truncated or corrupt (headers past the end of the file)";
+    for (unsigned i = 0; why.empty() && i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph;
+      if (pread(fd, &ph, sizeof ph, eh.e_phoff + i * sizeof ph) !=
+              static_cast<ssize_t>(sizeof ph) ||
+          (ph.p_type == PT_LOAD && !fits(ph.p_offset, ph.p_filesz)))
+        why = "truncated (a segment ends past the end of the file)";
+    }
+  }
+  close(fd);
+  return why;
+}
+
+/// Whether `p` lies in the object that dlopen handle `library` loaded.
+bool definedIn(const void *p, void *library) {
+  struct link_map *own = nullptr, *found = nullptr;
+  Dl_info info;
+  return dlinfo(library, RTLD_DI_LINKMAP, &own) == 0 &&
+         dladdr1(p, &info, reinterpret_cast<void **>(&found),
+                 RTLD_DL_LINKMAP) != 0 &&
+         found == own;
+}
+
+ffn_status makeKernel(ffn_context *ctx, const ffn_kernel_desc *desc,
+                      void *library, ffn_kernel **out) {
+  if (ffn_status s = validateDescriptor(ctx, desc))
+    return s;
+  ffn_kernel *k = new (std::nothrow) ffn_kernel;
+  if (!k)
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY, "out of memory");
+  try {
+    k->params.resize(desc->num_params);
+    k->paramPointers.assign(desc->num_params, nullptr);
+    if (desc->device == FFN_DEVICE_CUDA)
+      k->device = std::make_unique<ffn_rt::DeviceKernel>(*desc);
+  } catch (const std::bad_alloc &) {
+    delete k;
+    return fail(ctx, FFN_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  k->ctx = ctx;
+  k->desc = desc;
+  k->library = library;
+  ctx->refs.fetch_add(1, std::memory_order_relaxed);
+  *out = k;
+  return FFN_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+ffn_status ffn_kernel_create(ffn_context *ctx, const ffn_kernel_desc *desc,
+                             ffn_kernel **out) {
+  if (!ctx)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  if (!desc || !out)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_create: desc and out must not be null");
+  *out = nullptr;
+  return makeKernel(ctx, desc, nullptr, out);
+}
+
+ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
+                                   const char *name, ffn_kernel **out) {
+  if (!ctx)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  if (!path || !name || !out)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_load_library: path, name and out must not be "
+                "null");
+  *out = nullptr;
+  if (!*path || !*name)
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                std::string("ffn_kernel_load_library: ") +
+                    (*path ? "the kernel name" : "the path") + " is empty");
+  std::string why = checkElfFile(path);
+  if (!why.empty())
+    return fail(ctx, FFN_ERROR_LOAD_FAILED,
+                std::string("cannot load '") + path + "': " + why);
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *err = dlerror();
+    return fail(ctx, FFN_ERROR_LOAD_FAILED,
+                std::string("cannot load '") + path +
+                    "': " + (err ? err : "unknown error"));
+  }
+  std::string symbol = std::string("ffn_kernel_") + name;
+  auto *desc =
+      static_cast<const ffn_kernel_desc *>(dlsym(library, symbol.c_str()));
+  // dlsym on a handle also searches the library's dependencies: the
+  // descriptor must be this library's own, not a same-named one elsewhere.
+  if (desc && !definedIn(desc, library))
+    desc = nullptr;
+  if (!desc) {
+    dlclose(library);
+    return fail(ctx, FFN_ERROR_NOT_FOUND,
+                std::string("no kernel '") + name + "' in '" + path +
+                    "' (symbol " + symbol + " not found)");
+  }
+  ffn_status s = makeKernel(ctx, desc, library, out);
+  if (s != FFN_OK)
+    dlclose(library);
+  return s;
+}
+
+void ffn_kernel_destroy(ffn_kernel *kernel) {
+  if (!kernel)
+    return;
+  ffn_context *ctx = kernel->ctx;
+  if (kernel->library)
+    dlclose(kernel->library);
+  delete kernel;
+  ctx->release();
+}
+
+const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel) {
+  return kernel ? kernel->desc : nullptr;
+}
+
+} // extern "C"
