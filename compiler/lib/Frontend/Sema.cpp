@@ -5,6 +5,7 @@
 #include "ffnc/Frontend/Parser.h"
 #include "ffnc/Frontend/Rational.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -18,11 +19,6 @@ using llvm::StringRef;
 
 namespace {
 
-const StringRef kFields[] = {"d_model",   "d_ff",    "activation",
-                             "gate",      "bias",    "bias_up",
-                             "bias_gate", "bias_down", "residual",
-                             "norm",      "dtype",   "dropout",
-                             "batch_invariant"};
 const StringRef kIntFields[] = {"d_model", "d_ff"};
 const StringRef kFunctions[] = {"round_up", "ceil_div", "min", "max"};
 const StringRef kBools[] = {"true", "false"};
@@ -82,6 +78,26 @@ public:
   /// Returns the spec if the block has no errors.
   std::optional<FfnSpec> run();
 
+  // One handler per field (kFieldTable below names them).
+  void handleDimension(const Field &field);
+  void handleActivation(const Field &field);
+  void handleGate(const Field &field);
+  void handleBias(const Field &field) { biasAll = evalBool(field); }
+  void handleBiasUp(const Field &field) { biasUp = evalBool(field); }
+  void handleBiasGate(const Field &field) { biasGate = evalBool(field); }
+  void handleBiasDown(const Field &field) { biasDown = evalBool(field); }
+  void handleResidual(const Field &field) {
+    if (std::optional<bool> b = evalBool(field))
+      spec.residual = *b;
+  }
+  void handleBatchInvariant(const Field &field) {
+    if (std::optional<bool> b = evalBool(field))
+      spec.batchInvariant = *b;
+  }
+  void handleDropout(const Field &field);
+  void handleNorm(const Field &field);
+  void handleDType(const Field &field);
+
 private:
   void error(const Expr &e, const llvm::Twine &msg,
              std::optional<StringRef> fix = std::nullopt) {
@@ -97,15 +113,12 @@ private:
       error(e, msg);
   }
 
-  void handleField(const Field &field);
   std::optional<int64_t> evalDimension(const Field &field);
   std::optional<Rational> eval(const Expr &e);
   std::optional<Rational> evalCall(const Expr &e);
   std::optional<bool> evalBool(const Field &field);
   std::optional<StringRef> expectName(const Field &field, StringRef what);
   std::optional<double> evalNumber(const Expr &e, StringRef what);
-  void handleNorm(const Field &field);
-  void handleDType(const Field &field);
   void checkCombination();
 
   const FfnDecl &decl;
@@ -121,24 +134,88 @@ private:
   llvm::StringSet<> misspelled;
 };
 
+/// The spec's fields, one row each: its handler, whether it is required,
+/// and its row of docs/dsl.md's field table (value, default, notes), which
+/// test/Frontend/field-table.test compares with this. Adding a field is
+/// adding a row and its handler.
+struct FieldRule {
+  StringRef name;
+  void (DeclSema::*handle)(const Field &);
+  bool required;
+  StringRef value, defaultValue, notes;
+};
+
+const FieldRule kFieldTable[] = {
+    {"d_model", &DeclSema::handleDimension, true, "integer expression",
+     "required", "1 … 262144"},
+    {"d_ff", &DeclSema::handleDimension, true, "integer expression", "required",
+     "1 … 262144"},
+    {"activation", &DeclSema::handleActivation, false,
+     "`relu` `gelu` `gelu_tanh` `silu` `sigmoid` `identity`", "—",
+     "plain FFNs; `gelu` is the exact (erf) form, `gelu_tanh` the tanh "
+     "approximation (GPT-2)"},
+    {"gate", &DeclSema::handleGate, false,
+     "`glu` `reglu` `geglu` `swiglu` `bilinear`", "—",
+     "gated FFNs; exactly one of `activation` / `gate`"},
+    {"bias", &DeclSema::handleBias, false, "`true` / `false`", "`true`",
+     "sets all biases (as `nn.Linear`'s default)"},
+    {"bias_up", &DeclSema::handleBiasUp, false, "`true` / `false`", "`bias`",
+     "b1 (plain) or bu (gated)"},
+    {"bias_gate", &DeclSema::handleBiasGate, false, "`true` / `false`",
+     "`bias`", "bg; gated FFNs only"},
+    {"bias_down", &DeclSema::handleBiasDown, false, "`true` / `false`",
+     "`bias`", "b2 (plain) or bd (gated)"},
+    {"residual", &DeclSema::handleResidual, false, "`true` / `false`",
+     "`false`", ""},
+    {"norm", &DeclSema::handleNorm, false,
+     "`none`, `layernorm(...)`, `rmsnorm(...)`", "`none`",
+     "named arguments `eps` (0 < eps < 1; default 1e-5 for layernorm, 1e-6 "
+     "for rmsnorm) and `position` (`pre` default, or `post`); `layernorm` "
+     "alone means all defaults"},
+    {"dtype", &DeclSema::handleDType, false, "`f32` `bf16` `f16`", "`f32`",
+     "storage type of input, weights and output"},
+    {"batch_invariant", &DeclSema::handleBatchInvariant, false,
+     "`true` / `false`", "`false`",
+     "a row's output bits do not depend on M, the rows batched with it or "
+     "the thread count: every M reduces each row in one order (never the "
+     "fused small-M schedule; cost in the README)"},
+    {"dropout", &DeclSema::handleDropout, false, "number in [0, 1)", "—",
+     "accepted for specs copied from training configs, and ignored with a "
+     "note: dropout is the identity at inference"},
+};
+
+const FieldRule *findField(StringRef name) {
+  for (const FieldRule &rule : kFieldTable)
+    if (rule.name == name)
+      return &rule;
+  return nullptr;
+}
+
+llvm::SmallVector<StringRef> fieldNames() {
+  llvm::SmallVector<StringRef> names;
+  for (const FieldRule &rule : kFieldTable)
+    names.push_back(rule.name);
+  return names;
+}
+
 std::optional<FfnSpec> DeclSema::run() {
   spec.name = decl.name.str();
   spec.loc = decl.nameRange.Start;
   for (const Field &field : decl.fields) {
     if (diags.shouldStop())
       return std::nullopt;
-    if (!llvm::is_contained(kFields, field.name)) {
+    const FieldRule *rule = findField(field.name);
+    if (!rule) {
       std::string msg = ("unknown field '" + field.name + "'").str();
-      if (std::optional<StringRef> best = closestMatch(field.name, kFields)) {
+      llvm::SmallVector<StringRef> names = fieldNames();
+      if (std::optional<StringRef> best = closestMatch(field.name, names)) {
         diags.error(field.nameRange.Start,
                     msg + "; did you mean '" + *best + "'?", field.nameRange,
                     *best);
         misspelled.insert(*best);
       } else
         diags.error(field.nameRange.Start,
-                    msg + " (fields: d_model, d_ff, activation, gate, bias, "
-                          "bias_up, bias_gate, bias_down, residual, norm, "
-                          "dtype, dropout, batch_invariant)",
+                    msg + " (fields: " + llvm::join(names, ", ") + ")",
                     field.nameRange);
       ok = false;
       continue;
@@ -153,7 +230,7 @@ std::optional<FfnSpec> DeclSema::run() {
       continue;
     }
     currentField = &field;
-    handleField(field);
+    (this->*rule->handle)(field);
   }
   if (diags.shouldStop())
     return std::nullopt;
@@ -163,87 +240,71 @@ std::optional<FfnSpec> DeclSema::run() {
   return spec;
 }
 
-void DeclSema::handleField(const Field &field) {
-  StringRef name = field.name;
-  if (name == "d_model" || name == "d_ff") {
-    if (std::optional<int64_t> v = evalDimension(field)) {
-      dims[name] = *v;
-      (name == "d_model" ? spec.dModel : spec.dFF) = *v;
-    }
-  } else if (name == "activation") {
-    std::optional<StringRef> word = expectName(field, "an activation");
-    if (!word)
-      return;
-    if (std::optional<Activation> a = parseActivation(*word)) {
-      spec.activation = *a;
-    } else if (parseGate(*word)) {
-      error(*field.value, "'" + *word +
-                              "' is a gated variant, not an activation; "
-                              "write 'gate = " +
-                              *word + "'");
-    } else if (std::optional<StringRef> alias = activationAlias(*word)) {
-      error(*field.value,
-            "unknown activation '" + *word + "'; did you mean '" + *alias +
-                "'?",
-            *alias);
-    } else {
-      errorWithSuggestion(*field.value, "unknown activation '" + *word + "'",
-                          *word, activationNames());
-    }
-  } else if (name == "gate") {
-    std::optional<StringRef> word = expectName(field, "a gate variant");
-    if (!word)
-      return;
-    if (std::optional<Gate> g = parseGate(*word)) {
-      spec.gate = *g;
-    } else if (std::optional<Activation> a = parseActivation(*word)) {
-      std::optional<StringRef> gate = gateFor(*a);
-      if (gate)
-        error(*field.value,
-              "'" + *word +
-                  "' is an activation, not a gate variant; the "
-                  "gated variant applying it is '" +
-                  *gate + "'",
-              *gate);
-      else
-        error(*field.value, "'" + *word +
-                                "' is an activation, not a gate variant "
-                                "(gates: glu, reglu, geglu, swiglu, "
-                                "bilinear)");
-    } else {
-      errorWithSuggestion(*field.value, "unknown gate variant '" + *word + "'",
-                          *word, gateNames());
-    }
-  } else if (name == "bias") {
-    biasAll = evalBool(field);
-  } else if (name == "bias_up") {
-    biasUp = evalBool(field);
-  } else if (name == "bias_gate") {
-    biasGate = evalBool(field);
-  } else if (name == "bias_down") {
-    biasDown = evalBool(field);
-  } else if (name == "residual") {
-    if (std::optional<bool> b = evalBool(field))
-      spec.residual = *b;
-  } else if (name == "batch_invariant") {
-    if (std::optional<bool> b = evalBool(field))
-      spec.batchInvariant = *b;
-  } else if (name == "norm") {
-    handleNorm(field);
-  } else if (name == "dtype") {
-    handleDType(field);
-  } else if (name == "dropout") {
-    std::optional<double> p = evalNumber(*field.value, "a probability");
-    if (!p)
-      return;
-    if (!(*p >= 0.0 && *p < 1.0)) {
-      error(*field.value, "dropout must be in [0, 1)");
-      return;
-    }
-    diags.note(field.nameRange.Start,
-               "'dropout' is ignored: dropout is the identity at inference",
-               field.nameRange);
+void DeclSema::handleDimension(const Field &field) {
+  if (std::optional<int64_t> v = evalDimension(field)) {
+    dims[field.name] = *v;
+    (field.name == "d_model" ? spec.dModel : spec.dFF) = *v;
   }
+}
+
+void DeclSema::handleActivation(const Field &field) {
+  std::optional<StringRef> word = expectName(field, "an activation");
+  if (!word)
+    return;
+  if (std::optional<Activation> a = parseActivation(*word)) {
+    spec.activation = *a;
+  } else if (parseGate(*word)) {
+    error(*field.value, "'" + *word +
+                            "' is a gated variant, not an activation; "
+                            "write 'gate = " +
+                            *word + "'");
+  } else if (std::optional<StringRef> alias = activationAlias(*word)) {
+    error(*field.value,
+          "unknown activation '" + *word + "'; did you mean '" + *alias + "'?",
+          *alias);
+  } else {
+    errorWithSuggestion(*field.value, "unknown activation '" + *word + "'",
+                        *word, activationNames());
+  }
+}
+
+void DeclSema::handleGate(const Field &field) {
+  std::optional<StringRef> word = expectName(field, "a gate variant");
+  if (!word)
+    return;
+  if (std::optional<Gate> g = parseGate(*word)) {
+    spec.gate = *g;
+  } else if (std::optional<Activation> a = parseActivation(*word)) {
+    std::optional<StringRef> gate = gateFor(*a);
+    if (gate)
+      error(*field.value,
+            "'" + *word +
+                "' is an activation, not a gate variant; the "
+                "gated variant applying it is '" +
+                *gate + "'",
+            *gate);
+    else
+      error(*field.value, "'" + *word +
+                              "' is an activation, not a gate variant "
+                              "(gates: glu, reglu, geglu, swiglu, "
+                              "bilinear)");
+  } else {
+    errorWithSuggestion(*field.value, "unknown gate variant '" + *word + "'",
+                        *word, gateNames());
+  }
+}
+
+void DeclSema::handleDropout(const Field &field) {
+  std::optional<double> p = evalNumber(*field.value, "a probability");
+  if (!p)
+    return;
+  if (!(*p >= 0.0 && *p < 1.0)) {
+    error(*field.value, "dropout must be in [0, 1)");
+    return;
+  }
+  diags.note(field.nameRange.Start,
+             "'dropout' is ignored: dropout is the identity at inference",
+             field.nameRange);
 }
 
 std::optional<int64_t> DeclSema::evalDimension(const Field &field) {
@@ -301,7 +362,7 @@ std::optional<Rational> DeclSema::eval(const Expr &e) {
                      "on an earlier line");
       else
         error(e, "'" + e.text + "' is not defined in ffn '" + decl.name + "'");
-    } else if (llvm::is_contained(kFields, e.text)) {
+    } else if (findField(e.text)) {
       error(e, "'" + e.text +
                    "' is not a number; only d_model and d_ff can "
                    "be used in a dimension");
@@ -613,14 +674,16 @@ void DeclSema::checkCombination() {
   // with a syntax error was dropped and is not really missing.
   if (!decl.wellFormed)
     return;
-  for (StringRef required : {"d_model", "d_ff"})
-    if (!seen.count(required) && !misspelled.contains(required)) {
-      diags.error(decl.nameRange.Start,
-                  "ffn '" + decl.name + "' is missing required field '" +
-                      required + "'",
-                  decl.nameRange);
-      ok = false;
-    }
+  for (const FieldRule &rule : kFieldTable) {
+    StringRef required = rule.name;
+    if (!rule.required || seen.count(required) || misspelled.contains(required))
+      continue;
+    diags.error(decl.nameRange.Start,
+                "ffn '" + decl.name + "' is missing required field '" +
+                    required + "'",
+                decl.nameRange);
+    ok = false;
+  }
   if (!activation && !gate && !misspelled.contains("activation") &&
       !misspelled.contains("gate")) {
     diags.error(decl.nameRange.Start,
@@ -663,4 +726,14 @@ std::vector<FfnSpec> ffnc::compileSpecBuffer(llvm::StringRef buffer,
   if (astOut)
     *astOut = std::move(file);
   return specs;
+}
+
+std::string ffnc::specFieldTable() {
+  std::string out;
+  for (const FieldRule &rule : kFieldTable)
+    out +=
+        ("| `" + rule.name + "` | " + rule.value + " | " + rule.defaultValue +
+         " |" + (rule.notes.empty() ? " |" : " " + rule.notes + " |") + "\n")
+            .str();
+  return out;
 }

@@ -2,6 +2,12 @@
 
 #include "Options.h"
 
+#include "ffnc/Frontend/Sema.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
 namespace cl = llvm::cl;
 
 namespace ffnc::opts {
@@ -22,6 +28,18 @@ cl::SubCommand
                  "Measure this machine (FMA peak, read bandwidths, the thread "
                  "pool's hand-off) and print the machine profile that "
                  "--machine reads");
+
+// For test/Frontend/field-table.test: docs/dsl.md's field table must be
+// the one Sema checks with.
+cl::opt<bool> printSpecFields(
+    "print-spec-fields",
+    cl::desc("Print the spec fields' table (as in docs/dsl.md) and exit"),
+    cl::Hidden, cl::ValueDisallowed, cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::callback([](const bool &) {
+      llvm::outs() << ffnc::specFieldTable();
+      llvm::outs().flush();
+      std::exit(0);
+    }));
 
 // Options of the commands that read a spec.
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),

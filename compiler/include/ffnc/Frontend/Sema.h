@@ -7,6 +7,7 @@
 #include "ffnc/Frontend/Diagnostics.h"
 #include "ffnc/Frontend/Spec.h"
 
+#include <string>
 #include <vector>
 
 namespace ffnc {
@@ -19,6 +20,10 @@ constexpr int64_t kMaxDimension = 262144;
 /// Checks every block of `file`, reporting problems to `diags`, and returns
 /// the resolved specs of the blocks without errors, in source order.
 std::vector<FfnSpec> analyzeSpec(const SpecFile &file, DiagnosticEngine &diags);
+
+/// The spec's fields as the rows of docs/dsl.md's field table (Markdown),
+/// rendered from the table Sema checks fields with.
+std::string specFieldTable();
 
 /// Lexes, parses and checks one buffer: the whole front end in one call.
 std::vector<FfnSpec> compileSpecBuffer(llvm::StringRef buffer,
