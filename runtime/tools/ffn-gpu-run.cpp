@@ -1,8 +1,8 @@
 //===- ffn-gpu-run.cpp - run device kernels and check them ----------------===//
 //
-// Loads kernels from a shared library built by `ffnc --target=nvptx-... --emit=so`,
-// gives them random parameters (nn.Linear's initialization), runs them on
-// the GPU through the runtime for each token count and compares every
+// Loads kernels from a shared library built by `ffnc --target=nvptx-...
+// --emit=so`, gives them random parameters (nn.Linear's initialization), runs
+// them on the GPU through the runtime for each token count and compares every
 // output element with the f64 reference's error bound, as `ffnc run
 // --check` does on the CPU. It links only the runtime and the reference (no
 // MLIR), so it runs on GPU machines that have neither LLVM nor the CUDA
@@ -18,12 +18,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "ffn/runtime.h"
+#include "ffn_harness.h"
 #include "ffn_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,14 +32,6 @@
 namespace {
 
 using ffn_ref::Random;
-
-/// n elements U(lo, hi) in the kernel's dtype (ffn_reference's test data).
-ffn_ref::Buffer randomTensor(int64_t dtype, size_t n, Random &rng, double lo,
-                             double hi) {
-  ffn_ref::Buffer b = ffn_ref::makeBuffer(dtype, n);
-  ffn_ref::fill(b, dtype, rng, lo, hi);
-  return b;
-}
 
 std::vector<int64_t> parseList(const char *s) {
   std::vector<int64_t> out;
@@ -56,8 +49,8 @@ std::vector<int64_t> parseList(const char *s) {
 }
 
 int checkKernel(ffn_context *ctx, const char *library, const char *name,
-                const std::vector<int64_t> &tokens, uint64_t seed,
-                bool check, bool invariance) {
+                const std::vector<int64_t> &tokens, uint64_t seed, bool check,
+                bool invariance) {
   ffn_kernel *k = nullptr;
   if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &k)) {
     std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
@@ -66,23 +59,12 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
   }
   const ffn_kernel_desc &d = *ffn_kernel_descriptor(k);
   Random rng(seed);
-  std::vector<ffn_ref::Buffer> params;
-  std::vector<const double *> values;
-  for (int64_t i = 0; i < d.num_params; ++i) {
-    const ffn_param_desc &p = d.params[i];
-    size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
-    double a = p.rank == 2 ? 1.0 / std::sqrt(double(p.shape[0])) : 0.1;
-    bool scale = std::strcmp(p.name, "norm_scale") == 0;
-    params.push_back(randomTensor(d.dtype, n, rng, scale ? 0.9 : -a, scale ? 1.1 : a));
-    values.push_back(params.back().values.data());
-    if (ffn_status s = ffn_kernel_set_param(k, p.name, params.back().bytes.data(),
-                                            params.back().bytes.size(),
-                                            FFN_LAYOUT_IN_OUT)) {
-      std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
-                   ffn_context_last_error(ctx));
-      ffn_kernel_destroy(k);
-      return s == FFN_ERROR_DEVICE ? 3 : 1;
-    }
+  std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(d, rng);
+  if (ffn_status s = ffn_ref::setParams(k, params)) {
+    std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
+                 ffn_context_last_error(ctx));
+    ffn_kernel_destroy(k);
+    return s == FFN_ERROR_DEVICE ? 3 : 1;
   }
   int status = 0;
   // --invariance: every run takes the first m rows of one input, and the
@@ -90,13 +72,12 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
   int64_t maxM = 0;
   for (int64_t m : tokens)
     maxM = std::max(maxM, m);
-  ffn_ref::Buffer shared = randomTensor(
-      d.dtype, invariance ? size_t(maxM) * d.d_model : 0, rng, -1.0, 1.0);
+  ffn_ref::Buffer shared = ffn_ref::makeInput(d, invariance ? maxM : 0, rng);
   std::vector<unsigned char> first;
   int64_t firstM = 0;
   for (int64_t m : tokens) {
     size_t n = static_cast<size_t>(m) * d.d_model;
-    ffn_ref::Buffer x = randomTensor(d.dtype, invariance ? 0 : n, rng, -1.0, 1.0);
+    ffn_ref::Buffer x = ffn_ref::makeInput(d, invariance ? 0 : m, rng);
     if (invariance) {
       size_t bytes = n * (d.dtype == FFN_DTYPE_F32 ? 4 : 2);
       x.bytes.assign(shared.bytes.begin(), shared.bytes.begin() + bytes);
@@ -128,11 +109,9 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
       std::printf("%s m=%lld: ran\n", name, static_cast<long long>(m));
       continue;
     }
-    std::vector<double> got(n), ref(n), bound(n);
-    for (size_t i = 0; i < n; ++i)
-      got[i] = ffn_ref::load(d.dtype, y.data(), i);
-    ffn_ref::forward(d, m, x.values.data(), values, ref.data(), bound.data());
-    ffn_ref::Comparison r = ffn_ref::compare(d.dtype, got, ref, bound);
+    ffn_ref::Check c = ffn_ref::checkOutput(d, m, x, y.data(), params);
+    const ffn_ref::Comparison &r = c.result;
+    const std::vector<double> &got = c.got, &ref = c.ref;
     std::printf("%s m=%lld: max abs err %.3e, max err/bound %.3g, "
                 "non-finite mismatches %zu: %s\n",
                 name, static_cast<long long>(m), r.maxAbs, r.maxRatio,

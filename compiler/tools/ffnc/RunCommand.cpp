@@ -9,6 +9,7 @@
 #include "ffnc/CodeGen/Compile.h"
 
 #include "ffn/runtime.h"
+#include "ffn_harness.h"
 #include "ffn_reference.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -33,7 +34,6 @@ using namespace ffnc;
 namespace {
 
 using ffn_ref::Buffer;
-using ffn_ref::fill;
 using ffn_ref::makeBuffer;
 using ffn_ref::Random;
 
@@ -117,49 +117,18 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   int64_t dtype = desc.dtype;
   Random rng(options.seed);
 
-  // Parameters: matrices U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear's default
-  // init, biases U(-0.1, 0.1), norm scale around 1 and shift around 0.
-  std::vector<Buffer> params;
-  for (int64_t i = 0; i < desc.num_params; ++i) {
-    const ffn_param_desc &p = desc.params[i];
-    size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
-    Buffer b = makeBuffer(dtype, n);
-    std::string name = p.name;
-    if (p.rank == 2) {
-      double a = 1.0 / std::sqrt(static_cast<double>(p.shape[0]));
-      fill(b, dtype, rng, -a, a);
-    } else if (name == "norm_scale") {
-      fill(b, dtype, rng, 0.9, 1.1);
-    } else {
-      fill(b, dtype, rng, -0.1, 0.1);
-    }
-    const void *data = b.bytes.data();
-    std::vector<unsigned char> transposed;
-    ffn_weight_layout layout = FFN_LAYOUT_IN_OUT;
-    if (p.rank == 2 && options.outInLayout) {
-      // Hand it over as PyTorch stores it: [out, in].
-      size_t in = p.shape[0], out = p.shape[1], es = b.bytes.size() / n;
-      transposed.resize(b.bytes.size());
-      for (size_t r = 0; r < in; ++r)
-        for (size_t c = 0; c < out; ++c)
-          std::memcpy(&transposed[(c * in + r) * es],
-                      &b.bytes[(r * out + c) * es], es);
-      data = transposed.data();
-      layout = FFN_LAYOUT_OUT_IN;
-    }
-    if (ffn_kernel_set_param(kernel.get(), p.name, data, b.bytes.size(),
-                             layout) != FFN_OK) {
-      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
-      return 1;
-    }
-    params.push_back(std::move(b));
+  // The harness's seeded parameters (ffn_harness.h), handed over in the
+  // layout asked for.
+  std::vector<Buffer> params = ffn_ref::makeParams(desc, rng);
+  if (ffn_ref::setParams(kernel.get(), params, options.outInLayout) != FFN_OK) {
+    llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+    return 1;
   }
 
   int status = 0;
   for (uint64_t m : options.tokens) {
     size_t n = m * desc.d_model;
-    Buffer x = makeBuffer(dtype, n);
-    fill(x, dtype, rng, -options.inputScale, options.inputScale);
+    Buffer x = ffn_ref::makeInput(desc, m, rng, options.inputScale);
     if (options.injectNonFinite) {
       const double special[] = {NAN, INFINITY, -INFINITY};
       for (size_t k = 0; k < 3 && k < m; ++k) {
@@ -198,19 +167,13 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
 
     if (!options.check)
       continue;
-    std::vector<double> got(n), ref(n);
-    for (size_t i = 0; i < n; ++i)
-      got[i] = ffn_ref::load(dtype, y.bytes.data(), i);
-    std::vector<const double *> paramValues;
-    for (const Buffer &b : params)
-      paramValues.push_back(b.values.data());
-    std::vector<double> bound(n);
     ffn_ref::ForwardOptions reference;
     reference.model = options.boundModel;
     reference.activationError = options.testActivationError;
-    ffn_ref::forward(desc, m, x.values.data(), paramValues, ref.data(),
-                     bound.data(), reference);
-    ffn_ref::Comparison r = ffn_ref::compare(dtype, got, ref, bound);
+    ffn_ref::Check c =
+        ffn_ref::checkOutput(desc, m, x, y.bytes.data(), params, reference);
+    const ffn_ref::Comparison &r = c.result;
+    const std::vector<double> &got = c.got, &ref = c.ref;
     size_t row = r.worst / desc.d_model, col = r.worst % desc.d_model;
     llvm::outs() << fmt::format(
         "  check vs f64 reference ({} bound): max abs err {:.3e}, max "

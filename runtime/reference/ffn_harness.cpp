@@ -1,0 +1,84 @@
+//===- ffn_harness.cpp - one way to run and check a kernel ----------------===//
+
+#include "ffn_harness.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+using namespace ffn_ref;
+
+std::vector<Buffer> ffn_ref::makeParams(const ffn_kernel_desc &desc,
+                                        Random &rng) {
+  std::vector<Buffer> params;
+  for (int64_t i = 0; i < desc.num_params; ++i) {
+    const ffn_param_desc &p = desc.params[i];
+    size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
+    Buffer b = makeBuffer(desc.dtype, n);
+    if (p.rank == 2) {
+      double a = 1.0 / std::sqrt(static_cast<double>(p.shape[0]));
+      fill(b, desc.dtype, rng, -a, a);
+    } else if (std::string(p.name) == "norm_scale") {
+      fill(b, desc.dtype, rng, 0.9, 1.1);
+    } else {
+      fill(b, desc.dtype, rng, -0.1, 0.1);
+    }
+    params.push_back(std::move(b));
+  }
+  return params;
+}
+
+ffn_status ffn_ref::setParams(ffn_kernel *kernel,
+                              const std::vector<Buffer> &params, bool outIn) {
+  const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel);
+  for (int64_t i = 0; i < desc.num_params; ++i) {
+    const ffn_param_desc &p = desc.params[i];
+    const Buffer &b = params[i];
+    const void *data = b.bytes.data();
+    std::vector<unsigned char> transposed;
+    ffn_weight_layout layout = FFN_LAYOUT_IN_OUT;
+    if (p.rank == 2 && outIn) {
+      // [in, out] -> [out, in]
+      size_t in = p.shape[0], out = p.shape[1];
+      size_t es = b.bytes.size() / (in * out);
+      transposed.resize(b.bytes.size());
+      for (size_t r = 0; r < in; ++r)
+        for (size_t c = 0; c < out; ++c)
+          std::memcpy(&transposed[(c * in + r) * es],
+                      &b.bytes[(r * out + c) * es], es);
+      data = transposed.data();
+      layout = FFN_LAYOUT_OUT_IN;
+    }
+    if (ffn_status s =
+            ffn_kernel_set_param(kernel, p.name, data, b.bytes.size(), layout))
+      return s;
+  }
+  return FFN_OK;
+}
+
+Buffer ffn_ref::makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
+                          double scale) {
+  Buffer x = makeBuffer(desc.dtype, static_cast<size_t>(m) * desc.d_model);
+  fill(x, desc.dtype, rng, -scale, scale);
+  return x;
+}
+
+Check ffn_ref::checkOutput(const ffn_kernel_desc &desc, int64_t m,
+                           const Buffer &x, const void *y,
+                           const std::vector<Buffer> &params,
+                           const ForwardOptions &options) {
+  size_t n = static_cast<size_t>(m) * desc.d_model;
+  Check c;
+  c.got.resize(n);
+  c.ref.resize(n);
+  std::vector<double> bound(n);
+  for (size_t i = 0; i < n; ++i)
+    c.got[i] = load(desc.dtype, y, i);
+  std::vector<const double *> values;
+  for (const Buffer &b : params)
+    values.push_back(b.values.data());
+  forward(desc, m, x.values.data(), values, c.ref.data(), bound.data(),
+          options);
+  c.result = compare(desc.dtype, c.got, c.ref, bound);
+  return c;
+}

@@ -1,0 +1,49 @@
+//===- ffn_harness.h - one way to run and check a kernel --------*- C++ -*-===//
+//
+// What every runner of generated kernels does the same way -- `ffnc run`,
+// `ffn-gpu-run` -- so their data and their verdicts agree: seeded
+// parameters handed to the runtime, seeded inputs, and the check of an
+// output against the independent f64 reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_HARNESS_H
+#define FFN_HARNESS_H
+
+#include "ffn/runtime.h"
+#include "ffn_reference.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ffn_ref {
+
+/// The kernel's parameters, drawn from `rng` in descriptor order: matrices
+/// U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear's default init, norm_scale
+/// U(0.9, 1.1), every other vector U(-0.1, 0.1).
+std::vector<Buffer> makeParams(const ffn_kernel_desc &desc, Random &rng);
+
+/// Sets every parameter of `kernel` from `params`; with `outIn`, matrices
+/// are handed over transposed, as PyTorch stores them ([out, in]). Returns
+/// the first failing status (the context's last error says why).
+ffn_status setParams(ffn_kernel *kernel, const std::vector<Buffer> &params,
+                     bool outIn = false);
+
+/// m rows of input U(-scale, scale).
+Buffer makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
+                 double scale = 1.0);
+
+/// A kernel's output y (m rows of the kernel's dtype) against the f64
+/// reference for input x and `params`. `got` and `ref` receive the values
+/// compared (for reporting the worst element).
+struct Check {
+  Comparison result;
+  std::vector<double> got, ref;
+};
+Check checkOutput(const ffn_kernel_desc &desc, int64_t m, const Buffer &x,
+                  const void *y, const std::vector<Buffer> &params,
+                  const ForwardOptions &options = {});
+
+} // namespace ffn_ref
+
+#endif // FFN_HARNESS_H
