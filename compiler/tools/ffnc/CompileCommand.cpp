@@ -50,13 +50,8 @@ int ffnc::compileMain(Session &s) {
   if (std::optional<int> rc = openTarget(opts::targetName, target))
     return *rc;
 
-  // The NVIDIA back end's schedule is its launch plan (docs/gpu.md); the
-  // CPU's --strategy knobs have no meaning there, and silently ignoring
-  // them would mislead.
-  if (target.isGpu() && !opts::strategyOption.empty())
-    return fail("--strategy sets the CPU back end's schedule; '" + target.name +
-                "' is an NVIDIA target, whose tile buckets are not "
-                "overridable yet (docs/gpu.md)");
+  if (std::optional<int> rc = rejectCpuStrategy(target))
+    return *rc;
   // The NVIDIA back end says where a spec misses its tuned kernels.
   if (target.isGpu() && opts::emit != EmitKind::AST)
     for (const FfnSpec &spec : s.specs)
@@ -69,9 +64,6 @@ int ffnc::compileMain(Session &s) {
   if (std::optional<int> rc = resolveSchedule(s, target, opts::kernelThreads,
                                               "--kernel-threads", schedule))
     return *rc;
-  if (s.profile)
-    schedule.machine =
-        s.profile->assumptions(static_cast<unsigned>(tunedThreads(schedule)));
 
   if (opts::emit == EmitKind::AST) {
     std::string rendered;
@@ -90,9 +82,8 @@ int ffnc::compileMain(Session &s) {
   // The header declares what the kernels' contracts say.
   std::vector<KernelSignature> kernels;
   if (opts::emit == EmitKind::SharedLib) {
-    if (llvm::Error err = buildSharedLibrary(s.specs, s.sourceMgr, target,
-                                             schedule, opts::outputFile,
-                                             &kernels))
+    if (llvm::Error err = buildSharedLibrary(
+            s.specs, s.sourceMgr, target, schedule, opts::outputFile, &kernels))
       return fail(llvm::toString(std::move(err)));
   } else {
     llvm::Expected<std::string> output =

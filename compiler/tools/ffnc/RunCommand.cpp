@@ -245,17 +245,12 @@ int ffnc::runMain(Session &s) {
   TargetInfo target;
   if (std::optional<int> rc = openTarget(opts::targetName, target))
     return *rc;
-  if (target.isGpu() && !opts::strategyOption.empty())
-    return fail("--strategy sets the CPU back end's schedule; '" + target.name +
-                "' is an NVIDIA target, whose tile buckets are not "
-                "overridable yet (docs/gpu.md)");
+  if (std::optional<int> rc = rejectCpuStrategy(target))
+    return *rc;
   RunOptions options;
   if (std::optional<int> rc = resolveSchedule(s, target, opts::threadCount,
                                               "--threads", options.schedule))
     return *rc;
-  if (s.profile)
-    options.schedule.machine = s.profile->assumptions(
-        static_cast<unsigned>(tunedThreads(options.schedule)));
   options.tokens.assign(opts::tokenCounts.begin(), opts::tokenCounts.end());
   if (options.tokens.empty())
     options.tokens = {17};

@@ -186,5 +186,18 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
   if (threads > 1024)
     return fail(threadsFlag + " must be at most 1024");
   schedule.threads = threads;
+  if (s.profile)
+    schedule.machine =
+        s.profile->assumptions(static_cast<unsigned>(tunedThreads(schedule)));
+  return std::nullopt;
+}
+
+std::optional<int> ffnc::rejectCpuStrategy(const TargetInfo &target) {
+  // The CPU's --strategy knobs have no meaning for an NVIDIA target, and
+  // silently ignoring them would mislead.
+  if (target.isGpu() && !opts::strategyOption.empty())
+    return fail("--strategy sets the CPU back end's schedule; '" + target.name +
+                "' is an NVIDIA target, whose tile buckets are not "
+                "overridable yet (docs/gpu.md)");
   return std::nullopt;
 }

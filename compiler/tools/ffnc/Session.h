@@ -48,9 +48,13 @@ std::optional<int> openSession(Session &session);
 /// The target --target names.
 std::optional<int> openTarget(llvm::StringRef name, TargetInfo &target);
 
+/// --strategy with an NVIDIA target: an error (its schedule is the launch
+/// plan, docs/gpu.md), not silently ignored.
+std::optional<int> rejectCpuStrategy(const TargetInfo &target);
+
 /// The CPU schedule: --strategy parsed and checked against the FFNs, tuned
 /// for `threads` (at most 1024; `threadsFlag` names the option in the
-/// error).
+/// error), priced for --machine's profile if given.
 std::optional<int> resolveSchedule(Session &session, const TargetInfo &target,
                                    unsigned threads,
                                    llvm::StringRef threadsFlag,

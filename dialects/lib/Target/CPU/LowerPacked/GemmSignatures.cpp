@@ -15,32 +15,33 @@ static SmallVector<Value> present(std::initializer_list<Value> values) {
   return out;
 }
 
+/// The next block argument if the signature has it (else null).
+static Value take(ValueRange &in, bool has) {
+  if (!has)
+    return Value();
+  Value v = in.front();
+  in = in.drop_front();
+  return v;
+}
+
 SmallVector<Value> UpGemmArgs::operands() const {
   return present({a, c, colBase, m, p0, p1, wUp, wGate, bUp, bGate});
 }
 
 UpGemmArgs UpGemmArgs::fromArguments(ValueRange in, FfnOp op) {
   UpGemmArgs args;
-  args.a = in[0];
-  args.c = in[1];
-  args.colBase = in[2];
-  args.m = in[3];
-  args.p0 = in[4];
-  args.p1 = in[5];
-  ValueRange rest = in.drop_front(6);
-  auto next = [&](bool has) {
-    if (!has)
-      return Value();
-    Value v = rest.front();
-    rest = rest.drop_front();
-    return v;
-  };
   bool gated = op.getGated();
-  args.wUp = next(true);
-  args.wGate = next(gated);
-  args.bUp = next(bool(op.getBUp()));
-  args.bGate = next(gated && op.getBGate());
-  assert(rest.empty() && "gemm_up takes exactly the FFN's up weights");
+  args.a = take(in, true);
+  args.c = take(in, true);
+  args.colBase = take(in, true);
+  args.m = take(in, true);
+  args.p0 = take(in, true);
+  args.p1 = take(in, true);
+  args.wUp = take(in, true);
+  args.wGate = take(in, gated);
+  args.bUp = take(in, bool(op.getBUp()));
+  args.bGate = take(in, gated && op.getBGate());
+  assert(in.empty() && "gemm_up takes exactly the FFN's up weights");
   return args;
 }
 
@@ -51,27 +52,20 @@ SmallVector<Value> DownGemmArgs::operands() const {
 DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
                                          const Layout &l) {
   DownGemmArgs args;
-  auto next = [&](bool has) {
-    if (!has)
-      return Value();
-    Value v = in.front();
-    in = in.drop_front();
-    return v;
-  };
   bool fused = l.fusedMaxM > 0;
-  args.a = next(true);
-  args.c = next(true);
-  args.m = next(true);
-  args.p0 = next(true);
-  args.p1 = next(true);
-  args.q0 = next(fused);
-  args.q1 = next(fused);
-  args.aColBase = next(fused);
-  args.mode = next(fused || l.finishInGemm);
-  args.wDown = next(true);
-  args.y = next(l.finishInGemm);
-  args.x = next(l.finishInGemm && op.getResidual());
-  args.bDown = next(l.finishInGemm && op.getBDown());
+  args.a = take(in, true);
+  args.c = take(in, true);
+  args.m = take(in, true);
+  args.p0 = take(in, true);
+  args.p1 = take(in, true);
+  args.q0 = take(in, fused);
+  args.q1 = take(in, fused);
+  args.aColBase = take(in, fused);
+  args.mode = take(in, fused || l.finishInGemm);
+  args.wDown = take(in, true);
+  args.y = take(in, l.finishInGemm);
+  args.x = take(in, l.finishInGemm && op.getResidual());
+  args.bDown = take(in, l.finishInGemm && op.getBDown());
   assert(in.empty() && "gemm_down's arguments follow the layout");
   return args;
 }
