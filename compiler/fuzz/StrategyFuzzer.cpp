@@ -5,7 +5,7 @@
 // when it accepts, through strategy selection and the schedule cost model,
 // as ffnc does before lowering. Besides the sanitizers (a division by zero
 // is UBSan's), it checks the parser's promise: accepted overrides yield a
-// strategy that #ffn.strategy's verifier accepts, with finite, positive
+// strategy that #ffn.cpu_strategy's verifier accepts, with finite, positive
 // prices, and an error names a part of the text.
 //
 //===----------------------------------------------------------------------===//
@@ -59,20 +59,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (options.baseline)
     return 0;
-  mlir::ffn::StrategyOverrides o = overridesOf(options);
-  mlir::ffn::StrategyChoice c =
-      mlir::ffn::chooseStrategy(vectorBits, shape, o, machine);
+  mlir::ffn::CpuStrategy c =
+      mlir::ffn::chooseStrategy(vectorBits, shape, options.overrides, machine);
   mlir::ScopedDiagnosticHandler quiet(
       &context(), [](mlir::Diagnostic &) { return mlir::success(); });
   auto loc = mlir::UnknownLoc::get(&context());
-  if (failed(mlir::ffn::StrategyAttr::verify(
-          [&] { return mlir::emitError(loc); }, c.vectorBits, c.mr, c.nr,
-          c.mc, c.prefetch, c.fusedMaxM, c.chunk, c.groups)))
+  if (!c.isComplete() ||
+      failed(mlir::ffn::CpuStrategyAttr::verify(
+          [&] { return mlir::emitError(loc); }, c)) ||
+      mlir::ffn::checkStrategy(c, vectorBits))
     std::abort(); // the parser accepted what the verifier rejects
   for (int64_t m : {int64_t(1), int64_t(7), int64_t(16), int64_t(4096)}) {
     mlir::ffn::SchedulePrices p = priceSchedules(shape, c, m, machine);
     if (!(p.twoPass > 0) || !std::isfinite(p.twoPass) ||
-        (c.fusedMaxM > 0 && (!(p.fused > 0) || !std::isfinite(p.fused))))
+        (*c.fusedMaxM > 0 && (!(p.fused > 0) || !std::isfinite(p.fused))))
       std::abort();
   }
   if (mlir::ffn::describeStrategy(c, shape.gated, shape.dFf).empty())

@@ -184,7 +184,7 @@ func.func @bad_activation(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: ten
 
 func.func @invariant_but_fused(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
   // expected-error @+1 {{is batch_invariant, but its strategy takes the fused schedule for m <= 8 (a row's reduction order would depend on m)}}
-  %y = ffn.ffn relu batch_invariant ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 8, chunk = 32, groups = 2> -> tensor<?x16xf32>
+  %y = ffn.ffn relu batch_invariant ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 8, chunk = 32, groups = 2> -> tensor<?x16xf32>
   return
 }
 
@@ -227,3 +227,80 @@ func.func private @contract_device() attributes {a = #ffn.kernel_abi<d_model = 8
 
 // expected-error @+1 {{'ffn.kernel_abi' belongs on a function}}
 module attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], strategy = "s">} {}
+
+// -----
+// The target and the strategies.
+
+// expected-error @+1 {{'ffn.target' belongs on a module}}
+func.func private @target_on_func() attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 256, threads = 1>}
+
+// -----
+
+// expected-error @+1 {{target vector_bits must be 256 or 512 on a CPU, got 128}}
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 128, threads = 1>} {}
+
+// -----
+
+// expected-error @+1 {{target vector_bits must be 0 off the CPU, got 512}}
+module attributes {ffn.target = #ffn.target<isa = "nvptx-sm90", vector_bits = 512, threads = 1>} {}
+
+// -----
+
+// expected-error @+1 {{a target needs isa, vector_bits and threads}}
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2">} {}
+
+// -----
+
+// expected-error @+1 {{target dram_gbs must be positive and finite, got 0}}
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 256, threads = 1, dram_gbs = 0.0>} {}
+
+// -----
+
+// expected-error @+1 {{unknown key 'tile' (keys: vector_bits, mr, nr, mc, prefetch, fused_max_m, chunk, groups)}}
+module attributes {x = #ffn.cpu_strategy<tile = 8>} {}
+
+// -----
+
+// expected-error @+1 {{'mr' is given twice}}
+module attributes {x = #ffn.cpu_strategy<mr = 8, mr = 4>} {}
+
+// -----
+
+// expected-error @+1 {{groups needs the fused schedule, but fused_max_m = 0 turns it off}}
+module attributes {x = #ffn.cpu_strategy<fused_max_m = 0, groups = 2>} {}
+
+// -----
+
+// expected-error @+1 {{prefetch takes true or false (or 1 or 0)}}
+module attributes {x = #ffn.cpu_strategy<prefetch = 2>} {}
+
+// -----
+
+// An override may leave knobs out; the strategy on an op may not.
+func.func @incomplete(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{strategy #ffn.cpu_strategy<mr = 8> leaves knobs undecided}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy #ffn.cpu_strategy<mr = 8> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// A 512-bit strategy does not run on an AVX2 target.
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 256, threads = 1>} {
+  func.func @too_wide(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+    // expected-error @+1 {{strategy does not fit the module's target: strategy vector_bits must be at most the target's (256), got 512}}
+    %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
+  }
+}
+
+// -----
+
+// A CPU strategy does not schedule for a GPU target.
+module attributes {ffn.target = #ffn.target<isa = "nvptx-sm90", vector_bits = 0, threads = 1>} {
+  func.func @cpu_on_gpu(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+    // expected-error @+1 {{a CPU strategy cannot schedule for target 'nvptx-sm90'}}
+    %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 0> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
+  }
+}

@@ -73,3 +73,17 @@ func.func @cpu_kernel(%x: memref<?x8xbf16>, %w: memref<1x8x16xbf16>, %s: memref<
 // CHECK-SAME: device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]
 func.func private @device_kernel(memref<?x8xf16>, memref<?x8xf16>, memref<?xi8>)
     attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], workspace_per_row = 0, strategy = "gpu", device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]>}
+
+// The target and a strategy on an op, complete; an override with knobs left
+// out (prefetch given as 1 prints as true); machine figures that are not
+// given are the nominal ones.
+// CHECK-LABEL: module @targeted
+// CHECK-SAME: ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 256, threads = 4, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 0.5>
+// CHECK-SAME: test.override = #ffn.cpu_strategy<mr = 4, prefetch = true, fused_max_m = 8>
+// CHECK: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2>
+module @targeted attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 256, threads = 4, sync_us = 0.5>, test.override = #ffn.cpu_strategy<fused_max_m = 8, prefetch = 1, mr = 4>} {
+  func.func @scheduled(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+    %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
+  }
+}

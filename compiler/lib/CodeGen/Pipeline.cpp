@@ -2,6 +2,8 @@
 
 #include "ffnc/CodeGen/Pipeline.h"
 
+#include "ffn/IR/FfnAttrs.h"
+#include "ffn/IR/FfnDialect.h"
 #include "ffn/Target/CPU/Pipelines.h"
 
 #include <thread>
@@ -16,21 +18,26 @@ int64_t ffnc::tunedThreads(const ScheduleOptions &options) {
 
 void ffnc::buildStrategyPipeline(OpPassManager &pm,
                                  const ScheduleOptions &options) {
-  ffn::FfnSelectStrategyOptions select;
-  select.vectorBits = options.vectorBits;
-  select.mr = options.mr;
-  select.nr = options.nr;
-  select.mc = options.mc;
-  select.prefetch = options.prefetch;
-  select.fusedMaxM = options.fusedMaxM;
-  select.chunk = options.chunk;
-  select.groups = options.groups;
-  select.threads = tunedThreads(options);
+  ffn::FfnAttachTargetOptions target;
+  target.isa = options.isa;
+  target.threads = tunedThreads(options);
   if (options.machine) {
-    select.peakGflops = options.machine->peakGflops;
-    select.dramGBs = options.machine->dramGBs;
-    select.cacheGBs = options.machine->cacheGBs;
-    select.syncMicros = options.machine->syncSeconds * 1e6;
+    target.peakGflops = options.machine->peakGflops;
+    target.dramGBs = options.machine->dramGBs;
+    target.cacheGBs = options.machine->cacheGBs;
+    target.syncMicros = options.machine->syncSeconds * 1e6;
   }
-  ffn::buildCpuStrategyPipeline(pm, options.baseline, select);
+  ffn::FfnSelectStrategyOptions select;
+  if (options.overrides != ffn::CpuStrategy())
+    select.overrides = strategyText(options.overrides);
+  ffn::buildCpuStrategyPipeline(pm, target, options.baseline, select);
+}
+
+std::string ffnc::strategyText(const ffn::CpuStrategy &knobs) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.getOrLoadDialect<ffn::FfnDialect>();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << Attribute(ffn::CpuStrategyAttr::get(&context, knobs));
+  return text;
 }

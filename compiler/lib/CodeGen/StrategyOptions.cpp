@@ -1,33 +1,50 @@
 //===- StrategyOptions.cpp - parsing `--strategy=` ------------------------===//
+//
+// `--strategy=mr=4,nr=64` is the text of `#ffn.cpu_strategy<mr=4,nr=64>`:
+// the attribute's own parser reads it (one spelling of the knobs), and its
+// diagnostics are mapped back onto the option as typed.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ffnc/CodeGen/StrategyOptions.h"
 
-#include "ffn/Target/CPU/CostModel.h"
+#include "ffn/IR/FfnAttrs.h"
+#include "ffn/IR/FfnDialect.h"
 
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
 
 using namespace ffnc;
 
-mlir::ffn::StrategyOverrides ffnc::overridesOf(const ScheduleOptions &options) {
-  mlir::ffn::StrategyOverrides o;
-  o.mr = options.mr;
-  o.nr = options.nr;
-  o.mc = options.mc;
-  o.prefetch = static_cast<int>(options.prefetch);
-  o.fusedMaxM = options.fusedMaxM;
-  o.chunk = options.chunk;
-  o.groups = options.groups;
-  return o;
+/// The item of `text` (between commas) that starts at or contains `offset`.
+static StrategyError itemError(llvm::StringRef text, size_t offset,
+                               std::string message) {
+  offset = std::min(offset, text.size());
+  // StringRef::rfind(c, n) looks in the first n characters.
+  size_t begin = text.rfind(',', offset);
+  begin = begin == llvm::StringRef::npos ? 0 : begin + 1;
+  size_t end = text.find(',', begin);
+  if (end == llvm::StringRef::npos)
+    end = text.size();
+  return StrategyError{begin, end - begin, std::move(message)};
+}
+
+/// The item that sets `key`.
+static StrategyError keyError(llvm::StringRef text, llvm::StringRef key,
+                              std::string message) {
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',');
+  for (llvm::StringRef item : items)
+    if (item.split('=').first.trim() == key)
+      return StrategyError{static_cast<size_t>(item.data() - text.data()),
+                           item.size(), std::move(message)};
+  return StrategyError{0, text.size(), std::move(message)};
 }
 
 std::optional<StrategyError>
 ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
-  auto error = [&](llvm::StringRef item, const llvm::Twine &message) {
-    return std::optional<StrategyError>(
-        StrategyError{static_cast<size_t>(item.data() - text.data()),
-                      item.size(), message.str()});
-  };
   if (text.empty())
     return std::nullopt;
   if (text == "baseline") {
@@ -36,41 +53,51 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
   }
   llvm::SmallVector<llvm::StringRef> items;
   text.split(items, ',');
-  llvm::StringMap<llvm::StringRef> seen;
+  bool givesWidth = false;
   for (llvm::StringRef item : items) {
-    auto [key, value] = item.split('=');
-    if (item == "baseline")
-      return error(item, "'baseline' stands alone; it takes no other keys");
-    if (key.empty() || !item.contains('='))
-      return error(item, "expected key=value, got '" + item + "'");
-    int64_t *slot = key == "mr"            ? &options.mr
-                    : key == "nr"          ? &options.nr
-                    : key == "mc"          ? &options.mc
-                    : key == "prefetch"    ? &options.prefetch
-                    : key == "fused_max_m" ? &options.fusedMaxM
-                    : key == "chunk"       ? &options.chunk
-                    : key == "groups"      ? &options.groups
-                                           : nullptr;
-    if (!slot)
-      return error(item, "unknown key '" + key +
-                             "' (keys: mr, nr, mc, prefetch, fused_max_m, "
-                             "chunk, groups; or 'baseline')");
-    if (!seen.try_emplace(key, item).second)
-      return error(item, "'" + key + "' is given twice");
-    // fused_max_m and prefetch take 0; the sizes must be positive.
-    bool zeroOk = key == "fused_max_m" || key == "prefetch";
-    int64_t v;
-    if (value.getAsInteger(10, v) || v < (zeroOk ? 0 : 1) ||
-        (key == "prefetch" && v > 1))
-      return error(item, key + " takes " +
-                             (key == "prefetch"      ? "0 or 1"
-                              : key == "fused_max_m" ? "a count >= 0"
-                                                     : "a positive integer") +
-                             ", got '" + value + "'");
-    *slot = v;
+    if (item.trim() == "baseline")
+      return itemError(text, item.data() - text.data(),
+                       "'baseline' stands alone; it takes no other keys");
+    givesWidth |= item.split('=').first.trim() == "vector_bits";
   }
-  if (std::optional<mlir::ffn::OverrideError> bad =
-          mlir::ffn::checkOverrides(options.vectorBits, overridesOf(options)))
-    return error(seen.lookup(bad->key), bad->key + " " + bad->message);
+
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.getOrLoadDialect<mlir::ffn::FfnDialect>();
+  // The target's width goes in front, so that the parser's lane rules are
+  // the target's (a vector_bits the user gives is checked against it below).
+  const std::string prefix =
+      "#ffn.cpu_strategy<" +
+      (givesWidth ? std::string()
+                  : "vector_bits = " + std::to_string(options.vectorBits) +
+                        ", ");
+  std::string source = prefix + text.str() + ">";
+  std::optional<StrategyError> error;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (error)
+      return mlir::success();
+    size_t column = 0;
+    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
+      column = loc.getColumn();
+    size_t offset = column > prefix.size() ? column - 1 - prefix.size() : 0;
+    error = itemError(text, offset, d.str());
+    return mlir::success();
+  });
+  size_t numRead = 0;
+  mlir::Attribute parsed =
+      mlir::parseAttribute(source, &context, mlir::Type(), &numRead);
+  if (error)
+    return error;
+  auto strategy = llvm::dyn_cast_or_null<mlir::ffn::CpuStrategyAttr>(parsed);
+  if (!strategy || numRead != source.size())
+    return itemError(text, numRead > prefix.size() ? numRead - prefix.size() : 0,
+                     "expected key=value items separated by ','");
+  // The lane rules need the target's width, which the attribute alone does
+  // not know.
+  options.overrides = strategy.getKnobs();
+  if (!givesWidth)
+    options.overrides.vectorBits.reset();
+  if (std::optional<mlir::ffn::KnobError> bad =
+          mlir::ffn::checkStrategy(options.overrides, options.vectorBits))
+    return keyError(text, bad->key, bad->key + " " + bad->message);
   return std::nullopt;
 }

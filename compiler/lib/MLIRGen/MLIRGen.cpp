@@ -108,7 +108,7 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
       spec.residual ? builder.getUnitAttr() : UnitAttr(), norm,
       spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
-      ffn::StrategyAttr());
+      ffn::StrategyAttrInterface());
   func::ReturnOp::create(builder, loc, op.getResult());
   return func;
 }

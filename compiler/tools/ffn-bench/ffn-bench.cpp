@@ -152,6 +152,7 @@ int main(int argc, char **argv) {
       llvm::sys::path::append(library, "bench" + std::to_string(threads) +
                                            (invariant ? "-inv" : "") + ".so");
       ScheduleOptions schedule;
+      schedule.isa = target->name;
       schedule.vectorBits = target->vectorBits;
       schedule.threads = threads;
       schedule.machine = mc.assumptions(threads);

@@ -118,10 +118,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);
     MachineModel model = schedule->machine.roofline(schedule->threads);
-    mlir::ffn::StrategyOverrides overrides = schedule->overrides;
+    mlir::ffn::CpuStrategy overrides = schedule->overrides;
     if (spec.batchInvariant)
       overrides.fusedMaxM = 0; // as ffn-select-strategy does
-    mlir::ffn::StrategyChoice choice = mlir::ffn::chooseStrategy(
+    mlir::ffn::CpuStrategy choice = mlir::ffn::chooseStrategy(
         schedule->vectorBits, shape, overrides, assumed);
     out +=
         fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
@@ -186,7 +186,7 @@ int ffnc::infoMain(Session &s) {
   InfoSchedule schedule;
   schedule.target = target.name;
   schedule.vectorBits = target.vectorBits;
-  schedule.overrides = overridesOf(options);
+  schedule.overrides = options.overrides;
   schedule.threads = threads;
   std::optional<MachineProfile> profile = s.profile;
   if (opts::measureOption) {

@@ -18,8 +18,8 @@ namespace ffnc {
 struct InfoSchedule {
   std::string target; ///< "x86-64-avx512"
   int64_t vectorBits = 512;
-  /// --strategy overrides (0 / -1: the compiler's choice, made per FFN).
-  mlir::ffn::StrategyOverrides overrides;
+  /// --strategy overrides (unset knobs: the compiler's choice, made per FFN).
+  mlir::ffn::CpuStrategy overrides;
   unsigned threads = 1;
   /// For the choice and the predictions, taken for `threads`.
   MachineProfile machine;

@@ -97,7 +97,7 @@ cl::opt<EmitKind> emit(
                    "the parsed spec, with evaluated dimensions"),
         clEnumValN(EmitKind::Ffn, "ffn",
                    "the ffn dialect (one func per ffn block) with the "
-                   "chosen #ffn.strategy"),
+                   "chosen #ffn.cpu_strategy"),
         clEnumValN(EmitKind::Linalg, "linalg",
                    "after lowering the ffn dialect: packed vector loops "
                    "(scheduled) or linalg on tensors (baseline)"),

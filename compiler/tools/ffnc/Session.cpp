@@ -179,9 +179,11 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
                                          unsigned threads,
                                          llvm::StringRef threadsFlag,
                                          ScheduleOptions &schedule) {
+  schedule.isa = target.name;
   schedule.vectorBits = target.vectorBits;
   if (!parseStrategy(opts::strategyOption, schedule) ||
-      !checkBatchInvariance(s.specs, schedule.fusedMaxM, *s.diags))
+      !checkBatchInvariance(s.specs, schedule.overrides.fusedMaxM.value_or(0),
+                            *s.diags))
     return 1;
   if (threads > 1024)
     return fail(threadsFlag + " must be at most 1024");

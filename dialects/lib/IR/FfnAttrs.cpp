@@ -1,9 +1,12 @@
 //===- FfnAttrs.cpp - ffn dialect attributes ------------------------------===//
 
+#include "AttrSyntax.h"
+
 #include "ffn/IR/FfnAttrs.h"
 #include "ffn/IR/FfnDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -26,35 +29,6 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // non-finite values make the kernel produce Inf/NaN on constant rows.
   if (!(value > 0.0) || !std::isfinite(value))
     return emitError() << "norm eps must be positive and finite, got " << value;
-  return success();
-}
-
-LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t vectorBits, int64_t mr, int64_t nr,
-                                   int64_t mc, bool prefetch, int64_t fusedMaxM,
-                                   int64_t chunk, int64_t groups) {
-  if (vectorBits != 256 && vectorBits != 512)
-    return emitError() << "strategy vector_bits must be 256 or 512, got "
-                       << vectorBits;
-  int64_t lanes = vectorBits / 32;
-  if (mr < 1 || mr > 16)
-    return emitError() << "strategy mr must be in [1, 16], got " << mr;
-  if (nr < lanes || nr % lanes != 0 || nr > 8 * lanes)
-    return emitError() << "strategy nr must be a multiple of " << lanes
-                       << " (f32 lanes) up to " << 8 * lanes << ", got " << nr;
-  if (mc < mr || mc % mr != 0)
-    return emitError() << "strategy mc must be a positive multiple of mr ("
-                       << mr << "), got " << mc;
-  if (fusedMaxM < 0 || fusedMaxM > mc)
-    return emitError() << "strategy fused_max_m must be in [0, mc = " << mc
-                       << "], got " << fusedMaxM;
-  if (fusedMaxM == 0 && (chunk != 0 || groups != 0))
-    return emitError() << "strategy chunk and groups need fused_max_m > 0";
-  if (fusedMaxM > 0 && (chunk < nr || chunk % nr != 0))
-    return emitError() << "strategy chunk must be a positive multiple of nr ("
-                       << nr << "), got " << chunk;
-  if (fusedMaxM > 0 && (groups < 1 || groups > 64))
-    return emitError() << "strategy groups must be in [1, 64], got " << groups;
   return success();
 }
 
@@ -88,16 +62,7 @@ Attribute NormAttr::parse(AsmParser &parser, Type) {
 }
 
 void NormAttr::print(AsmPrinter &printer) const {
-  // The shortest decimal that reads back as the same double.
-  char buffer[32];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer),
-                              getEps().convertToDouble());
-  std::string eps(buffer, result.ptr);
-  // MLIR's float literals need a '.': 1e-12 -> 1.0e-12, 2 -> 2.0.
-  if (eps.find('.') == std::string::npos) {
-    size_t e = eps.find('e');
-    eps.insert(e == std::string::npos ? eps.size() : e, ".0");
-  }
+  std::string eps = floatLiteral(getEps().convertToDouble());
   printer << "<" << stringifyNormKind(getKind()) << ", "
           << stringifyNormPosition(getPosition()) << ", eps = " << eps << ">";
 }
@@ -167,6 +132,15 @@ KernelAbiAttr KernelAbiAttr::of(Operation *op) {
 
 LogicalResult FfnDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  if (attr.getName() == TargetAttr::kAttrName) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << TargetAttr::kAttrName
+                             << "' must be an #ffn.target";
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << TargetAttr::kAttrName
+                             << "' belongs on a module";
+    return success();
+  }
   if (attr.getName() != KernelAbiAttr::kAttrName)
     return success(); // other ffn.* annotations: the passes' own markers
   auto abi = dyn_cast<KernelAbiAttr>(attr.getValue());

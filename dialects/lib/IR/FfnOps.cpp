@@ -123,11 +123,23 @@ LogicalResult FfnOp::verify() {
   if (getBDown() && failed(checker.check(getBDown(), "b_down", {dModel})))
     return failure();
 
-  if (getBatchInvariant() && getStrategy() && getStrategy()->getFusedMaxM() > 0)
-    return emitOpError() << "is batch_invariant, but its strategy takes the "
-                            "fused schedule for m <= "
-                         << getStrategy()->getFusedMaxM()
-                         << " (a row's reduction order would depend on m)";
+  if (StrategyAttrInterface strategy = getStrategyAttr()) {
+    // The strategy on an op is a decision; overrides are for the options.
+    if (!strategy.isComplete())
+      return emitOpError() << "strategy " << strategy
+                           << " leaves knobs undecided";
+    if (TargetAttr target = TargetAttr::lookup(*this))
+      if (failed(strategy.verifyForTarget(target, [&] {
+            return emitOpError() << "strategy does not fit the module's target: ";
+          })))
+        return failure();
+    auto cpu = dyn_cast<CpuStrategyAttr>(strategy);
+    if (getBatchInvariant() && cpu && *cpu.getKnobs().fusedMaxM > 0)
+      return emitOpError() << "is batch_invariant, but its strategy takes the "
+                              "fused schedule for m <= "
+                           << *cpu.getKnobs().fusedMaxM
+                           << " (a row's reduction order would depend on m)";
+  }
 
   std::optional<NormAttr> norm = getNorm();
   if (!norm) {

@@ -13,6 +13,11 @@ namespace {
 struct FfnDropAnnotationsPass
     : ffn::impl::FfnDropAnnotationsBase<FfnDropAnnotationsPass> {
   void runOnOperation() override {
+    // The module's #ffn.target has been read by strategy selection.
+    for (NamedAttribute attr :
+         llvm::to_vector(getOperation()->getDiscardableAttrs()))
+      if (attr.getName().strref().starts_with("ffn."))
+        getOperation()->removeAttr(attr.getName());
     getOperation()->walk([](func::FuncOp func) {
       for (NamedAttribute attr : llvm::to_vector(func->getDiscardableAttrs()))
         if (attr.getName().strref().starts_with("ffn."))

@@ -155,7 +155,7 @@
 // CHECK-NOT: scf.if
 // CHECK: return
 func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}, %b1: tensor<40xf32> {ffn.param = "b_up"}, %b2: tensor<20xf32> {ffn.param = "b_down"}) -> tensor<?x20xf32> {
-  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) bias_up(%b1 : tensor<40xf32>) bias_down(%b2 : tensor<20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = true> -> tensor<?x20xf32>
+  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) bias_up(%b1 : tensor<40xf32>) bias_down(%b2 : tensor<20xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = true, fused_max_m = 0> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
 
@@ -238,7 +238,7 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: %[[SUM:.*]] = arith.addf %[[A0]], %[[A1]]
 // CHECK: memref.store %[[SUM]], %[[GY]]
 func.func @g(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
-  %y = ffn.ffn sigmoid ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
+  %y = ffn.ffn sigmoid ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
 
@@ -253,7 +253,7 @@ func.func @g(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: call @h.gemm_up(
 // CHECK: call @g.gemm_down(
 func.func @h(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
-  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
+  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 2> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
 

@@ -1,31 +1,38 @@
-// RUN: ffn-opt %s --ffn-select-strategy | FileCheck %s --check-prefix=AVX512
-// RUN: ffn-opt %s --ffn-select-strategy=threads=2 | FileCheck %s --check-prefix=T2-NOMINAL
-// RUN: ffn-opt %s --ffn-select-strategy="threads=2 sync-us=0" | FileCheck %s --check-prefix=T2-FREE
-// RUN: ffn-opt %s --ffn-select-strategy="threads=2 sync-us=20" | FileCheck %s --check-prefix=T2
-// RUN: ffn-opt %s --ffn-select-strategy="threads=8 sync-us=20" | FileCheck %s --check-prefix=T8
-// RUN: ffn-opt %s --ffn-select-strategy="vector-bits=256 threads=2 sync-us=20" | FileCheck %s --check-prefix=AVX2
-// RUN: ffn-opt %s --ffn-select-strategy="threads=2 peak-gflops=500 cache-gbs=30" | FileCheck %s --check-prefix=T2-SLOWCACHE
-// RUN: not ffn-opt %s --ffn-select-strategy="peak-gflops=-1" 2>&1 | FileCheck %s --check-prefix=BAD-PEAK
-// RUN: not ffn-opt %s --ffn-select-strategy="sync-us=-3" 2>&1 | FileCheck %s --check-prefix=BAD-SYNC
-// RUN: ffn-opt %s --ffn-select-strategy="mr=4 nr=64 mc=32 prefetch=1" | FileCheck %s --check-prefix=OVERRIDE
-// RUN: not ffn-opt %s --ffn-select-strategy="nr=24" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not ffn-opt %s --ffn-select-strategy="threads=0" 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
-// RUN: ffn-opt %s --ffn-select-strategy="fused-max-m=16" | FileCheck %s --check-prefix=FUSED
-// RUN: ffn-opt %s --ffn-select-strategy="threads=2 sync-us=20 batch-invariant" | FileCheck %s --check-prefix=INVARIANT
-// RUN: not ffn-opt %s --ffn-select-strategy="batch-invariant fused-max-m=16" 2>&1 | FileCheck %s --check-prefix=BAD-INVARIANT
-// RUN: ffn-opt %s --ffn-select-strategy="fused-max-m=8 chunk=512 groups=4" | FileCheck %s --check-prefix=FUSED-OVERRIDE
-// RUN: not ffn-opt %s --ffn-select-strategy="fused-max-m=16 chunk=48" 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
-// RUN: not ffn-opt %s --ffn-select-strategy="fused-max-m=512" 2>&1 | FileCheck %s --check-prefix=BAD-BUCKET
-// RUN: not ffn-opt %s --ffn-select-strategy="vector-bits=256 nr=4" 2>&1 | FileCheck %s --check-prefix=BAD-AVX2
-// RUN: not ffn-opt %s --ffn-select-strategy="vector-bits=100" 2>&1 | FileCheck %s --check-prefix=BAD-BITS
+// The target is the module's #ffn.target (ffn-attach-target); overrides
+// are a #ffn.cpu_strategy with knobs left out.
+// RUN: ffn-opt %s --ffn-attach-target --ffn-select-strategy | FileCheck %s --check-prefix=AVX512
+// RUN: ffn-opt %s --ffn-attach-target=threads=2 --ffn-select-strategy | FileCheck %s --check-prefix=T2-NOMINAL
+// RUN: ffn-opt %s --ffn-attach-target="threads=2 sync-us=0" --ffn-select-strategy | FileCheck %s --check-prefix=T2-FREE
+// RUN: ffn-opt %s --ffn-attach-target="threads=2 sync-us=20" --ffn-select-strategy | FileCheck %s --check-prefix=T2
+// RUN: ffn-opt %s --ffn-attach-target="threads=8 sync-us=20" --ffn-select-strategy | FileCheck %s --check-prefix=T8
+// RUN: ffn-opt %s --ffn-attach-target="isa=x86-64-avx2 threads=2 sync-us=20" --ffn-select-strategy | FileCheck %s --check-prefix=AVX2
+// RUN: ffn-opt %s --ffn-attach-target="threads=2 peak-gflops=500 cache-gbs=30" --ffn-select-strategy | FileCheck %s --check-prefix=T2-SLOWCACHE
+// RUN: ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<mr = 4, nr = 64, mc = 32, prefetch = true>'" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 16>'" | FileCheck %s --check-prefix=FUSED
+// RUN: ffn-opt %s --ffn-attach-target="threads=2 sync-us=20" --ffn-select-strategy="batch-invariant" | FileCheck %s --check-prefix=INVARIANT
+// RUN: ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 8, chunk = 512, groups = 4>'" | FileCheck %s --check-prefix=FUSED-OVERRIDE
+// RUN: ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<vector_bits = 256>'" | FileCheck %s --check-prefix=NARROW
+// RUN: not ffn-opt %s --ffn-select-strategy 2>&1 | FileCheck %s --check-prefix=NO-TARGET
+// RUN: not ffn-opt %s --ffn-attach-target="peak-gflops=-1" 2>&1 | FileCheck %s --check-prefix=BAD-PEAK
+// RUN: not ffn-opt %s --ffn-attach-target="sync-us=-3" 2>&1 | FileCheck %s --check-prefix=BAD-SYNC
+// RUN: not ffn-opt %s --ffn-attach-target="threads=0" 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
+// RUN: not ffn-opt %s --ffn-attach-target="isa=x86-64-sse2" 2>&1 | FileCheck %s --check-prefix=BAD-ISA
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<nr = 24>'" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not ffn-opt %s --ffn-attach-target="isa=x86-64-avx2" --ffn-select-strategy="overrides='#ffn.cpu_strategy<nr = 4>'" 2>&1 | FileCheck %s --check-prefix=BAD-PARSE
+// RUN: not ffn-opt %s --ffn-attach-target="isa=x86-64-avx2" --ffn-select-strategy="overrides='#ffn.cpu_strategy<vector_bits = 512>'" 2>&1 | FileCheck %s --check-prefix=BAD-WIDE
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.norm<rmsnorm, pre, eps = 1.0>'" 2>&1 | FileCheck %s --check-prefix=BAD-KIND
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="batch-invariant overrides='#ffn.cpu_strategy<fused_max_m = 16>'" 2>&1 | FileCheck %s --check-prefix=BAD-INVARIANT
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 16, chunk = 48>'" 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 512>'" 2>&1 | FileCheck %s --check-prefix=BAD-BUCKET
 
+// AVX512: module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>}
 // AVX-512: 8 rows x 32 columns (16 zmm accumulators), 256-row blocks.
 // With AVX2, 6 rows x 16 columns (12 ymm accumulators), 252-row blocks (a
 // multiple of 6).
 // The fused bucket is the cost model's (ScheduleCost.h): on one thread it
 // never wins (the same work plus partial outputs), so there is none.
 // AVX512-LABEL: func.func @bert
-// AVX512: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
+// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0>
 // On two threads the fused schedule saves one phase boundary and pays for
 // its partial outputs. With the nominal hand-off (1 us) that is about even:
 // fused up to m = 2 only; with a free one, never; on a machine whose pool
@@ -34,38 +41,45 @@
 // 256-column chunks, 12 of them, and 2 groups of 6 balance two threads with
 // the fewest partial outputs.
 // T2-NOMINAL-LABEL: func.func @bert
-// T2-NOMINAL: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 2, chunk = 256, groups = 2>
+// T2-NOMINAL: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 2, chunk = 256, groups = 2>
 // T2-FREE-LABEL: func.func @bert
-// T2-FREE: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
+// T2-FREE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0>
 // Compute 4x faster and the cache half as fast: the partial outputs weigh
 // more than the saved boundary.
 // T2-SLOWCACHE-LABEL: func.func @bert
-// T2-SLOWCACHE: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
+// T2-SLOWCACHE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0>
 // T2-LABEL: func.func @bert
-// T2: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 2>
+// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 2>
 // On eight threads 12 chunks cannot be split evenly (6 groups of 2: the
 // busiest thread holds 2 of 12 chunks, not 1.5), so fused wins only while
 // the saved boundary outweighs that, up to m = 4.
 // T8-LABEL: func.func @bert
-// T8: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 4, chunk = 256, groups = 6>
+// T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 4, chunk = 256, groups = 6>
 // AVX2-LABEL: func.func @bert
-// AVX2: strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 16, chunk = 256, groups = 2>
+// AVX2: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 16, chunk = 256, groups = 2>
 // OVERRIDE-LABEL: func.func @bert
-// OVERRIDE: strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32, prefetch = true>
+// OVERRIDE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32, prefetch = true, fused_max_m = 0>
+// NARROW-LABEL: func.func @bert
+// NARROW: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, prefetch = false, fused_max_m = 0>
+// NO-TARGET: error: ffn-select-strategy: the module has no #ffn.target (run ffn-attach-target first)
+// BAD-PEAK: error: ffn-attach-target: target peak_gflops must be positive and finite, got -1
+// BAD-SYNC: error: ffn-attach-target: target sync_us must be non-negative and finite, got -3
+// BAD-THREADS: error: ffn-attach-target: target threads must be in [1, 1024], got 0
+// BAD-ISA: error: ffn-attach-target: unknown isa 'x86-64-sse2' (x86-64-avx512, x86-64-avx2, nvptx-sm80, nvptx-sm90, nvptx-sm90a)
+// The attribute alone knows no lanes but the narrowest (8); the target's
+// 16 are checked when the pass runs.
 // BAD: error: 'ffn.ffn' op strategy option nr must be a multiple of 16 (the f32 lanes of a 512-bit vector) up to 128, got 24
-// BAD-AVX2: error: 'ffn.ffn' op strategy option nr must be a multiple of 8 (the f32 lanes of a 256-bit vector) up to 64, got 4
-// BAD-BITS: error: ffn-select-strategy: vector-bits must be 256 or 512, got 100
-// BAD-THREADS: error: 'ffn.ffn' op threads must be in [1, 1024], got 0
-// BAD-PEAK: error: ffn-select-strategy: peak-gflops must be a non-negative number, got -1
-// BAD-SYNC: error: ffn-select-strategy: sync-us must be -1 or a non-negative number, got -3
+// BAD-PARSE: error: nr must be a multiple of 8 (f32 lanes) up to 128, got 4
+// BAD-WIDE: error: 'ffn.ffn' op strategy option vector_bits must be at most the target's (256), got 512
+// BAD-KIND: error: ffn-select-strategy: overrides must be a #ffn.cpu_strategy, got #ffn.norm<rmsnorm, pre, eps = 1.0>
 // The bucket bound, chunk and groups can be set; the rest is still chosen
 // (one thread: one group, the fewest partial outputs).
 // FUSED-LABEL: func.func @bert
-// FUSED: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 1>
+// FUSED: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 256, groups = 1>
 // batch-invariant: the op says so, and no m takes the fused schedule (T2
 // above picks it for m <= 16 on the same machine).
 // INVARIANT-LABEL: func.func @bert
-// INVARIANT: ffn.ffn gelu batch_invariant ins({{.*}}) strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
+// INVARIANT: ffn.ffn gelu batch_invariant ins({{.*}}) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0>
 // BAD-INVARIANT: error: 'ffn.ffn' op is batch_invariant; it cannot take the fused schedule (fused_max_m = 16)
 // FUSED-OVERRIDE: fused_max_m = 8, chunk = 512, groups = 4>
 // BAD-CHUNK: error: 'ffn.ffn' op strategy option chunk must be a multiple of nr (32) up to 1048576, got 48
@@ -78,14 +92,14 @@ func.func @bert(%x: tensor<?x768xf32>, %w1: tensor<768x3072xf32>, %w2: tensor<30
 // An existing strategy is kept. A small d_ff gets narrower chunks so there
 // is work to split (64 / 8 = 8, at least nr = 32: 2 chunks, one per thread).
 // AVX512-LABEL: func.func @small
-// AVX512: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false>
-// AVX512: strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2, prefetch = false>
+// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0>
+// AVX512: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2, prefetch = false, fused_max_m = 0>
 // T2-LABEL: func.func @small
-// T2: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 32, groups = 2>
-// T2: strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2, prefetch = false>
+// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 16, chunk = 32, groups = 2>
+// T2: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2, prefetch = false, fused_max_m = 0>
 func.func @small(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
   %y = ffn.ffn relu ins(%x : tensor<?x64xf32>) up(%w1 : tensor<64x64xf32>) down(%w2 : tensor<64x64xf32>) -> tensor<?x64xf32>
-  %z = ffn.ffn relu ins(%x : tensor<?x64xf32>) up(%w1 : tensor<64x64xf32>) down(%w2 : tensor<64x64xf32>) strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2, prefetch = false> -> tensor<?x64xf32>
+  %z = ffn.ffn relu ins(%x : tensor<?x64xf32>) up(%w1 : tensor<64x64xf32>) down(%w2 : tensor<64x64xf32>) strategy #ffn.cpu_strategy<vector_bits = 256, mr = 2, nr = 8, mc = 2, prefetch = false, fused_max_m = 0> -> tensor<?x64xf32>
   return %y, %z : tensor<?x64xf32>, tensor<?x64xf32>
 }
 
@@ -94,11 +108,11 @@ func.func @small(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64
 // same bytes) and its uneven chunk groups cost (43 chunks), so no bucket.
 // LLaMA-7B's SwiGLU: 3 * 4096 * 11008 * 2 bytes = 258 MiB in bf16.
 // AVX512-LABEL: func.func @llama
-// AVX512: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true>
+// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
 // T2-LABEL: func.func @llama
-// T2: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true>
+// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
 // T8-LABEL: func.func @llama
-// T8: strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true>
+// T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
 func.func @llama(%x: tensor<?x4096xbf16>, %wu: tensor<4096x11008xbf16>, %wg: tensor<4096x11008xbf16>, %wd: tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
   %y = ffn.ffn gated silu ins(%x : tensor<?x4096xbf16>) up(%wu : tensor<4096x11008xbf16>) gate(%wg : tensor<4096x11008xbf16>) down(%wd : tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
   return %y : tensor<?x4096xbf16>

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace ffnc {
 
@@ -23,11 +24,10 @@ struct ScheduleOptions {
   /// The unscheduled path: unpacked weights, (m, k, n) loops vectorized by
   /// LLVM. For comparison and debugging; never chosen automatically.
   bool baseline = false;
-  int64_t vectorBits = 512;       ///< from the target
-  int64_t mr = 0, nr = 0, mc = 0; ///< overrides; 0 = let the pass choose
-  int64_t prefetch = -1;          ///< 1/0 override; -1 = let the pass choose
-  int64_t fusedMaxM = -1;         ///< fused bucket bound; -1 = let it choose
-  int64_t chunk = 0, groups = 0;  ///< fused schedule; 0 = let it choose
+  std::string isa = "x86-64-avx512"; ///< the target's name
+  int64_t vectorBits = 512;         ///< from the target
+  /// The knobs --strategy fixes; the unset ones are the cost model's.
+  mlir::ffn::CpuStrategy overrides;
   /// Threads the kernels will run on, for the schedule cost model (0: this
   /// machine's hardware threads, the runtime's default).
   int64_t threads = 0;
@@ -40,10 +40,15 @@ struct ScheduleOptions {
 /// this machine's hardware threads.
 int64_t tunedThreads(const ScheduleOptions &options);
 
-/// Stage `ffn` of the CPU back end with the driver's options (the other
-/// stages take none: ffn/Target/CPU/Pipelines.h).
+/// Stage `ffn` of the CPU back end with the driver's options: the module's
+/// #ffn.target, then the strategies (the other stages take no options:
+/// ffn/Target/CPU/Pipelines.h).
 void buildStrategyPipeline(mlir::OpPassManager &pm,
                            const ScheduleOptions &options);
+
+/// `knobs` as #ffn.cpu_strategy's text (what the selection pass's
+/// `overrides` option parses).
+std::string strategyText(const mlir::ffn::CpuStrategy &knobs);
 
 } // namespace ffnc
 

@@ -20,13 +20,12 @@ struct StrategyError {
   std::string message;
 };
 
-/// The knobs `options` fixes, as the strategy selection takes them.
-mlir::ffn::StrategyOverrides overridesOf(const ScheduleOptions &options);
-
-/// Parses `--strategy=` text ("baseline", or key=value items: mr, nr, mc,
-/// prefetch, fused_max_m, chunk, groups) into `options` and checks every
-/// value against `options.vectorBits` (mlir::ffn::checkOverrides), so that
-/// accepted overrides always yield a strategy that verifies.
+/// Parses `--strategy=` text into `options`: "baseline", or the knobs of a
+/// #ffn.cpu_strategy (key=value items: vector_bits, mr, nr, mc, prefetch,
+/// fused_max_m, chunk, groups), read by the attribute's parser, into
+/// `options.overrides`; every value is checked against `options.vectorBits`
+/// (mlir::ffn::checkStrategy), so that accepted overrides always yield a
+/// strategy that verifies.
 std::optional<StrategyError> parseStrategyOptions(llvm::StringRef text,
                                                   ScheduleOptions &options);
 

@@ -6,7 +6,21 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "ffn/Target/CPU/CostModel.h"
+
+#include "llvm/ADT/Hashing.h"
+
 #include "ffn/IR/FfnEnums.h.inc"
+
+namespace mlir::ffn {
+/// #ffn.cpu_strategy's storage hashes its record.
+inline llvm::hash_code hash_value(const CpuStrategy &s) {
+  return llvm::hash_combine(s.vectorBits, s.mr, s.nr, s.mc, s.prefetch,
+                            s.fusedMaxM, s.chunk, s.groups);
+}
+} // namespace mlir::ffn
+
+#include "ffn/IR/FfnAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "ffn/IR/FfnAttrs.h.inc"

@@ -6,6 +6,7 @@
 include "ffn/IR/FfnBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "ffn/IR/FfnInterfaces.td"
 
 def Ffn_Activation : I32EnumAttr<"Activation",
     "activation function of a plain FFN, or the gate function of a gated one", [
@@ -60,11 +61,57 @@ def Ffn_NormAttr : AttrDef<Ffn_Dialect, "Norm"> {
   let genVerifyDecl = 1;
 }
 
-def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
-  let mnemonic = "strategy";
+def Ffn_TargetAttr : AttrDef<Ffn_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "the machine a module's kernels are compiled for";
+  let description = [{
+    Attached to the module as `ffn.target` by `ffn-attach-target` (ffnc
+    from `--target`, `--kernel-threads` and `--machine`); what strategy
+    selection reads:
+
+    - `isa`: the target's name as `--target` spells it (`x86-64-avx512`,
+      `x86-64-avx2`, `nvptx-sm90`, ...);
+    - `vector_bits`: the SIMD width of a CPU target (0 on a GPU);
+    - `threads`: the threads the kernels will run on;
+    - `peak_gflops`, `dram_gbs`, `cache_gbs`, `sync_us`: the machine the
+      cost model prices for -- one thread's f32 FMA peak, the read bandwidth
+      from memory (all threads) and from cache (per thread), one phase
+      hand-off of the thread pool. ffnc uses a nominal machine unless
+      `--machine=FILE` gives a profile `ffnc probe` measured; either way it
+      is printed here.
+
+    Example:
+    `#ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 2, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>`
+  }];
+  let parameters = (ins StringRefParameter<"the target's name">:$isa,
+                        "int64_t":$vector_bits, "int64_t":$threads,
+                        APFloatParameter<"GFLOP/s">:$peak_gflops,
+                        APFloatParameter<"GB/s">:$dram_gbs,
+                        APFloatParameter<"GB/s">:$cache_gbs,
+                        APFloatParameter<"microseconds">:$sync_us);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The name of the module attribute.
+    static constexpr ::llvm::StringLiteral kAttrName = "ffn.target";
+    /// The target of the module enclosing `op` (or `op` itself); null if
+    /// none is attached.
+    static TargetAttr lookup(::mlir::Operation *op);
+    /// Whether the target is a CPU (vector_bits > 0).
+    bool isCpu() const { return getVectorBits() > 0; }
+    /// The machine figures as the cost model takes them.
+    ::mlir::ffn::MachineAssumptions machine() const;
+  }];
+}
+
+def Ffn_CpuStrategyAttr
+    : AttrDef<Ffn_Dialect, "CpuStrategy",
+              [DeclareAttrInterfaceMethods<Ffn_StrategyAttrInterface>]> {
+  let mnemonic = "cpu_strategy";
   let summary = "how the CPU back end schedules one FFN";
   let description = [{
-    Written by `ffn-select-strategy`, read by `ffn-lower-packed`:
+    Written by `ffn-select-strategy`, read by `ffn-lower-packed`. The knobs
+    (each `key = value`, printed in this order):
 
     - `vector_bits`: SIMD width (512 for AVX-512 zmm, 256 for AVX2 ymm);
     - `mr`: token rows of the register tile;
@@ -75,7 +122,7 @@ def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
       from L2, by all rows of a block);
     - `prefetch`: whether the K loop prefetches the next weight panel (pays
       off when the weights stream from DRAM, costs a little when they stay
-      in cache);
+      in cache); `true`/`false` (or 1/0);
     - `fused_max_m`: the token-count bucket boundary. Runs with
       `m <= fused_max_m` take the whole-FFN fused schedule: d_ff in chunks of
       `chunk` columns, each chunk's hidden activations computed into an
@@ -84,20 +131,24 @@ def Ffn_StrategyAttr : AttrDef<Ffn_Dialect, "Strategy"> {
       `groups` work units (the thread split), each with its own partial
       output, summed in a fixed order. Larger runs take the two-pass packed
       schedule (GEMM 1 into an `[m, d_ff]` buffer, then GEMM 2), split over
-      weight panels. 0 (the default) means the two-pass schedule for all m.
+      weight panels. 0 means the two-pass schedule for all m; `chunk` and
+      `groups` are given exactly when it is positive.
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.
 
+    The strategy on an `ffn.ffn` is complete. The same attribute with knobs
+    left out is an override (`--strategy=mr=4,nr=64` is
+    `#ffn.cpu_strategy<mr = 4, nr = 64>`): the cost model chooses the rest.
+    The rules (ranges, multiples of the lanes and of `nr`/`mr`) are checked
+    for every knob given, the defaults standing in for the others.
+
     Example:
-    `#ffn.strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 16, chunk = 256, groups = 8>`
+    `#ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 16, chunk = 256, groups = 8>`
   }];
-  let parameters = (ins "int64_t":$vector_bits, "int64_t":$mr,
-                        "int64_t":$nr, "int64_t":$mc, "bool":$prefetch,
-                        DefaultValuedParameter<"int64_t", "0">:$fused_max_m,
-                        DefaultValuedParameter<"int64_t", "0">:$chunk,
-                        DefaultValuedParameter<"int64_t", "0">:$groups);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let parameters = (ins AttrParameter<"::mlir::ffn::CpuStrategy",
+                                      "the knobs (unset: not decided)">:$knobs);
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

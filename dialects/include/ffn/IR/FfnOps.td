@@ -66,7 +66,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     UnitAttr:$residual,
     OptionalAttr<Ffn_NormAttr>:$norm,
     UnitAttr:$batch_invariant,
-    OptionalAttr<Ffn_StrategyAttr>:$strategy
+    OptionalAttr<Ffn_StrategyAttrInterface>:$strategy
   );
   let results = (outs Ffn_FloatTensor:$result);
 
@@ -82,7 +82,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     (`bias_down` `(` $b_down^ `:` type($b_down) `)`)?
     (`norm_scale` `(` $norm_scale^ `:` type($norm_scale) `)`)?
     (`norm_shift` `(` $norm_shift^ `:` type($norm_shift) `)`)?
-    (`strategy` `` $strategy^)?
+    (`strategy` $strategy^)?
     attr-dict `->` type($result)
   }];
 

@@ -5,11 +5,41 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FfnAttachTarget : Pass<"ffn-attach-target", "ModuleOp"> {
+  let summary = "Attach the #ffn.target the module is compiled for";
+  let description = [{
+    Sets the module's `ffn.target` attribute, which strategy selection
+    reads: the target's name, its SIMD width (from the name: 512 for
+    `x86-64-avx512`, 256 for `x86-64-avx2`, 0 for `nvptx-*`), the threads
+    the kernels will run on and the machine figures the cost model prices
+    for (nominal where not given; `ffnc --machine=FILE` gives a profile
+    `ffnc probe` measured). A module that already has a target keeps it.
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"x86-64-avx512\"",
+           "The target: x86-64-avx512, x86-64-avx2, nvptx-sm80, nvptx-sm90, "
+           "nvptx-sm90a">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the kernels will run on">,
+    Option<"peakGflops", "peak-gflops", "double", /*default=*/"0",
+           "One thread's f32 FMA peak in GFLOP/s (0: nominal)">,
+    Option<"dramGBs", "dram-gbs", "double", /*default=*/"0",
+           "Read bandwidth from memory in GB/s (0: nominal)">,
+    Option<"cacheGBs", "cache-gbs", "double", /*default=*/"0",
+           "Read bandwidth from cache per thread in GB/s (0: nominal)">,
+    Option<"syncMicros", "sync-us", "double", /*default=*/"-1",
+           "One phase hand-off of the thread pool in us (-1: nominal)">,
+  ];
+  // The module may hold no ffn op yet (the attribute needs the dialect).
+  let dependentDialects = ["::mlir::ffn::FfnDialect"];
+}
+
 def FfnDropAnnotations : Pass<"ffn-drop-annotations", "ModuleOp"> {
   let summary = "Drop the ffn.* annotations once the kernel glue has read them";
   let description = [{
-    Removes every discardable `ffn.*` attribute of a function and every
-    `ffn.param` argument attribute. They describe the kernel contract
+    Removes every discardable `ffn.*` attribute of the module (its
+    `#ffn.target`) and of a function, and every `ffn.param` argument
+    attribute. They describe the kernel contract
     (parameters, pack functions, workspace, phases, strategy) to ffnc's
     kernel glue, which reads them before the LLVM lowering; LLVM IR
     translation has no use for them.

@@ -7,39 +7,62 @@
 using namespace mlir;
 using namespace mlir::ffn;
 
-std::optional<OverrideError> ffn::checkOverrides(int64_t vectorBits,
-                                                 const StrategyOverrides &o) {
+std::optional<int64_t> *ffn::integerKnob(CpuStrategy &s, std::string_view key) {
+  return key == "vector_bits"   ? &s.vectorBits
+         : key == "mr"          ? &s.mr
+         : key == "nr"          ? &s.nr
+         : key == "mc"          ? &s.mc
+         : key == "fused_max_m" ? &s.fusedMaxM
+         : key == "chunk"       ? &s.chunk
+         : key == "groups"      ? &s.groups
+                                : nullptr;
+}
+
+std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
+                                            int64_t targetVectorBits) {
   auto error = [](const char *key, std::string message) {
-    return std::optional<OverrideError>(OverrideError{key, std::move(message)});
+    return std::optional<KnobError>(KnobError{key, std::move(message)});
   };
-  int64_t lanes = vectorBits / 32;
-  if (o.mr && (o.mr < 1 || o.mr > 16))
-    return error("mr", "must be in [1, 16], got " + std::to_string(o.mr));
-  if (o.nr && (o.nr < lanes || o.nr % lanes != 0 || o.nr > 8 * lanes))
-    return error("nr", "must be a multiple of " + std::to_string(lanes) +
-                           " (the f32 lanes of a " +
-                           std::to_string(vectorBits) + "-bit vector) up to " +
-                           std::to_string(8 * lanes) + ", got " +
-                           std::to_string(o.nr));
-  int64_t mr = o.mr ? o.mr : defaultMr(vectorBits);
-  int64_t nr = o.nr ? o.nr : 2 * lanes;
-  if (o.mc && (o.mc < mr || o.mc % mr != 0 || o.mc > (int64_t(1) << 20)))
-    return error("mc", "must be a multiple of mr (" + std::to_string(mr) +
-                           ") up to 1048576, got " + std::to_string(o.mc));
-  int64_t mc = o.mc ? o.mc : defaultMc(mr);
-  if (o.fusedMaxM > mc)
-    return error("fused_max_m", "must be in [0, mc = " + std::to_string(mc) +
-                                    "], got " + std::to_string(o.fusedMaxM));
-  if (o.fusedMaxM == 0 && (o.chunk || o.groups))
-    return error(o.chunk ? "chunk" : "groups",
+  auto str = [](int64_t v) { return std::to_string(v); };
+  constexpr int64_t kMaxRows = int64_t(1) << 20;
+  if (s.vectorBits && *s.vectorBits != 256 && *s.vectorBits != 512)
+    return error("vector_bits", "must be 256 or 512, got " + str(*s.vectorBits));
+  // Narrower vectors than the target's run (AVX2 code on an AVX-512
+  // machine); wider ones do not.
+  if (s.vectorBits && targetVectorBits && *s.vectorBits > targetVectorBits)
+    return error("vector_bits", "must be at most the target's (" +
+                                    str(targetVectorBits) + "), got " +
+                                    str(*s.vectorBits));
+  // The width decides the lane rules; unknown, the loosest (256-bit) ones
+  // apply now and the target's when it is known.
+  int64_t bits = s.vectorBits.value_or(targetVectorBits);
+  int64_t lanes = bits ? bits / 32 : 8;
+  if (s.mr && (*s.mr < 1 || *s.mr > 16))
+    return error("mr", "must be in [1, 16], got " + str(*s.mr));
+  int64_t maxNr = bits ? 8 * lanes : 128;
+  if (s.nr && (*s.nr < lanes || *s.nr % lanes != 0 || *s.nr > maxNr))
+    return error("nr", "must be a multiple of " + str(lanes) +
+                           (bits ? " (the f32 lanes of a " + str(bits) +
+                                       "-bit vector)"
+                                 : std::string(" (f32 lanes)")) +
+                           " up to " + str(maxNr) + ", got " + str(*s.nr));
+  int64_t mr = s.mr ? *s.mr : bits ? defaultMr(bits) : 1;
+  int64_t nr = s.nr ? *s.nr : 2 * lanes;
+  if (s.mc && (*s.mc < mr || *s.mc % mr != 0 || *s.mc > kMaxRows))
+    return error("mc", "must be a multiple of mr (" + str(mr) +
+                           ") up to 1048576, got " + str(*s.mc));
+  int64_t mc = s.mc ? *s.mc : (bits || s.mr) ? defaultMc(mr) : kMaxRows;
+  if (s.fusedMaxM && (*s.fusedMaxM < 0 || *s.fusedMaxM > mc))
+    return error("fused_max_m", "must be in [0, mc = " + str(mc) + "], got " +
+                                    str(*s.fusedMaxM));
+  if (s.fusedMaxM == 0 && (s.chunk || s.groups))
+    return error(s.chunk ? "chunk" : "groups",
                  "needs the fused schedule, but fused_max_m = 0 turns it off");
-  if (o.chunk && (o.chunk < nr || o.chunk % nr != 0 || o.chunk > (1 << 20)))
-    return error("chunk", "must be a multiple of nr (" + std::to_string(nr) +
-                              ") up to 1048576, got " +
-                              std::to_string(o.chunk));
-  if (o.groups && (o.groups < 1 || o.groups > 64))
-    return error("groups",
-                 "must be in [1, 64], got " + std::to_string(o.groups));
+  if (s.chunk && (*s.chunk < nr || *s.chunk % nr != 0 || *s.chunk > kMaxRows))
+    return error("chunk", "must be a multiple of nr (" + str(nr) +
+                              ") up to 1048576, got " + str(*s.chunk));
+  if (s.groups && (*s.groups < 1 || *s.groups > 64))
+    return error("groups", "must be in [1, 64], got " + str(*s.groups));
   return std::nullopt;
 }
 
@@ -62,27 +85,29 @@ FusedShape ffn::fusedShape(int64_t chunk, int64_t groups, int64_t nrUp,
   return s;
 }
 
-std::string ffn::describeStrategy(const StrategyChoice &c, bool gated,
+std::string ffn::describeStrategy(const CpuStrategy &s, bool gated,
                                   int64_t dFf, bool batchInvariant) {
+  int64_t vectorBits = *s.vectorBits, mr = *s.mr, nr = *s.nr, mc = *s.mc;
+  int64_t fusedMaxM = *s.fusedMaxM;
   std::string text;
-  if (c.fusedMaxM > 0) {
-    FusedShape f = fusedShape(c.chunk, c.groups,
-                              upPanelWidth(c.nr, c.vectorBits, gated), dFf);
-    text = "m <= " + std::to_string(c.fusedMaxM) +
+  if (fusedMaxM > 0) {
+    FusedShape f = fusedShape(*s.chunk, *s.groups,
+                              upPanelWidth(nr, vectorBits, gated), dFf);
+    text = "m <= " + std::to_string(fusedMaxM) +
            ": fused whole-FFN, d_ff in chunks of " + std::to_string(f.chunk) +
            " over " + std::to_string(f.groups) + " group" +
-           (f.groups == 1 ? "" : "s") + "; m > " + std::to_string(c.fusedMaxM) +
+           (f.groups == 1 ? "" : "s") + "; m > " + std::to_string(fusedMaxM) +
            ": two-pass; ";
   }
-  int64_t nrUp = upPanelWidth(c.nr, c.vectorBits, gated);
-  text += "packed " + std::to_string(c.vectorBits) +
-          "-bit vectors, register tile " + std::to_string(c.mr) + "x" +
-          std::to_string(c.nr) +
+  int64_t nrUp = upPanelWidth(nr, vectorBits, gated);
+  text += "packed " + std::to_string(vectorBits) +
+          "-bit vectors, register tile " + std::to_string(mr) + "x" +
+          std::to_string(nr) +
           (gated ? " (gate+up " + std::to_string(nrUp) + "+" +
                        std::to_string(nrUp) + ")"
                  : std::string()) +
-          ", cache block " + std::to_string(c.mc) + " rows" +
-          (c.prefetch ? ", next-panel prefetch" : "") +
+          ", cache block " + std::to_string(mc) + " rows" +
+          (*s.prefetch ? ", next-panel prefetch" : "") +
           ", fused bias+activation epilogue";
   if (batchInvariant)
     text += "; batch-invariant (one reduction order per row for every m)";
@@ -110,13 +135,14 @@ static double evenShare(int64_t units, int64_t threads) {
   return double(ceilDiv(units, std::min(units, threads))) / units;
 }
 
-SchedulePrices ffn::priceSchedules(const FfnShape &s, const StrategyChoice &c,
+SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
                                    int64_t m, const MachineAssumptions &a) {
   int64_t threads = std::max<int64_t>(a.threads, 1);
   int64_t mats = s.gated ? 2 : 1;
-  int64_t nrUp = upPanelWidth(c.nr, c.vectorBits, s.gated);
+  int64_t nr = *c.nr;
+  int64_t nrUp = upPanelWidth(nr, *c.vectorBits, s.gated);
   int64_t upPanels = ceilDiv(s.dFf, nrUp);
-  int64_t downPanels = ceilDiv(s.dModel, c.nr);
+  int64_t downPanels = ceilDiv(s.dModel, nr);
   double upFlops = 2.0 * m * s.dModel * s.dFf * mats;
   double downFlops = 2.0 * m * s.dFf * s.dModel;
   double upBytes = double(mats) * s.dModel * s.dFf * s.elementBytes;
@@ -133,13 +159,13 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const StrategyChoice &c,
               2.0 * m * s.dFf * 4 * evenShare(upPanels, threads) / cache +
               2 * sync;
 
-  FusedShape f = fusedShape(c.chunk ? c.chunk : kFusedChunk,
-                            c.groups ? c.groups : threads, nrUp, s.dFf);
+  FusedShape f = fusedShape(c.chunk.value_or(kFusedChunk),
+                            c.groups.value_or(threads), nrUp, s.dFf);
   int64_t active = std::min(f.groups, threads);
   int64_t busiestChunks =
       std::min(ceilDiv(f.groups, active) * f.chunksPerGroup, f.chunks);
   double share = double(busiestChunks) / f.chunks;
-  double partial = double(m) * downPanels * c.nr * 4;
+  double partial = double(m) * downPanels * nr * 4;
   p.fused = phaseSeconds(upFlops + downFlops, upBytes + downBytes, share,
                          active, streamed, a) +
             busiestChunks * 2 * partial / cache +
@@ -147,33 +173,34 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const StrategyChoice &c,
   return p;
 }
 
-StrategyChoice ffn::chooseStrategy(int64_t vectorBits, const FfnShape &s,
-                                   const StrategyOverrides &o,
-                                   const MachineAssumptions &a) {
+CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
+                                const CpuStrategy &o,
+                                const MachineAssumptions &a) {
+  int64_t vectorBits = o.vectorBits.value_or(targetVectorBits);
   int64_t lanes = vectorBits / 32;
-  StrategyChoice c;
+  CpuStrategy c;
   c.vectorBits = vectorBits;
-  c.nr = o.nr ? o.nr : 2 * lanes;
-  c.mr = o.mr ? o.mr : defaultMr(vectorBits);
-  c.mc = o.mc ? o.mc : defaultMc(c.mr);
-  c.prefetch = o.prefetch >= 0 ? o.prefetch != 0
-                               : s.weightBytes() > kStreamedWeightBytes;
-  if (o.fusedMaxM == 0)
+  c.nr = o.nr.value_or(2 * lanes);
+  c.mr = o.mr.value_or(defaultMr(vectorBits));
+  c.mc = o.mc.value_or(defaultMc(*c.mr));
+  c.prefetch = o.prefetch.value_or(s.weightBytes() > kStreamedWeightBytes);
+  if (o.fusedMaxM == 0) {
+    c.fusedMaxM = 0;
     return c;
+  }
 
-  int64_t perChunk = s.dFf / kFusedMinChunks / c.nr * c.nr;
-  c.chunk = o.chunk
-                ? o.chunk
-                : std::clamp(perChunk, c.nr,
-                             std::max(kFusedChunk / c.nr, int64_t(1)) * c.nr);
-  int64_t nrUp = upPanelWidth(c.nr, vectorBits, s.gated);
+  int64_t nr = *c.nr;
+  int64_t perChunk = s.dFf / kFusedMinChunks / nr * nr;
+  c.chunk = o.chunk.value_or(std::clamp(
+      perChunk, nr, std::max(kFusedChunk / nr, int64_t(1)) * nr));
+  int64_t nrUp = upPanelWidth(nr, vectorBits, s.gated);
   if (o.groups) {
     c.groups = o.groups;
   } else {
-    int64_t chunks = fusedShape(c.chunk, 64, nrUp, s.dFf).chunks;
+    int64_t chunks = fusedShape(*c.chunk, 64, nrUp, s.dFf).chunks;
     double best = 0;
     for (int64_t g = 1; g <= std::min<int64_t>(chunks, 64); ++g) {
-      StrategyChoice t = c;
+      CpuStrategy t = c;
       t.groups = g;
       double price = priceSchedules(s, t, 1, a).fused;
       if (g == 1 || price < best) {
@@ -182,17 +209,18 @@ StrategyChoice ffn::chooseStrategy(int64_t vectorBits, const FfnShape &s,
       }
     }
   }
-  if (o.fusedMaxM > 0) {
+  if (o.fusedMaxM) {
     c.fusedMaxM = o.fusedMaxM;
   } else {
-    for (int64_t m = 1; m <= std::min(kFusedMaxM, c.mc); ++m) {
+    c.fusedMaxM = 0;
+    for (int64_t m = 1; m <= std::min(kFusedMaxM, *c.mc); ++m) {
       SchedulePrices p = priceSchedules(s, c, m, a);
       if (p.fused >= p.twoPass)
         break;
       c.fusedMaxM = m;
     }
   }
-  if (c.fusedMaxM == 0)
-    c.chunk = c.groups = 0;
+  if (*c.fusedMaxM == 0)
+    c.chunk = c.groups = std::nullopt;
   return c;
 }

@@ -4,8 +4,7 @@
 #include "ffn/Target/CPU/CostModel.h"
 #include "ffn/Target/CPU/Passes.h"
 
-#include <cmath>
-#include <utility>
+#include "mlir/AsmParser/AsmParser.h"
 
 namespace mlir::ffn {
 #define GEN_PASS_DEF_FFNSELECTSTRATEGY
@@ -20,56 +19,47 @@ struct FfnSelectStrategyPass
     : ffn::impl::FfnSelectStrategyBase<FfnSelectStrategyPass> {
   using FfnSelectStrategyBase::FfnSelectStrategyBase;
 
-  void runOnOperation() override {
-    MachineAssumptions machine;
-    machine.threads = threads;
-    for (auto [value, name] : {std::pair{double(peakGflops), "peak-gflops"},
-                               std::pair{double(dramGBs), "dram-gbs"},
-                               std::pair{double(cacheGBs), "cache-gbs"}})
-      if (!(value >= 0) || !std::isfinite(value)) {
-        getOperation().emitError("ffn-select-strategy: ")
-            << name << " must be a non-negative number, got " << value;
-        return signalPassFailure();
-      }
-    if (!(syncMicros >= 0 || syncMicros == -1) || !std::isfinite(syncMicros)) {
-      getOperation().emitError("ffn-select-strategy: sync-us must be -1 or "
-                               "a non-negative number, got ")
-          << double(syncMicros);
-      return signalPassFailure();
-    }
-    if (vectorBits != 256 && vectorBits != 512) {
-      getOperation().emitError("ffn-select-strategy: vector-bits must be 256 "
-                               "or 512, got ")
-          << static_cast<int64_t>(vectorBits);
-      return signalPassFailure();
-    }
-    if (peakGflops > 0)
-      machine.peakGflops = peakGflops;
-    if (dramGBs > 0)
-      machine.dramGBs = dramGBs;
-    if (cacheGBs > 0)
-      machine.cacheGBs = cacheGBs;
-    if (syncMicros >= 0)
-      machine.syncSeconds = syncMicros * 1e-6;
+  /// The knobs `overrides` fixes (none when it is empty).
+  CpuStrategy fixed;
 
-    WalkResult result = getOperation().walk([&](FfnOp op) {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (overrides.empty())
+      return success();
+    // The attribute's own parser: its rules and its words.
+    Attribute parsed = parseAttribute(overrides, ctx);
+    auto strategy = dyn_cast_or_null<CpuStrategyAttr>(parsed);
+    if (!strategy) {
+      if (parsed)
+        emitError(UnknownLoc::get(ctx),
+                  "ffn-select-strategy: overrides must be a "
+                  "#ffn.cpu_strategy, got ")
+            << parsed;
+      return failure();
+    }
+    fixed = strategy.getKnobs();
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    TargetAttr target = TargetAttr::lookup(func);
+    if (!target || !target.isCpu()) {
+      func.emitError("ffn-select-strategy: ")
+          << (target ? "the module's target '" + target.getIsa().str() +
+                           "' is not a CPU"
+                     : std::string("the module has no #ffn.target (run "
+                                   "ffn-attach-target first)"));
+      return signalPassFailure();
+    }
+    int64_t vectorBits = target.getVectorBits();
+    MachineAssumptions machine = target.machine();
+
+    WalkResult result = func.walk([&](FfnOp op) {
       if (op.getStrategy())
         return WalkResult::advance();
-      if (threads < 1 || threads > 1024) {
-        op.emitOpError("threads must be in [1, 1024], got ")
-            << static_cast<int64_t>(threads);
-        return WalkResult::interrupt();
-      }
       FfnShape shape{op.getDModel(), op.getDFf(), op.getGated(),
                      op.getStorageType().getIntOrFloatBitWidth() / 8};
-      StrategyOverrides o;
-      o.mr = mr;
-      o.nr = nr;
-      o.mc = mc;
-      o.prefetch = static_cast<int>(prefetch);
-      o.fusedMaxM = fusedMaxM;
-      o.chunk = chunk;
-      o.groups = groups;
+      CpuStrategy o = fixed;
       if (batchInvariant)
         op.setBatchInvariant(true);
       if (op.getBatchInvariant()) {
@@ -78,23 +68,21 @@ struct FfnSelectStrategyPass
         if (o.fusedMaxM > 0) {
           op.emitOpError("is batch_invariant; it cannot take the fused "
                          "schedule (fused_max_m = ")
-              << o.fusedMaxM << ")";
+              << *o.fusedMaxM << ")";
           return WalkResult::interrupt();
         }
         o.fusedMaxM = 0;
       }
-      if (std::optional<OverrideError> bad = checkOverrides(vectorBits, o)) {
+      if (std::optional<KnobError> bad = checkStrategy(o, vectorBits)) {
         op.emitOpError("strategy option ") << bad->key << " " << bad->message;
         return WalkResult::interrupt();
       }
-      StrategyChoice c = chooseStrategy(vectorBits, shape, o, machine);
-      if (failed(StrategyAttr::verify(
-              [&] { return op.emitOpError(); }, c.vectorBits, c.mr, c.nr, c.mc,
-              c.prefetch, c.fusedMaxM, c.chunk, c.groups)))
+      auto strategy = CpuStrategyAttr::getChecked(
+          [&] { return op.emitOpError(); }, op.getContext(),
+          chooseStrategy(vectorBits, shape, o, machine));
+      if (!strategy)
         return WalkResult::interrupt();
-      op.setStrategyAttr(StrategyAttr::get(op.getContext(), c.vectorBits, c.mr,
-                                           c.nr, c.mc, c.prefetch, c.fusedMaxM,
-                                           c.chunk, c.groups));
+      op.setStrategyAttr(strategy);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -16,8 +16,11 @@
 
 using namespace mlir;
 
-void ffn::buildCpuStrategyPipeline(OpPassManager &pm, bool baseline,
+void ffn::buildCpuStrategyPipeline(OpPassManager &pm,
+                                   const FfnAttachTargetOptions &target,
+                                   bool baseline,
                                    const FfnSelectStrategyOptions &select) {
+  pm.addPass(createFfnAttachTarget(target));
   if (baseline)
     return;
   pm.addNestedPass<func::FuncOp>(createFfnSelectStrategy(select));
@@ -73,9 +76,10 @@ void ffn::buildCpuToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createFfnLoopAnnotationsToBranches());
 }
 
-void ffn::buildCpuPipeline(OpPassManager &pm, bool baseline,
+void ffn::buildCpuPipeline(OpPassManager &pm,
+                           const FfnAttachTargetOptions &target, bool baseline,
                            const FfnSelectStrategyOptions &select) {
-  buildCpuStrategyPipeline(pm, baseline, select);
+  buildCpuStrategyPipeline(pm, target, baseline, select);
   buildCpuLoweringPipeline(pm);
   buildCpuKernelABIPipeline(pm);
   buildCpuToLLVMPipeline(pm);
@@ -99,9 +103,11 @@ void ffn::registerCpuPipelines() {
       "Lower ffn.ffn all the way to the LLVM dialect (the CPU back end, the "
       "passes ffnc runs before its LLVM IR translation)",
       [](OpPassManager &pm, const CpuPipelineOptions &options) {
+        FfnAttachTargetOptions target;
+        target.isa = options.isa;
+        target.threads = options.threads;
         FfnSelectStrategyOptions select;
-        select.vectorBits = options.vectorBits;
-        select.threads = options.threads;
-        buildCpuPipeline(pm, options.baseline, select);
+        select.overrides = options.overrides;
+        buildCpuPipeline(pm, target, options.baseline, select);
       });
 }

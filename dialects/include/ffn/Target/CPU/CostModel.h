@@ -1,7 +1,7 @@
 //===- CostModel.h - the CPU strategy and its cost model --------*- C++ -*-===//
 //
 // The CPU strategy as plain data (what ffn-select-strategy writes into
-// #ffn.strategy), the layout facts that the lowering and the cost model both
+// #ffn.cpu_strategy), the layout facts that the lowering and the cost model both
 // derive from it, its one-line description, and how it is chosen: the
 // register and cache tiles by rule, and for each token count m the schedule
 // -- two-pass or fused -- that a cost model prices lower on the threads the
@@ -19,25 +19,48 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace mlir::ffn {
 
-struct StrategyChoice {
-  int64_t vectorBits, mr, nr, mc;
-  bool prefetch;
-  /// Runs with m <= fusedMaxM take the fused d_ff-chunked schedule (0: no
-  /// run does); chunk = d_ff columns per chunk, groups = work units.
-  int64_t fusedMaxM = 0, chunk = 0, groups = 0;
+/// The CPU strategy: every knob of the schedule, and the one record of
+/// them. #ffn.cpu_strategy wraps it (its text is the attribute's, which
+/// `--strategy=` and ffn-select-strategy's `overrides` parse), the cost
+/// model fills it. A knob left unset in overrides is the cost model's to
+/// choose; the strategy on an ffn.ffn is complete:
+///   - vector_bits: SIMD width (512 AVX-512 zmm, 256 AVX2 ymm);
+///   - mr x nr: the register tile (token rows x accumulator columns);
+///   - mc: token rows per cache block;
+///   - prefetch: the K loop prefetches the next weight panel;
+///   - fused_max_m: runs with m <= fused_max_m take the fused d_ff-chunked
+///     schedule (0: none); chunk = d_ff columns per chunk, groups = work
+///     units; set exactly when fused_max_m > 0.
+struct CpuStrategy {
+  std::optional<int64_t> vectorBits, mr, nr, mc;
+  std::optional<bool> prefetch;
+  std::optional<int64_t> fusedMaxM, chunk, groups;
+
+  /// Every knob decided: what the lowering needs.
+  bool isComplete() const {
+    return vectorBits && mr && nr && mc && prefetch && fusedMaxM &&
+           (*fusedMaxM > 0) == bool(chunk) && bool(chunk) == bool(groups);
+  }
+  bool operator==(const CpuStrategy &o) const {
+    return vectorBits == o.vectorBits && mr == o.mr && nr == o.nr &&
+           mc == o.mc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
+           chunk == o.chunk && groups == o.groups;
+  }
+  bool operator!=(const CpuStrategy &o) const { return !(*this == o); }
 };
 
-/// What the caller fixes; 0 (or -1 where 0 is meaningful) lets the
-/// heuristic choose.
-struct StrategyOverrides {
-  int64_t mr = 0, nr = 0, mc = 0;
-  int prefetch = -1;      ///< 1/0
-  int64_t fusedMaxM = -1; ///< 0 = never fused
-  int64_t chunk = 0, groups = 0;
-};
+/// The knobs' names in the strategy's text, in printing order.
+constexpr const char *kCpuStrategyKeys[] = {
+    "vector_bits", "mr", "nr", "mc", "prefetch", "fused_max_m", "chunk",
+    "groups"};
+
+/// A knob of the record by its name (nullptr: no such knob; prefetch is
+/// not an integer knob and is not found here).
+std::optional<int64_t> *integerKnob(CpuStrategy &s, std::string_view key);
 
 /// The register tile rows and cache block rows the heuristic picks when the
 /// caller fixes none (one accumulator budget per ISA).
@@ -46,18 +69,20 @@ inline int64_t defaultMr(int64_t vectorBits) {
 }
 inline int64_t defaultMc(int64_t mr) { return 256 / mr * mr; }
 
-/// A rejected override: which key, and why.
-struct OverrideError {
+/// A rejected strategy: which knob, and why.
+struct KnobError {
   std::string key, message;
 };
 
-/// Checks caller-fixed knobs against the target before anything is derived
-/// from them (a bad nr would otherwise divide by zero in the layout
-/// arithmetic). The rules are #ffn.strategy's verifier's, applied to each
-/// fixed value with the defaults standing in for the others; a set of
-/// overrides that passes always yields a strategy that verifies.
-std::optional<OverrideError> checkOverrides(int64_t vectorBits,
-                                            const StrategyOverrides &o);
+/// The rules of a strategy, checked before anything is derived from it (a
+/// bad nr would otherwise divide by zero in the layout arithmetic): each
+/// set knob against the others, the defaults standing in for unset ones,
+/// so that overrides that pass always yield a complete strategy that passes
+/// too. `targetVectorBits` is the target's SIMD width (0: not known yet, as
+/// when the attribute is parsed); a strategy may use narrower vectors than
+/// the target's (its own vector_bits then decides the lane rules).
+std::optional<KnobError> checkStrategy(const CpuStrategy &s,
+                                       int64_t targetVectorBits = 0);
 
 /// Columns of one up (and gate) panel: a gated FFN splits the tile's
 /// columns between gate and up.
@@ -74,9 +99,10 @@ struct FusedShape {
 
 FusedShape fusedShape(int64_t chunk, int64_t groups, int64_t nrUp, int64_t dFf);
 
-/// One line for --emit output, `ffnc info` and the kernel descriptor; the
-/// fused bucket's chunk and groups as the kernel runs them.
-std::string describeStrategy(const StrategyChoice &c, bool gated, int64_t dFf,
+/// One line for --emit output, `ffnc info` and the kernel descriptor, of a
+/// complete strategy; the fused bucket's chunk and groups as the kernel runs
+/// them.
+std::string describeStrategy(const CpuStrategy &c, bool gated, int64_t dFf,
                              bool batchInvariant = false);
 
 /// What the cost model knows of the machine. The defaults are a nominal
@@ -117,8 +143,9 @@ struct SchedulePrices {
   double twoPass = 0, fused = 0;
 };
 
-/// Prices both schedules of `c` (its chunk and groups as the kernel runs
-/// them) for m tokens.
+/// Prices both schedules of `c` (vector_bits, mr, nr and mc set; its chunk
+/// and groups as the kernel runs them, nominal ones where unset) for m
+/// tokens.
 ///
 /// Two-pass: GEMM 1 over up panels, then GEMM 2 over down panels, each a
 /// phase of its own, the hidden activations H (m x d_ff f32) written and
@@ -131,7 +158,7 @@ struct SchedulePrices {
 ///
 /// Both pay the same row phases and compulsory traffic otherwise, so those
 /// are left out: the prices compare, they are not the roofline time.
-SchedulePrices priceSchedules(const FfnShape &s, const StrategyChoice &c,
+SchedulePrices priceSchedules(const FfnShape &s, const CpuStrategy &c,
                               int64_t m, const MachineAssumptions &a);
 
 /// Picks the strategy for an FFN of shape `s` on a target of `vectorBits`.
@@ -148,9 +175,12 @@ SchedulePrices priceSchedules(const FfnShape &s, const StrategyChoice &c,
 /// them, so there is work to split); the group count that prices the fused
 /// schedule lowest at m = 1; and the bucket bound: the largest m <=
 /// min(16, mc) up to which every m prices fused below two-pass (0: none).
-StrategyChoice chooseStrategy(int64_t vectorBits, const FfnShape &s,
-                              const StrategyOverrides &o = {},
-                              const MachineAssumptions &a = {});
+/// The knobs `o` sets are kept (they must pass checkStrategy against
+/// `targetVectorBits`, whose width is used unless `o` narrows it); the
+/// result is complete.
+CpuStrategy chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
+                           const CpuStrategy &o = {},
+                           const MachineAssumptions &a = {});
 
 } // namespace mlir::ffn
 

@@ -8,7 +8,7 @@ include "mlir/Pass/PassBase.td"
 def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
   let summary = "Choose the CPU schedule of each ffn.ffn";
   let description = [{
-    Attaches a `#ffn.strategy` to every `ffn.ffn` that has none: the register
+    Attaches a `#ffn.cpu_strategy` to every `ffn.ffn` that has none: the register
     tile fills the SIMD register file (32 zmm with AVX-512: 8 rows x 2
     vectors = 16 accumulators; 16 ymm with AVX2: 6 x 2 = 12), leaving room
     for the weight vectors and the broadcast. The cache block is 256 rows
@@ -16,59 +16,33 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     while the block's rows stream past it, so larger blocks read the
     weights from memory fewer times. The K loop prefetches the next weight
     panel when the FFN's weights exceed 64 MiB (they stream from DRAM).
-    Per token-count bucket it picks the fusion: runs with `m <= fused_max_m`
+    The target is the module's `#ffn.target` (ffn-attach-target): its SIMD
+    width, threads and machine figures. Per token-count bucket it picks the fusion: runs with `m <= fused_max_m`
     take the whole-FFN fused schedule (d_ff in chunks), larger runs the
     two-pass one. A cost model (`ffn/Target/CPU/CostModel.h`) prices both
     schedules on `threads` threads -- compute and weight traffic per parallel phase with
     the busiest thread's share, the phase boundaries, the fused schedule's
     partial outputs -- and the bucket is every m up to 16 where fused
-    prices lower; it also picks the group count. The machine it prices for
-    is nominal unless given (`peak-gflops`, `dram-gbs`, `cache-gbs`,
-    `sync-us`; `ffnc --machine=FILE` passes a profile that `ffnc probe`
-    measured). Options override each choice; the result is verified.
+    prices lower; it also picks the group count. `overrides` (the same
+    attribute with knobs left out) fixes any choice; the rest is chosen and
+    the result verified against the target.
   }];
   let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
-           "SIMD width of the target: 512 (AVX-512) or 256 (AVX2)">,
-    Option<"mr", "mr", "int64_t", /*default=*/"0",
-           "Register tile rows (0: choose)">,
-    Option<"nr", "nr", "int64_t", /*default=*/"0",
-           "Register tile columns (0: choose)">,
-    Option<"mc", "mc", "int64_t", /*default=*/"0",
-           "Cache block rows (0: choose)">,
-    Option<"prefetch", "prefetch", "int64_t", /*default=*/"-1",
-           "Prefetch the next weight panel: 1 or 0 (-1: choose by weight "
-           "size)">,
+    Option<"overrides", "overrides", "std::string", /*default=*/"\"\"",
+           "Knobs to keep, as a #ffn.cpu_strategy with the others left out "
+           "(e.g. '#ffn.cpu_strategy<mr = 4, fused_max_m = 0>')">,
     Option<"batchInvariant", "batch-invariant", "bool", /*default=*/"false",
            "Make every ffn.ffn batch-invariant (one reduction order per row "
-           "for every m: never the fused schedule)">,
-    Option<"fusedMaxM", "fused-max-m", "int64_t", /*default=*/"-1",
-           "Largest m that takes the fused d_ff-chunked schedule (0: none; "
-           "-1: choose)">,
-    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "d_ff columns per chunk of the fused schedule (0: choose)">,
-    Option<"groups", "groups", "int64_t", /*default=*/"0",
-           "Work units (chunk groups) of the fused schedule (0: choose)">,
-    Option<"threads", "threads", "int64_t", /*default=*/"1",
-           "Threads the kernels will run on, for the cost model">,
-    Option<"peakGflops", "peak-gflops", "double", /*default=*/"0",
-           "The cost model's f32 FMA peak of one thread, GFLOP/s (0: "
-           "nominal)">,
-    Option<"dramGBs", "dram-gbs", "double", /*default=*/"0",
-           "Its read bandwidth from memory of all threads, GB/s (0: "
-           "nominal)">,
-    Option<"cacheGBs", "cache-gbs", "double", /*default=*/"0",
-           "Its read bandwidth from cache of one thread, GB/s (0: nominal)">,
-    Option<"syncMicros", "sync-us", "double", /*default=*/"-1",
-           "Its cost of one phase hand-off between threads, us (-1: "
-           "nominal)">
+           "for every m: never the fused schedule)">
   ];
+  // `overrides` is parsed before any ffn op may have loaded the dialect.
+  let dependentDialects = ["::mlir::ffn::FfnDialect"];
 }
 
 def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
   let summary = "Lower scheduled FFNs to packed, register-tiled vector loops";
   let description = [{
-    Rewrites each FFN function whose `ffn.ffn` carries a `#ffn.strategy`
+    Rewrites each FFN function whose `ffn.ffn` carries a `#ffn.cpu_strategy`
     into a kernel on memrefs that reads weights packed into `nr`-wide panels
     (`[N/nr][K][nr]`, zero-padded), plus one pack function per packed
     parameter (`<name>_pack_<param>`). Each projection is an `scf` loop nest

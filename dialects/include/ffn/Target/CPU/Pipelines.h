@@ -10,15 +10,18 @@
 #define FFN_TARGET_CPU_PIPELINES_H
 
 #include "ffn/Target/CPU/Passes.h"
+#include "ffn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir::ffn {
 
-/// Stage `ffn`: attach a #ffn.strategy to every ffn.ffn (`baseline`: none,
-/// the unscheduled path).
-void buildCpuStrategyPipeline(OpPassManager &pm, bool baseline,
+/// Stage `ffn`: the module's #ffn.target, then a #ffn.cpu_strategy on
+/// every ffn.ffn (`baseline`: none, the unscheduled path).
+void buildCpuStrategyPipeline(OpPassManager &pm,
+                              const FfnAttachTargetOptions &target,
+                              bool baseline,
                               const FfnSelectStrategyOptions &select);
 
 /// Stage `linalg`: scheduled FFNs become packed kernels on memrefs; the
@@ -35,25 +38,29 @@ void buildCpuKernelABIPipeline(OpPassManager &pm);
 /// conversion, loop annotations on the back edges.
 void buildCpuToLLVMPipeline(OpPassManager &pm);
 
-/// `ffn-cpu-pipeline`'s options: the schedule knobs are
-/// ffn-select-strategy's own (run the stages one by one to set them).
+/// `ffn-cpu-pipeline`'s options: the target (the machine figures are
+/// ffn-attach-target's own: run the stages one by one to set them) and the
+/// strategy's overrides.
 struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
   Option<bool> baseline{*this, "baseline",
                         llvm::cl::desc("The unscheduled path (no strategy)"),
                         llvm::cl::init(false)};
-  Option<int64_t> vectorBits{
-      *this, "vector-bits",
-      llvm::cl::desc("SIMD width: 512 (AVX-512) or 256 (AVX2)"),
-      llvm::cl::init(512)};
+  Option<std::string> isa{
+      *this, "isa", llvm::cl::desc("The target: x86-64-avx512 or x86-64-avx2"),
+      llvm::cl::init("x86-64-avx512")};
   Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads the kernels will run on, for the cost model"),
       llvm::cl::init(1)};
+  Option<std::string> overrides{
+      *this, "overrides",
+      llvm::cl::desc("Knobs to keep, as a #ffn.cpu_strategy with the others "
+                     "left out")};
 };
 
 /// All four stages.
-void buildCpuPipeline(OpPassManager &pm, bool baseline,
-                      const FfnSelectStrategyOptions &select);
+void buildCpuPipeline(OpPassManager &pm, const FfnAttachTargetOptions &target,
+                      bool baseline, const FfnSelectStrategyOptions &select);
 void registerCpuPipelines();
 
 } // namespace mlir::ffn

@@ -37,7 +37,7 @@ namespace {
 
 LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                             llvm::StringMap<func::FuncOp> &gemms) {
-  StrategyAttr strategy = *op.getStrategy();
+  auto strategy = cast<CpuStrategyAttr>(op.getStrategyAttr());
   Layout l = layoutFor(op, strategy);
   OpBuilder b(func);
   Location loc = func.getLoc();
@@ -105,12 +105,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   units.push_back(b.getDenseI64ArrayAttr(
       {rowsIfA, l.npUp, l.npDown, 0, l.finishInGemm ? 0 : -1}));
   bucketMaxM.push_back(-1);
-  StrategyChoice choice{strategy.getVectorBits(), strategy.getMr(),
-                        strategy.getNr(),         strategy.getMc(),
-                        strategy.getPrefetch(),   strategy.getFusedMaxM(),
-                        strategy.getChunk(),      strategy.getGroups()};
   std::string text =
-      describeStrategy(choice, op.getGated(), l.f, op.getBatchInvariant());
+      strategy.describe(op.getGated(), l.f, op.getBatchInvariant());
   // The GEMMs run in f32: operands are not rounded below storage precision.
   kernel->setAttr(KernelAbiAttr::kAttrName,
                   buildKernelAbi(op, b.getF32Type(), contractParams,
@@ -144,7 +140,8 @@ struct FfnLowerPackedPass : ffn::impl::FfnLowerPackedBase<FfnLowerPackedPass> {
         ffnOp = op;
         ++count;
       });
-      if (count != 1 || !ffnOp.getStrategy())
+      // Other targets' strategies are their own back ends' to lower.
+      if (count != 1 || !isa_and_present<CpuStrategyAttr>(ffnOp.getStrategyAttr()))
         continue;
       // The function must be exactly what MLIRGen builds: the op applied
       // to the arguments and returned.

@@ -9,18 +9,20 @@ using namespace mlir::ffn;
 
 static int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-cpu::Layout cpu::layoutFor(FfnOp op, StrategyAttr s) {
+cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
+  // The op's verifier has made the strategy complete.
+  const CpuStrategy &s = attr.getKnobs();
   Layout l;
   l.d = op.getDModel();
   l.f = op.getDFf();
-  l.lanes = s.getVectorBits() / 32;
-  l.mr = s.getMr();
-  l.mc = s.getMc();
-  l.prefetch = s.getPrefetch();
-  l.nrUp = upPanelWidth(s.getNr(), s.getVectorBits(), op.getGated());
+  l.lanes = *s.vectorBits / 32;
+  l.mr = *s.mr;
+  l.mc = *s.mc;
+  l.prefetch = *s.prefetch;
+  l.nrUp = upPanelWidth(*s.nr, *s.vectorBits, op.getGated());
   l.npUp = (l.f + l.nrUp - 1) / l.nrUp;
   l.fp = l.npUp * l.nrUp;
-  l.nrDown = s.getNr();
+  l.nrDown = *s.nr;
   l.npDown = (l.d + l.nrDown - 1) / l.nrDown;
   l.dp = l.npDown * l.nrDown;
   bool f32 = op.getStorageType().isF32();
@@ -34,10 +36,10 @@ cpu::Layout cpu::layoutFor(FfnOp op, StrategyAttr s) {
   l.aWidth = l.needA ? roundUp(l.d, 16) : 0;
   l.hWidth = roundUp(l.fp, 16);
   l.oWidth = roundUp(l.dp, 16);
-  if (s.getFusedMaxM() > 0) {
-    l.fusedMaxM = s.getFusedMaxM();
+  if (*s.fusedMaxM > 0) {
+    l.fusedMaxM = *s.fusedMaxM;
     // The verifier makes the chunk a multiple of nr, hence of nrUp.
-    FusedShape f = fusedShape(s.getChunk(), s.getGroups(), l.nrUp, l.f);
+    FusedShape f = fusedShape(*s.chunk, *s.groups, l.nrUp, l.f);
     l.panelsPerChunk = f.panelsPerChunk;
     l.chunk = f.chunk;
     l.chunks = f.chunks;

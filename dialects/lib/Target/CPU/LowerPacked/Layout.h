@@ -40,7 +40,7 @@ struct Layout {
   }
 };
 
-Layout layoutFor(FfnOp op, StrategyAttr s);
+Layout layoutFor(FfnOp op, CpuStrategyAttr s);
 
 } // namespace mlir::ffn::cpu
 
