@@ -45,9 +45,10 @@ def check(rt, ctx, status, what):
 
 
 # ffn_kernel_desc fields, 8 bytes each (ffn/kernel_abi.h).
-DESC_FIELDS = ["abi_version", "struct_size", "name", "target", "device",
-               "d_model", "d_ff", "dtype", "activation", "gated", "residual",
-               "norm", "norm_position", "norm_eps", "num_params", "params"]
+DESC_FIELDS = ["abi_version", "struct_size", "name", "target", "kind",
+               "device", "d_model", "d_ff", "dtype", "activation", "gated",
+               "residual", "norm", "norm_position", "norm_eps",
+               "operand_rounding", "num_params", "params"]
 
 
 def descriptor(ptr):

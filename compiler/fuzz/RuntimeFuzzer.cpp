@@ -67,27 +67,32 @@ void fuzzDescriptor(Input &in, ffn_context *ctx) {
   static ffn_param_desc params[8];
   std::memcpy(params, d.params, sizeof(ffn_param_desc) * d.num_params);
   d.params = params;
+  static ffn_cpu_code code;
+  code = *d.cpu;
+  d.cpu = &code;
   int64_t *fields[] = {reinterpret_cast<int64_t *>(&d.abi_version),
                        reinterpret_cast<int64_t *>(&d.struct_size),
                        &d.device, &d.d_model, &d.d_ff, &d.dtype,
                        &d.activation, &d.gated, &d.num_params,
-                       &d.workspace_per_row, &d.num_phases};
+                       &d.workspace_per_row, &code.num_phases, &d.kind};
   for (int n = in.byte() % 4; n > 0; --n) {
-    uint8_t which = in.byte() % 16;
-    if (which < 11) {
+    uint8_t which = in.byte() % 17;
+    if (which < 12) {
       *fields[which] = in.value();
-    } else if (which == 11) {
+    } else if (which == 12) {
       ffn_param_desc &p = params[in.byte() % 8];
       (in.byte() & 1 ? p.packed_bytes : p.shape[in.byte() & 1]) = in.value();
-    } else if (which == 12) {
-      d.name = static_cast<const char *>(pointer(in, d.name));
     } else if (which == 13) {
-      d.params = static_cast<const ffn_param_desc *>(pointer(in, params));
+      d.name = static_cast<const char *>(pointer(in, d.name));
     } else if (which == 14) {
+      d.params = static_cast<const ffn_param_desc *>(pointer(in, params));
+    } else if (which == 15) {
       d.strategy = static_cast<const char *>(pointer(in, d.strategy));
+    } else if (in.byte() & 1) {
+      code.run = reinterpret_cast<ffn_cpu_entry>(
+          const_cast<void *>(pointer(in, reinterpret_cast<void *>(code.run))));
     } else {
-      d.run = reinterpret_cast<ffn_cpu_entry>(
-          const_cast<void *>(pointer(in, reinterpret_cast<void *>(d.run))));
+      d.cpu = static_cast<const ffn_cpu_code *>(pointer(in, &code));
     }
   }
   ffn_kernel *k = nullptr;

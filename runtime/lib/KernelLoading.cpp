@@ -21,8 +21,10 @@
 
 using namespace ffn_rt;
 
-static_assert(sizeof(ffn_kernel_desc) == 28 * 8,
-              "ffn_kernel_desc must have twenty-eight 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 23 * 8,
+              "ffn_kernel_desc must have twenty-three 8-byte fields");
+static_assert(sizeof(ffn_cpu_code) == 4 * 8 && sizeof(ffn_cuda_code) == 4 * 8,
+              "the code entries must have four 8-byte fields");
 static_assert(sizeof(ffn_param_desc) == 5 * 8,
               "ffn_param_desc must have five 8-byte fields");
 
@@ -68,28 +70,45 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel '" + name +
                     "' has an inconsistent descriptor: " + what);
   };
+  if (d->kind != FFN_KIND_FFN)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name + "' is of kind " + std::to_string(d->kind) +
+                    (d->kind == FFN_KIND_MOE ? " (mixture of experts)" : "") +
+                    ", which this runtime does not run");
   if (d->device != FFN_DEVICE_CPU && d->device != FFN_DEVICE_CUDA)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' is for unknown device " +
                     std::to_string(d->device));
+  if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
+    return bad("no pack function");
+  // Exactly the device's own code entry is set, and it lies in a loaded
+  // object before anything behind it is read.
+  if ((d->device == FFN_DEVICE_CPU) != (d->cpu != nullptr) ||
+      (d->device == FFN_DEVICE_CUDA) != (d->cuda != nullptr))
+    return bad("the code entries do not match device " +
+               std::to_string(d->device));
+  if (!inLoadedImage(d->device == FFN_DEVICE_CPU
+                         ? static_cast<const void *>(d->cpu)
+                         : static_cast<const void *>(d->cuda)))
+    return bad("a code entry outside any loaded object");
+  // Each field of an entry is checked before the next is read: a foreign
+  // pointer may lead to fewer bytes than the entry has.
   if (d->device == FFN_DEVICE_CUDA) {
-    if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
-      return bad("no pack function");
-    // Every pointer of the plan must lie in loaded objects before anything
-    // behind it is read.
-    if (d->num_launches < 1 || d->num_launches > 64 ||
-        d->device_image_size < 16 || d->device_image_size > (uint64_t(1) << 30))
-      return bad("a device plan of " + std::to_string(d->num_launches) +
-                 " launches and a " + std::to_string(d->device_image_size) +
+    const ffn_cuda_code &c = *d->cuda;
+    if (!inLoadedImage(c.image))
+      return bad("a device image outside any loaded object");
+    if (c.num_launches < 1 || c.num_launches > 64 || c.image_size < 16 ||
+        c.image_size > (uint64_t(1) << 30))
+      return bad("a device plan of " + std::to_string(c.num_launches) +
+                 " launches and a " + std::to_string(c.image_size) +
                  "-byte image");
-    const char *image = static_cast<const char *>(d->device_image);
-    if (!inLoadedImage(image) ||
-        !inLoadedImage(image + d->device_image_size - 1) ||
-        !inLoadedImage(d->launches) ||
-        !inLoadedImage(d->launches + d->num_launches - 1))
+    const char *image = static_cast<const char *>(c.image);
+    if (!inLoadedImage(image) || !inLoadedImage(image + c.image_size - 1) ||
+        !inLoadedImage(c.launches) ||
+        !inLoadedImage(c.launches + c.num_launches - 1))
       return bad("a device image or launch plan outside any loaded object");
-    for (int64_t i = 0; i < d->num_launches; ++i) {
-      const ffn_device_launch &l = d->launches[i];
+    for (int64_t i = 0; i < c.num_launches; ++i) {
+      const ffn_device_launch &l = c.launches[i];
       if (!validString(l.kernel) || l.num_args < 1 || l.num_args > 32 ||
           !inLoadedImage(l.args) || !inLoadedImage(l.args + l.num_args - 1))
         return bad("launch " + std::to_string(i) +
@@ -99,14 +118,19 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     if (!plan.empty())
       return bad(plan);
   } else {
-    if (!d->run || !d->pack || !d->phase || d->num_phases < 1 ||
-        d->num_phases > 16 || !d->phase_units)
+    const ffn_cpu_code &c = *d->cpu;
+    auto noEntry = [&] {
       return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                   "kernel '" + name + "' has no CPU entry point");
-    if (!inLoadedImage(reinterpret_cast<const void *>(d->run)) ||
-        !inLoadedImage(reinterpret_cast<const void *>(d->pack)) ||
-        !inLoadedImage(reinterpret_cast<const void *>(d->phase)) ||
-        !inLoadedImage(reinterpret_cast<const void *>(d->phase_units)))
+    };
+    if (!c.run)
+      return noEntry();
+    if (!inLoadedImage(reinterpret_cast<const void *>(c.run)))
+      return bad("an entry point outside any loaded code");
+    if (c.num_phases < 1 || c.num_phases > 16 || !c.phase_units || !c.phase)
+      return noEntry();
+    if (!inLoadedImage(reinterpret_cast<const void *>(c.phase)) ||
+        !inLoadedImage(reinterpret_cast<const void *>(c.phase_units)))
       return bad("an entry point outside any loaded code");
   }
   // A strategy text also carries the back end's notes: a longer limit.

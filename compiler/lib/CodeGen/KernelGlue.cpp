@@ -273,19 +273,26 @@ llvm::Error GlueBuilder::add(const KernelSignature &sig,
                              const TargetInfo &target) {
   const std::vector<ParamInfo> &params = sig.paramInfo;
   llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
-  llvm::Constant *entry = null, *units = null, *phase = null;
-  llvm::Constant *image = null, *launches = null;
-  int64_t numPhases = 0;
+  // The code goes in the device's own entry; the other stays NULL.
+  llvm::Constant *cpuCode = null, *cudaCode = null;
   if (sig.isDevice()) {
     // The cubin, 16-byte aligned (the driver reads ELF headers in place).
     llvm::Constant *init = llvm::ConstantDataArray::getRaw(
         sig.deviceImage, sig.deviceImage.size(), llvm::Type::getInt8Ty(ctx));
-    auto *g = new llvm::GlobalVariable(m, init->getType(), true,
-                                       llvm::GlobalValue::PrivateLinkage, init,
-                                       "ffn_" + sig.name + "_cubin");
-    g->setAlignment(llvm::Align(16));
-    image = g;
-    launches = buildLaunches(sig);
+    auto *image = new llvm::GlobalVariable(m, init->getType(), true,
+                                           llvm::GlobalValue::PrivateLinkage,
+                                           init, "ffn_" + sig.name + "_cubin");
+    image->setAlignment(llvm::Align(16));
+    // ffn_cuda_code { image, image_size, num_launches, launches }
+    auto *codeType = llvm::StructType::get(ctx, {ptr, i64, i64, ptr});
+    cudaCode = new llvm::GlobalVariable(
+        m, codeType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantStruct::get(
+            codeType,
+            {image, i64c(static_cast<int64_t>(sig.deviceImage.size())),
+             i64c(static_cast<int64_t>(sig.launches.size())),
+             buildLaunches(sig)}),
+        "ffn_" + sig.name + "_cuda");
   } else {
     llvm::Function *impl = m.getFunction(sig.name);
     if (!impl)
@@ -295,10 +302,16 @@ llvm::Error GlueBuilder::add(const KernelSignature &sig,
     impl->setLinkage(llvm::GlobalValue::InternalLinkage);
     llvm::Function *phaseFn = buildPhase(sig, impl);
     llvm::Function *unitsFn = buildUnits(sig);
-    entry = buildRun(sig, phaseFn, unitsFn);
-    units = unitsFn;
-    phase = phaseFn;
-    numPhases = static_cast<int64_t>(phaseUnits(sig)[0].size());
+    llvm::Function *entry = buildRun(sig, phaseFn, unitsFn);
+    // ffn_cpu_code { run, num_phases, phase_units, phase }
+    auto *codeType = llvm::StructType::get(ctx, {ptr, i64, ptr, ptr});
+    cpuCode = new llvm::GlobalVariable(
+        m, codeType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantStruct::get(
+            codeType,
+            {entry, i64c(static_cast<int64_t>(phaseUnits(sig)[0].size())),
+             unitsFn, phaseFn}),
+        "ffn_" + sig.name + "_cpu");
   }
   llvm::Function *pack = buildPack(sig);
 
@@ -318,9 +331,8 @@ llvm::Error GlueBuilder::add(const KernelSignature &sig,
   // Field for field, ffn_kernel_desc of kernel_abi.h (all 8-byte fields).
   llvm::Type *f64 = llvm::Type::getDoubleTy(ctx);
   auto *descType = llvm::StructType::get(
-      ctx,
-      {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, f64,
-       i64, ptr, ptr, ptr, i64, ptr, i64, ptr, ptr, ptr, i64, i64, ptr, i64});
+      ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
+            i64, f64, i64, i64, ptr, ptr, i64, ptr, ptr, ptr});
   const llvm::DataLayout &layout = m.getDataLayout();
   uint64_t size = layout.getTypeAllocSize(descType);
   if (size != sizeof(ffn_kernel_desc))
@@ -331,6 +343,7 @@ llvm::Error GlueBuilder::add(const KernelSignature &sig,
       i64c(size),
       string(sig.name, ".ffn.name"),
       string(target.name, ".ffn.target"),
+      i64c(FFN_KIND_FFN),
       i64c(sig.isDevice() ? FFN_DEVICE_CUDA : FFN_DEVICE_CPU),
       i64c(sig.dModel),
       i64c(sig.dFF),
@@ -343,20 +356,14 @@ llvm::Error GlueBuilder::add(const KernelSignature &sig,
                                                   : FFN_NORM_PRE),
       llvm::ConstantFP::get(f64,
                             sig.norm == NormKind::None ? 0.0 : sig.normEps),
+      i64c(abiDType(sig.operandType)),
       i64c(static_cast<int64_t>(params.size())),
       paramArray,
-      entry,
       pack,
       i64c(sig.workspacePerRow),
       string(sig.strategy, ".ffn.strategy"),
-      i64c(numPhases),
-      units,
-      phase,
-      image,
-      i64c(static_cast<int64_t>(sig.deviceImage.size())),
-      i64c(static_cast<int64_t>(sig.launches.size())),
-      launches,
-      i64c(abiDType(sig.operandType))};
+      cpuCode,
+      cudaCode};
   new llvm::GlobalVariable(
       m, descType, true, llvm::GlobalValue::ExternalLinkage,
       llvm::ConstantStruct::get(descType, fields), "ffn_kernel_" + sig.name);

@@ -242,7 +242,8 @@ int main(int argc, char **argv) {
       // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
       // groups (ffn-lower-packed), empty outside its bucket. The
       // batch-invariant kernel differs only where this is fused.
-      bool fused = desc.num_phases > 3 && desc.phase_units(3, c.m) > 0;
+      bool fused =
+          desc.cpu->num_phases > 3 && desc.cpu->phase_units(3, c.m) > 0;
       std::vector<float> yi(x.size());
       // Interleaved: ffnc, oneDNN, [ffnc batch-invariant], ... best of each.
       double bestF = INFINITY, bestD = INFINITY, bestI = INFINITY, spentF = 0,

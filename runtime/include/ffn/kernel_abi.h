@@ -6,8 +6,14 @@
  * and how to call it. The runtime (ffn/runtime.h) reads it; an application
  * may also call `run` directly.
  *
+ * The descriptor is device-neutral: what the kernel computes (its `kind`
+ * and model), its parameters, and then one entry per device of which
+ * exactly the kernel's own is set (`cpu` or `cuda`). A new kind or device
+ * adds its own entry.
+ *
  * Versioning: FFN_KERNEL_ABI_VERSION changes whenever the layout or meaning
- * of anything here changes. Every field is 8 bytes wide, so the layout is the
+ * of anything here changes (6: the kind, and the code moved into the
+ * per-device entries). Every field is 8 bytes wide, so the layout is the
  * same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
@@ -20,7 +26,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 5
+#define FFN_KERNEL_ABI_VERSION 6
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -51,8 +57,14 @@ typedef enum ffn_norm_position {
   FFN_NORM_POST = 1, /* y = norm([x +] FFN(x)) */
 } ffn_norm_position;
 
-/* Where the kernel runs. A CUDA kernel carries its cubin in device_image
- * and a launch plan (ffn_device_launch) instead of CPU entry points. */
+/* What a kernel computes. */
+typedef enum ffn_kernel_kind {
+  FFN_KIND_FFN = 0, /* one FFN block: y = FFN(x) */
+  FFN_KIND_MOE = 1, /* a mixture of experts (reserved: ffnc generates none
+                       yet; the runtime refuses it) */
+} ffn_kernel_kind;
+
+/* Where the kernel runs: which entry of the descriptor holds its code. */
 typedef enum ffn_device {
   FFN_DEVICE_CPU = 0,
   FFN_DEVICE_CUDA = 1,
@@ -124,7 +136,7 @@ typedef struct ffn_device_arg {
  * (ceil(m / rows_per_block), grid_y, grid_z), block_threads threads,
  * shared_bytes of dynamic shared memory. */
 typedef struct ffn_device_launch {
-  const char *kernel; /* entry function in device_image */
+  const char *kernel; /* entry function in the module image */
   int64_t min_m, max_m;
   int64_t rows_per_block;
   int64_t grid_y, grid_z;
@@ -134,12 +146,31 @@ typedef struct ffn_device_launch {
   const ffn_device_arg *args;
 } ffn_device_launch;
 
+/* The code of a CPU kernel. */
+typedef struct ffn_cpu_code {
+  ffn_cpu_entry run;
+  int64_t num_phases;
+  ffn_phase_units_fn phase_units;
+  ffn_cpu_phase phase;
+} ffn_cpu_code;
+
+/* The code of a CUDA kernel: the module image (a cubin for the target's
+ * SM, 16-byte aligned) and its launch plan. */
+typedef struct ffn_cuda_code {
+  const void *image;
+  uint64_t image_size;
+  int64_t num_launches;
+  const ffn_device_launch *launches;
+} ffn_cuda_code;
+
 typedef struct ffn_kernel_desc {
   uint64_t abi_version; /* FFN_KERNEL_ABI_VERSION of the generating ffnc */
   uint64_t struct_size; /* sizeof(ffn_kernel_desc) of the generating ffnc */
   const char *name;     /* ffn block name */
-  const char *target;   /* "x86-64-avx2", "x86-64-avx512", ... */
-  int64_t device;       /* ffn_device */
+  const char *target;   /* "x86-64-avx2", "x86-64-avx512", "nvptx-sm90", ... */
+  int64_t kind;         /* ffn_kernel_kind */
+  int64_t device;       /* ffn_device: which code entry below is set */
+  /* The model. */
   int64_t d_model;
   int64_t d_ff;
   int64_t dtype;         /* ffn_dtype: input, output and parameter storage */
@@ -149,26 +180,23 @@ typedef struct ffn_kernel_desc {
   int64_t norm;          /* ffn_norm_kind */
   int64_t norm_position; /* ffn_norm_position */
   double norm_eps;
-  int64_t num_params;
-  const ffn_param_desc *params;
-  ffn_cpu_entry run; /* NULL for device kernels */
-  ffn_pack_fn pack;
-  int64_t workspace_per_row; /* scratch bytes per token row */
-  const char *strategy;      /* the schedule, as text ("packed mr=8 ...") */
-  int64_t num_phases;
-  ffn_phase_units_fn phase_units;
-  ffn_cpu_phase phase;
-  /* Device kernels: the module image (a cubin for the target's SM) and
-   * the launch plan; workspace_per_row then sizes device memory. */
-  const void *device_image;
-  uint64_t device_image_size;
-  int64_t num_launches;
-  const ffn_device_launch *launches;
   /* The dtype the kernel rounds the matmuls' inputs to: the normalized
    * input of a pre-norm FFN and the hidden activations. FFN_DTYPE_F32 (CPU
    * kernels): kept in f32. A GPU kernel stores them in the FFN's dtype, as
    * tensor-core operands; the reference's error bound includes it. */
   int64_t operand_rounding;
+  /* The parameters, packed once by `pack` (on the host; a device kernel's
+   * are then uploaded). */
+  int64_t num_params;
+  const ffn_param_desc *params;
+  ffn_pack_fn pack;
+  /* Scratch bytes per token row (host memory for a CPU kernel, device
+   * memory for a device kernel). */
+  int64_t workspace_per_row;
+  const char *strategy; /* the schedule, as text ("packed mr=8 ...") */
+  /* The code: exactly the entry of `device` is non-NULL. */
+  const ffn_cpu_code *cpu;
+  const ffn_cuda_code *cuda;
 } ffn_kernel_desc;
 
 #ifdef __cplusplus

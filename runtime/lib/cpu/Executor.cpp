@@ -119,16 +119,17 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
       }
     }
   }
-  for (int64_t p = 0; p < d->num_phases; ++p) {
-    int64_t units = d->phase_units(p, m);
+  const ffn_cpu_code &code = *d->cpu;
+  for (int64_t p = 0; p < code.num_phases; ++p) {
+    int64_t units = code.phase_units(p, m);
     if (units <= 0)
       continue;
     if (!pool) {
-      d->phase(p, m, x, packed, y, scratch, 0, units);
+      code.phase(p, m, x, packed, y, scratch, 0, units);
       continue;
     }
     pool->parallelFor(units, [&](int64_t begin, int64_t end) {
-      d->phase(p, m, x, packed, y, scratch, begin, end);
+      code.phase(p, m, x, packed, y, scratch, begin, end);
     });
   }
   return FFN_OK;

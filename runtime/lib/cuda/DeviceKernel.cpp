@@ -14,13 +14,15 @@ static size_t dtypeBytes(int64_t dtype) {
 }
 
 std::string DeviceKernel::validate(const ffn_kernel_desc &d) {
-  if (!d.device_image || d.device_image_size < 16 ||
-      d.device_image_size > (uint64_t(1) << 30))
+  if (!d.cuda)
+    return "no CUDA code";
+  const ffn_cuda_code &c = *d.cuda;
+  if (!c.image || c.image_size < 16 || c.image_size > (uint64_t(1) << 30))
     return "no device image";
-  if (!d.launches || d.num_launches < 1 || d.num_launches > 64)
-    return "num_launches " + std::to_string(d.num_launches);
-  for (int64_t i = 0; i < d.num_launches; ++i) {
-    const ffn_device_launch &l = d.launches[i];
+  if (!c.launches || c.num_launches < 1 || c.num_launches > 64)
+    return "num_launches " + std::to_string(c.num_launches);
+  for (int64_t i = 0; i < c.num_launches; ++i) {
+    const ffn_device_launch &l = c.launches[i];
     std::string at = "launch " + std::to_string(i) + ": ";
     if (!l.kernel || std::strlen(l.kernel) == 0 || std::strlen(l.kernel) > 256)
       return at + "no kernel name";
@@ -73,7 +75,7 @@ bool DeviceKernel::ensureLoaded(std::string &error) {
     return false;
   ScopedContext scope(*d);
   CUmodule mod = nullptr;
-  if (CUresult r = d->ModuleLoadData(&mod, desc.device_image)) {
+  if (CUresult r = d->ModuleLoadData(&mod, desc.cuda->image)) {
     error = std::string("cannot load the device code of kernel '") +
             desc.name + "' (" + desc.target + ") on this GPU (sm_" +
             std::to_string(d->smMajor) + std::to_string(d->smMinor) +
@@ -81,8 +83,8 @@ bool DeviceKernel::ensureLoaded(std::string &error) {
     return false;
   }
   std::vector<void *> fns;
-  for (int64_t i = 0; i < desc.num_launches; ++i) {
-    const ffn_device_launch &l = desc.launches[i];
+  for (int64_t i = 0; i < desc.cuda->num_launches; ++i) {
+    const ffn_device_launch &l = desc.cuda->launches[i];
     CUfunction f = nullptr;
     CUresult r = d->ModuleGetFunction(&f, mod, l.kernel);
     // More than 48 KiB of dynamic shared memory is an explicit opt-in.
@@ -149,8 +151,8 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
   }
   size_t rowElems = static_cast<size_t>(m) * desc.d_model;
   bool ok = true;
-  for (int64_t i = 0; i < desc.num_launches && ok; ++i) {
-    const ffn_device_launch &l = desc.launches[i];
+  for (int64_t i = 0; i < desc.cuda->num_launches && ok; ++i) {
+    const ffn_device_launch &l = desc.cuda->launches[i];
     if (m < l.min_m || m > l.max_m)
       continue;
     // Each buffer is a rank-1 memref descriptor: five parameters.

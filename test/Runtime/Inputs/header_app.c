@@ -83,8 +83,9 @@ static double max_error(const ffn_kernel_desc *d, float **values, int64_t m,
 static int exercise(ffn_context *ctx, entry_points e, int64_t m) {
   const ffn_kernel_desc *d = e.desc;
   size_t n = (size_t)(m * d->d_model), bytes = n * sizeof(float);
-  int same_symbols = d->run == e.run && d->pack == e.pack &&
-                     d->phase_units == e.units && d->phase == e.phase &&
+  int same_symbols = d->cpu->run == e.run && d->pack == e.pack &&
+                     d->cpu->phase_units == e.units &&
+                     d->cpu->phase == e.phase &&
                      d->num_params == e.num_params;
   float **values = (float **)calloc((size_t)d->num_params, sizeof(float *));
   void **packed = (void **)calloc((size_t)d->num_params, sizeof(void *));
@@ -116,7 +117,7 @@ static int exercise(ffn_context *ctx, entry_points e, int64_t m) {
                                   : NULL;
   e.run(m, x, (const void *const *)packed, y_run, ws);
   /* Every phase in two halves, as two threads would split it. */
-  for (int64_t p = 0; p < d->num_phases; ++p) {
+  for (int64_t p = 0; p < d->cpu->num_phases; ++p) {
     int64_t units = e.units(p, m);
     e.phase(p, m, x, (const void *const *)packed, y_phase, ws, 0, units / 2);
     e.phase(p, m, x, (const void *const *)packed, y_phase, ws, units / 2,

@@ -59,9 +59,15 @@ int main(int argc, char **argv) {
   memcpy(params, ffn_kernel_small.params, sizeof params);
   params[2].name = NULL;
   try_desc("null parameter name", &d);
+  static ffn_cpu_code code;
+  code = *ffn_kernel_small.cpu;
   d = ffn_kernel_small;
-  d.run = (ffn_cpu_entry)(void *)0x1234;
+  d.cpu = &code;
+  code.run = (ffn_cpu_entry)(void *)0x1234;
   try_desc("wild entry point", &d);
+  d = ffn_kernel_small;
+  d.cpu = (const ffn_cpu_code *)(void *)0x10;
+  try_desc("wild code entry", &d);
   d = ffn_kernel_small;
   d.params = (const ffn_param_desc *)(void *)0x10;
   try_desc("wild parameter table", &d);
@@ -72,7 +78,7 @@ int main(int argc, char **argv) {
   const ffn_kernel_desc *cd = ffn_kernel_descriptor(k);
   printf("library kernel d_model %ld, ours %ld, entry %s\n", (long)cd->d_model,
          (long)ffn_kernel_small.d_model,
-         cd->run == ffn_kernel_small.run ? "SHARED" : "its own");
+         cd->cpu->run == ffn_kernel_small.cpu->run ? "SHARED" : "its own");
   float w1[16 * 32], w2[32 * 16], x[2 * 16], y[2 * 16];
   for (int i = 0; i < 16 * 32; ++i)
     w1[i] = w2[i] = (float)((i * 7 % 13) - 6) / 32.0f;

@@ -59,8 +59,17 @@ int main(void) {
   bad.device = 7;
   report("unknown device", ffn_kernel_create(ctx, &bad, &k));
   bad = ffn_kernel_small;
-  bad.run = NULL;
+  bad.cpu = NULL;
   report("no entry", ffn_kernel_create(ctx, &bad, &k));
+  /* Static: the runtime wants the entry in a loaded object. */
+  static ffn_cpu_code code;
+  code = *ffn_kernel_small.cpu;
+  code.run = NULL;
+  bad.cpu = &code;
+  report("no run", ffn_kernel_create(ctx, &bad, &k));
+  bad = ffn_kernel_small;
+  bad.kind = FFN_KIND_MOE;
+  report("moe kind", ffn_kernel_create(ctx, &bad, &k));
 
   report("kernel", ffn_kernel_create(ctx, &ffn_kernel_small, &k));
   printf("name %s d_model %ld d_ff %ld params %ld\n",
