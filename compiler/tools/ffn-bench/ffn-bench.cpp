@@ -19,6 +19,7 @@
 #include "ffnc/Frontend/Sema.h"
 
 #include "ffn/runtime.h"
+#include "ffn_harness.h"
 #include "ffn_reference.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -74,18 +75,6 @@ void idle(double seconds) {
   double end = now() + seconds;
   while (now() < end)
     ;
-}
-
-/// Uniform in [-a, a], deterministic.
-void fillRandom(std::vector<float> &v, uint64_t seed, double a) {
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (float &x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = static_cast<float>(a *
-                           (static_cast<double>(s >> 11) * 0x1.0p-52 - 1.0));
-  }
 }
 
 } // namespace
@@ -212,21 +201,23 @@ int main(int argc, char **argv) {
         return 1;
       }
       const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel);
-      // Same weights for both implementations.
-      std::vector<std::vector<float>> params;
-      std::vector<const float *> dnnlWeights;
-      for (int64_t i = 0; i < desc.num_params; ++i) {
-        const ffn_param_desc &p = desc.params[i];
-        size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
-        params.emplace_back(n);
-        fillRandom(params.back(), 17 + i,
-                   p.rank == 2 ? 1.0 / std::sqrt(double(p.shape[0])) : 0.1);
-        for (ffn_kernel *k : {kernel, invariant})
-          ffn_kernel_set_param(k, p.name, params.back().data(),
-                               n * sizeof(float), FFN_LAYOUT_IN_OUT);
+      if (desc.dtype != FFN_DTYPE_F32) {
+        fmt::print(stderr, "ffn-bench: '{}' is not f32; the oneDNN peer "
+                           "takes f32 FFNs only\n", c.name);
+        return 1;
       }
-      for (const auto &p : params)
-        dnnlWeights.push_back(p.data());
+      // The run harness's seeded parameters and input (as `ffnc run`
+      // draws them), the same bytes for both implementations.
+      ffn_ref::Random rng(17);
+      std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(desc, rng);
+      for (ffn_kernel *k : {kernel, invariant})
+        if (ffn_ref::setParams(k, params) != FFN_OK) {
+          fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
+          return 1;
+        }
+      std::vector<const float *> dnnlWeights;
+      for (const ffn_ref::Buffer &p : params)
+        dnnlWeights.push_back(reinterpret_cast<const float *>(p.bytes.data()));
       ffn_bench::OneDnnFfn::Config dc{
           spec->dModel,
           spec->dFF,
@@ -236,32 +227,33 @@ int main(int argc, char **argv) {
           spec->biasUp};
       ffn_bench::OneDnnFfn dnnl(dc, dnnlWeights);
 
-      std::vector<float> x(c.m * spec->dModel), y(x.size()), yd(x.size());
-      fillRandom(x, 5, 1.0);
+      ffn_ref::Buffer input = ffn_ref::makeInput(desc, c.m, rng);
+      const float *x = reinterpret_cast<const float *>(input.bytes.data());
+      std::vector<float> y(c.m * spec->dModel), yd(y.size());
       // The schedule the kernel's bucket for this M runs, from the kernel
       // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
       // groups (ffn-lower-packed), empty outside its bucket. The
       // batch-invariant kernel differs only where this is fused.
       bool fused =
           desc.cpu->num_phases > 3 && desc.cpu->phase_units(3, c.m) > 0;
-      std::vector<float> yi(x.size());
+      std::vector<float> yi(y.size());
       // Interleaved: ffnc, oneDNN, [ffnc batch-invariant], ... best of each.
       double bestF = INFINITY, bestD = INFINITY, bestI = INFINITY, spentF = 0,
              spentD = 0;
       for (int r = 0; r < 200 && (r < 4 || spentF + spentD < 2 * seconds);
            ++r) {
         double t0 = now();
-        ffn_kernel_run(kernel, c.m, x.data(), y.data());
+        ffn_kernel_run(kernel, c.m, x, y.data());
         double t1 = now();
         idle(kIdleGap);
         double t1d = now();
-        dnnl.run(x.data(), yd.data());
+        dnnl.run(x, yd.data());
         double t2 = now();
         idle(kIdleGap);
         double ti = 0;
         if (fused) {
           double t0i = now();
-          ffn_kernel_run(invariant, c.m, x.data(), yi.data());
+          ffn_kernel_run(invariant, c.m, x, yi.data());
           ti = now() - t0i;
           idle(kIdleGap);
         }
@@ -276,20 +268,11 @@ int main(int argc, char **argv) {
           break;
       }
 
-      // ffnc's numerics on the first rows against the f64 reference.
+      // ffnc's numerics on the first rows against the f64 reference (the
+      // harness's check, as `ffnc run --check`).
       int64_t rows = std::min<int64_t>(c.m, 2);
-      std::vector<double> xd(x.begin(), x.begin() + rows * spec->dModel);
-      std::vector<std::vector<double>> pd;
-      std::vector<const double *> pptr;
-      for (const auto &p : params)
-        pd.emplace_back(p.begin(), p.end());
-      for (const auto &p : pd)
-        pptr.push_back(p.data());
-      std::vector<double> ref(xd.size()), got(xd.size()), err(xd.size());
-      ffn_ref::forward(desc, rows, xd.data(), pptr, ref.data(), err.data());
-      for (size_t i = 0; i < got.size(); ++i)
-        got[i] = y[i];
-      ffn_ref::Comparison cmp = ffn_ref::compare(desc.dtype, got, ref, err);
+      ffn_ref::Comparison cmp =
+          ffn_ref::checkOutput(desc, rows, input, y.data(), params).result;
       if (!cmp.pass)
         ++failures;
 
