@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
+#include "cpu/CpuSupport.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -136,6 +137,14 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
   // A strategy text also carries the back end's notes: a longer limit.
   if (!validString(d->target) || !validString(d->strategy, 4096))
     return bad("target or strategy is not a string");
+  // Code for features this CPU lacks would die of SIGILL in its first run.
+  if (d->device == FFN_DEVICE_CPU) {
+    std::string why = ffn_rt::cpuCannotRun(d->target);
+    if (!why.empty())
+      return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                  "kernel '" + name + "' is compiled for '" + d->target +
+                      "', which this runtime cannot run: " + why);
+  }
   if (d->dtype != FFN_DTYPE_F32 && d->dtype != FFN_DTYPE_BF16 &&
       d->dtype != FFN_DTYPE_F16)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,

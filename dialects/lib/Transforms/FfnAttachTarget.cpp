@@ -31,12 +31,19 @@ struct FfnAttachTargetPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (module->hasAttr(TargetAttr::kAttrName))
-      return;
-    std::optional<int64_t> bits = vectorBitsOf(isa);
+    if (auto existing =
+            module->getAttrOfType<TargetAttr>(TargetAttr::kAttrName)) {
+      if (isa.empty() || isa == existing.getIsa())
+        return;
+      module.emitError("ffn-attach-target: the module already targets '")
+          << existing.getIsa() << "'; asked for '" << isa << "'";
+      return signalPassFailure();
+    }
+    std::string name = isa.empty() ? std::string("x86-64-avx512") : isa;
+    std::optional<int64_t> bits = vectorBitsOf(name);
     if (!bits) {
       module.emitError("ffn-attach-target: unknown isa '")
-          << isa
+          << name
           << "' (x86-64-avx512, x86-64-avx2, nvptx-sm80, nvptx-sm90, "
              "nvptx-sm90a)";
       return signalPassFailure();
@@ -49,7 +56,7 @@ struct FfnAttachTargetPass
     };
     auto emitError = [&] { return module.emitError("ffn-attach-target: "); };
     TargetAttr target = TargetAttr::getChecked(
-        emitError, module.getContext(), StringRef(isa), int64_t(*bits),
+        emitError, module.getContext(), StringRef(name), int64_t(*bits),
         int64_t(threads),
         figure(peakGflops, nominal.peakGflops, 0),
         figure(dramGBs, nominal.dramGBs, 0),

@@ -1,11 +1,13 @@
 /* Exercises every validation of the runtime's C API against a kernel linked
  * into this program, and prints one line per check for FileCheck. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "kernels.h"
 
 #include <ffn/runtime.h>
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define D 8
@@ -70,6 +72,18 @@ int main(void) {
   bad = ffn_kernel_small;
   bad.kind = FFN_KIND_MOE;
   report("moe kind", ffn_kernel_create(ctx, &bad, &k));
+  bad = ffn_kernel_small;
+  bad.target = "x86-64-sse2";
+  report("foreign target", ffn_kernel_create(ctx, &bad, &k));
+  /* As if this CPU had no AVX-512: code for it is refused at load time
+   * (it would die of SIGILL in its first run). */
+  setenv("FFN_MAX_CPU_ISA", "avx2", 1);
+  bad = ffn_kernel_small;
+  bad.target = "x86-64-avx512";
+  report("avx512 on avx2", ffn_kernel_create(ctx, &bad, &k));
+  report("avx2 on avx2", ffn_kernel_create(ctx, &ffn_kernel_small, &k));
+  ffn_kernel_destroy(k);
+  unsetenv("FFN_MAX_CPU_ISA");
 
   report("kernel", ffn_kernel_create(ctx, &ffn_kernel_small, &k));
   printf("name %s d_model %ld d_ff %ld params %ld\n",

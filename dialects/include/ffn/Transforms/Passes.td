@@ -13,12 +13,14 @@ def FfnAttachTarget : Pass<"ffn-attach-target", "ModuleOp"> {
     `x86-64-avx512`, 256 for `x86-64-avx2`, 0 for `nvptx-*`), the threads
     the kernels will run on and the machine figures the cost model prices
     for (nominal where not given; `ffnc --machine=FILE` gives a profile
-    `ffnc probe` measured). A module that already has a target keeps it.
+    `ffnc probe` measured). A module that already has a target keeps it
+    when no `isa` is given; asked for another target, the pass fails rather
+    than compile for one the caller did not ask for.
   }];
   let options = [
-    Option<"isa", "isa", "std::string", /*default=*/"\"x86-64-avx512\"",
-           "The target: x86-64-avx512, x86-64-avx2, nvptx-sm80, nvptx-sm90, "
-           "nvptx-sm90a">,
+    Option<"isa", "isa", "std::string", /*default=*/"\"\"",
+           "The target: x86-64-avx512 (the default), x86-64-avx2, nvptx-sm80, "
+           "nvptx-sm90, nvptx-sm90a">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads the kernels will run on">,
     Option<"peakGflops", "peak-gflops", "double", /*default=*/"0",

@@ -46,8 +46,9 @@ struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
                         llvm::cl::desc("The unscheduled path (no strategy)"),
                         llvm::cl::init(false)};
   Option<std::string> isa{
-      *this, "isa", llvm::cl::desc("The target: x86-64-avx512 or x86-64-avx2"),
-      llvm::cl::init("x86-64-avx512")};
+      *this, "isa",
+      llvm::cl::desc("The target: x86-64-avx512 or x86-64-avx2 (default: the "
+                     "module's #ffn.target, else x86-64-avx512)")};
   Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads the kernels will run on, for the cost model"),
