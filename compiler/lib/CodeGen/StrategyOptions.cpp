@@ -67,9 +67,9 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
   // the target's (a vector_bits the user gives is checked against it below).
   const std::string prefix =
       "#ffn.cpu_strategy<" +
-      (givesWidth ? std::string()
-                  : "vector_bits = " + std::to_string(options.vectorBits) +
-                        ", ");
+      (givesWidth
+           ? std::string()
+           : "vector_bits = " + std::to_string(options.vectorBits) + ", ");
   std::string source = prefix + text.str() + ">";
   std::optional<StrategyError> error;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -89,7 +89,8 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
     return error;
   auto strategy = llvm::dyn_cast_or_null<mlir::ffn::CpuStrategyAttr>(parsed);
   if (!strategy || numRead != source.size())
-    return itemError(text, numRead > prefix.size() ? numRead - prefix.size() : 0,
+    return itemError(text,
+                     numRead > prefix.size() ? numRead - prefix.size() : 0,
                      "expected key=value items separated by ','");
   // The lane rules need the target's width, which the attribute alone does
   // not know.

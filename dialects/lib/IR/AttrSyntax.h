@@ -21,9 +21,9 @@ std::string floatLiteral(double value);
 /// Parses `<` [key `=` value (`,` key `=` value)*] `>`: `parseValue` reads
 /// the value of each key (it is called after the `=`, with the key's
 /// location) and reports unknown keys; a key given twice is an error here.
-ParseResult
-parseKeyValueList(AsmParser &parser,
-                  function_ref<ParseResult(StringRef key, SMLoc loc)> parseValue);
+ParseResult parseKeyValueList(
+    AsmParser &parser,
+    function_ref<ParseResult(StringRef key, SMLoc loc)> parseValue);
 
 } // namespace mlir::ffn
 

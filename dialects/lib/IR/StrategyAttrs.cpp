@@ -101,8 +101,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
 
 void TargetAttr::print(AsmPrinter &printer) const {
   printer << "<isa = \"" << getIsa() << "\", vector_bits = " << getVectorBits()
-          << ", threads = " << getThreads()
-          << ", peak_gflops = " << floatLiteral(getPeakGflops().convertToDouble())
+          << ", threads = " << getThreads() << ", peak_gflops = "
+          << floatLiteral(getPeakGflops().convertToDouble())
           << ", dram_gbs = " << floatLiteral(getDramGbs().convertToDouble())
           << ", cache_gbs = " << floatLiteral(getCacheGbs().convertToDouble())
           << ", sync_us = " << floatLiteral(getSyncUs().convertToDouble())

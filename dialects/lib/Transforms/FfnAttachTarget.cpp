@@ -57,8 +57,7 @@ struct FfnAttachTargetPass
     auto emitError = [&] { return module.emitError("ffn-attach-target: "); };
     TargetAttr target = TargetAttr::getChecked(
         emitError, module.getContext(), StringRef(name), int64_t(*bits),
-        int64_t(threads),
-        figure(peakGflops, nominal.peakGflops, 0),
+        int64_t(threads), figure(peakGflops, nominal.peakGflops, 0),
         figure(dramGBs, nominal.dramGBs, 0),
         figure(cacheGBs, nominal.cacheGBs, 0),
         figure(syncMicros, nominal.syncSeconds * 1e6, -1));

@@ -38,8 +38,8 @@ std::vector<Feature> x86Features(bool avx512) {
   unsigned leaf1c = c;
   bool osxsave = leaf1c & (1u << 27);
   uint64_t xcr = osxsave ? xcr0() : 0;
-  bool avxState = (xcr & 0x6) == 0x6;    // SSE and AVX registers
-  bool zmmState = (xcr & 0xe0) == 0xe0;  // opmask, upper ZMM, ZMM16-31
+  bool avxState = (xcr & 0x6) == 0x6;   // SSE and AVX registers
+  bool zmmState = (xcr & 0xe0) == 0xe0; // opmask, upper ZMM, ZMM16-31
   unsigned leaf7b = 0;
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
     leaf7b = b;
@@ -61,8 +61,10 @@ std::vector<Feature> x86Features(bool avx512) {
   if (avx512) {
     const char *cap = std::getenv("FFN_MAX_CPU_ISA");
     bool capped = cap && std::strcmp(cap, "avx2") == 0;
-    for (auto [name, bit] : {std::pair{"avx512f", 16}, {"avx512dq", 17},
-                             {"avx512cd", 28}, {"avx512bw", 30},
+    for (auto [name, bit] : {std::pair{"avx512f", 16},
+                             {"avx512dq", 17},
+                             {"avx512cd", 28},
+                             {"avx512bw", 30},
                              {"avx512vl", 31}})
       f.push_back({name, !capped && bool(leaf7b & (1u << bit)) && zmmState});
   }

@@ -26,7 +26,8 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
   auto str = [](int64_t v) { return std::to_string(v); };
   constexpr int64_t kMaxRows = int64_t(1) << 20;
   if (s.vectorBits && *s.vectorBits != 256 && *s.vectorBits != 512)
-    return error("vector_bits", "must be 256 or 512, got " + str(*s.vectorBits));
+    return error("vector_bits",
+                 "must be 256 or 512, got " + str(*s.vectorBits));
   // Narrower vectors than the target's run (AVX2 code on an AVX-512
   // machine); wider ones do not.
   if (s.vectorBits && targetVectorBits && *s.vectorBits > targetVectorBits)
@@ -41,11 +42,11 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
     return error("mr", "must be in [1, 16], got " + str(*s.mr));
   int64_t maxNr = bits ? 8 * lanes : 128;
   if (s.nr && (*s.nr < lanes || *s.nr % lanes != 0 || *s.nr > maxNr))
-    return error("nr", "must be a multiple of " + str(lanes) +
-                           (bits ? " (the f32 lanes of a " + str(bits) +
-                                       "-bit vector)"
-                                 : std::string(" (f32 lanes)")) +
-                           " up to " + str(maxNr) + ", got " + str(*s.nr));
+    return error(
+        "nr", "must be a multiple of " + str(lanes) +
+                  (bits ? " (the f32 lanes of a " + str(bits) + "-bit vector)"
+                        : std::string(" (f32 lanes)")) +
+                  " up to " + str(maxNr) + ", got " + str(*s.nr));
   int64_t mr = s.mr ? *s.mr : bits ? defaultMr(bits) : 1;
   int64_t nr = s.nr ? *s.nr : 2 * lanes;
   if (s.mc && (*s.mc < mr || *s.mc % mr != 0 || *s.mc > kMaxRows))
@@ -85,8 +86,8 @@ FusedShape ffn::fusedShape(int64_t chunk, int64_t groups, int64_t nrUp,
   return s;
 }
 
-std::string ffn::describeStrategy(const CpuStrategy &s, bool gated,
-                                  int64_t dFf, bool batchInvariant) {
+std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
+                                  bool batchInvariant) {
   int64_t vectorBits = *s.vectorBits, mr = *s.mr, nr = *s.nr, mc = *s.mc;
   int64_t fusedMaxM = *s.fusedMaxM;
   std::string text;
@@ -191,8 +192,8 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
 
   int64_t nr = *c.nr;
   int64_t perChunk = s.dFf / kFusedMinChunks / nr * nr;
-  c.chunk = o.chunk.value_or(std::clamp(
-      perChunk, nr, std::max(kFusedChunk / nr, int64_t(1)) * nr));
+  c.chunk = o.chunk.value_or(
+      std::clamp(perChunk, nr, std::max(kFusedChunk / nr, int64_t(1)) * nr));
   int64_t nrUp = upPanelWidth(nr, vectorBits, s.gated);
   if (o.groups) {
     c.groups = o.groups;

@@ -1,8 +1,8 @@
 //===- CostModel.h - the CPU strategy and its cost model --------*- C++ -*-===//
 //
 // The CPU strategy as plain data (what ffn-select-strategy writes into
-// #ffn.cpu_strategy), the layout facts that the lowering and the cost model both
-// derive from it, its one-line description, and how it is chosen: the
+// #ffn.cpu_strategy), the layout facts that the lowering and the cost model
+// both derive from it, its one-line description, and how it is chosen: the
 // register and cache tiles by rule, and for each token count m the schedule
 // -- two-pass or fused -- that a cost model prices lower on the threads the
 // kernel will run on.
@@ -55,8 +55,8 @@ struct CpuStrategy {
 
 /// The knobs' names in the strategy's text, in printing order.
 constexpr const char *kCpuStrategyKeys[] = {
-    "vector_bits", "mr", "nr", "mc", "prefetch", "fused_max_m", "chunk",
-    "groups"};
+    "vector_bits", "mr",          "nr",    "mc",
+    "prefetch",    "fused_max_m", "chunk", "groups"};
 
 /// A knob of the record by its name (nullptr: no such knob; prefetch is
 /// not an integer knob and is not found here).
