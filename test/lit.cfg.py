@@ -76,6 +76,7 @@ ptxas = os.path.join(cuda_home, "bin", "ptxas")
 if os.access(ptxas, os.X_OK) and os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(("%cuda_home", cuda_home))
 try:
     import subprocess
     listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)

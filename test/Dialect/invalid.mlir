@@ -200,6 +200,40 @@ func.func @contract_arity(%x: memref<?x8xf32>, %y: memref<?x8xf32>)
 
 // -----
 
+// Each parameter arrives in the packed type its contract declares.
+// expected-error @+1 {{parameter 'w_up' is 'memref<8x8xf32>', its contract says 'memref<1x8x8xf32>'}}
+func.func @contract_packed_type(%x: memref<?x8xf32>, %w: memref<8x8xf32>, %y: memref<?x8xf32>)
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 8], packed = memref<1x8x8xf32>, pack = "p">], strategy = "s">} {
+  return
+}
+
+// -----
+
+// In the LLVM dialect each memref is its descriptor's fields: input and
+// output 7 each, the [1, 8, 8] parameter 9, the workspace 5.
+// expected-error @+1 {{kernel contract names 28 expanded arguments, the function takes 3}}
+llvm.func @contract_expanded(%a: !llvm.ptr, %b: !llvm.ptr, %c: i64)
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 8], packed = memref<1x8x8xf32>, pack = "p">], workspace_per_row = 64, strategy = "s">} {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'w_up': packed must be a static, row-major memref of whole bytes, got 'memref<?x8xf32>'}}
+func.func private @param_dynamic() attributes {a = #ffn.kernel_param<name = "w_up", shape = [8, 8], packed = memref<?x8xf32>, pack = "p">}
+
+// -----
+
+// expected-error @+1 {{parameter 'b_up' is not packed, so packed must have its shape}}
+func.func private @param_unpacked() attributes {a = #ffn.kernel_param<name = "b_up", shape = [8], packed = memref<16xf32>>}
+
+// -----
+
+// expected-error @+1 {{parameter 'w' must be a vector or a matrix of positive size}}
+func.func private @param_rank() attributes {a = #ffn.kernel_param<name = "w", shape = [2, 2, 2], packed = memref<2x2x2xf32>, pack = "p">}
+
+// -----
+
 // expected-error @+1 {{phase_units and bucket_max_m go together}}
 func.func private @contract_buckets() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32, params = [], phase_units = [array<i64: 1>], strategy = "s">}
 

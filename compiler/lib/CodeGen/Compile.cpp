@@ -3,7 +3,6 @@
 #include "ffnc/CodeGen/Compile.h"
 
 #include "CompileGpu.h"
-#include "KernelGlue.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
 #include "ffnc/MLIRGen/MLIRGen.h"

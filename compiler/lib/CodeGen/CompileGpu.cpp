@@ -2,11 +2,9 @@
 
 #include "CompileGpu.h"
 
-#include "KernelGlue.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
 
-#include "ffn/Target/CPU/Pipelines.h"
 #include "ffn/Target/GPU/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,15 +39,6 @@ static llvm::Expected<std::string> cudaToolkit() {
         "found at '" +
         root + "': install it or set CUDA_HOME");
   return root;
-}
-
-/// Drops the kernels' stub functions: their contracts are read, and the
-/// glue builds each descriptor from its contract.
-static void eraseStubs(mlir::ModuleOp module,
-                       llvm::ArrayRef<KernelSignature> signatures) {
-  for (const KernelSignature &sig : signatures)
-    if (auto stub = module.lookupSymbol<mlir::func::FuncOp>(sig.name))
-      stub.erase();
 }
 
 llvm::Expected<std::string>
@@ -87,7 +76,6 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
   auto signatures = collectKernelSignatures(module);
   if (!signatures)
     return signatures.takeError();
-  eraseStubs(module, *signatures);
   if (kernels)
     *kernels = *signatures;
   std::string format = stage == EmitStage::Ptx ? "isa" : "bin";
@@ -98,29 +86,27 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
           "building the device code"))
     return std::move(err);
 
-  std::map<std::string, std::string> images;
-  for (auto binary :
-       llvm::make_early_inc_range(module.getOps<mlir::gpu::BinaryOp>())) {
-    auto object =
-        mlir::cast<mlir::gpu::ObjectAttr>(binary.getObjects().getValue()[0]);
-    images[binary.getSymName().str()] = object.getObject().str();
-    binary.erase();
-  }
-  module->removeAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName());
-  if (stage == EmitStage::Ptx) {
+  if (stage == EmitStage::Ptx || stage == EmitStage::Cubin) {
+    // The device code itself, as gpu-module-to-binary left it.
+    std::map<std::string, std::string> images;
+    for (auto binary : module.getOps<mlir::gpu::BinaryOp>()) {
+      auto object =
+          mlir::cast<mlir::gpu::ObjectAttr>(binary.getObjects().getValue()[0]);
+      images[binary.getSymName().str()] = object.getObject().str();
+    }
+    if (stage == EmitStage::Cubin)
+      return images[(*signatures)[0].deviceModule];
     std::string out;
     for (const KernelSignature &sig : *signatures)
       out += "// ffn " + sig.name + " (" + target.chip + ")\n" +
              images[sig.deviceModule];
     return out;
   }
-  if (stage == EmitStage::Cubin)
-    return images[(*signatures)[0].deviceModule];
-  for (KernelSignature &sig : *signatures)
-    sig.deviceImage = images[sig.deviceModule];
-
-  if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
-                            "lowering the pack functions to LLVM"))
+  if (llvm::Error err = run(
+          [&](mlir::OpPassManager &pm) {
+            mlir::ffn::buildGpuHostPipeline(pm, target.chip);
+          },
+          "building the host code"))
     return std::move(err);
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateToLLVMIR(module, *signatures, target, llvmContext);

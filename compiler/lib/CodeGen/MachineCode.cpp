@@ -1,6 +1,5 @@
 //===- MachineCode.cpp - LLVM IR, optimization, objects, shared libs ------===//
 
-#include "KernelGlue.h"
 #include "ffnc/CodeGen/Backend.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -107,8 +106,6 @@ ffnc::translateToLLVMIR(mlir::ModuleOp module,
     return tm.takeError();
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
   llvmModule->setDataLayout((*tm)->createDataLayout());
-  if (llvm::Error err = addKernelGlue(*llvmModule, signatures, target))
-    return std::move(err);
   // Every function gets the target's CPU and features, so the optimizer's
   // cost model and the vectorizer see the real vector width.
   for (llvm::Function &f : *llvmModule)
@@ -127,7 +124,7 @@ ffnc::translateToLLVMIR(mlir::ModuleOp module,
     return llvm::createStringError("internal error: invalid LLVM IR: " +
                                    verifyErrors);
   bool scheduled = llvm::all_of(signatures, [](const KernelSignature &s) {
-    return !s.phaseUnits.empty();
+    return s.phased;
   });
   optimize(*llvmModule, **tm, scheduled);
   return std::move(llvmModule);

@@ -2,8 +2,6 @@
 
 #include "ffnc/CodeGen/Pipeline.h"
 
-#include "ffn/IR/FfnAttrs.h"
-#include "ffn/IR/FfnDialect.h"
 #include "ffn/Target/CPU/Pipelines.h"
 
 #include <thread>
@@ -34,10 +32,5 @@ void ffnc::buildStrategyPipeline(OpPassManager &pm,
 }
 
 std::string ffnc::strategyText(const ffn::CpuStrategy &knobs) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  context.getOrLoadDialect<ffn::FfnDialect>();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << Attribute(ffn::CpuStrategyAttr::get(&context, knobs));
-  return text;
+  return "#ffn.cpu_strategy<" + ffn::knobsText(knobs) + ">";
 }

@@ -126,8 +126,80 @@ int64_t KernelAbiAttr::numArguments() const {
          (getWorkspacePerRow() ? 1 : 0) + (getPhaseUnits() ? 3 : 0);
 }
 
+int64_t KernelAbiAttr::numExpandedArguments() const {
+  // A memref of rank r expands to (allocated, aligned, offset, sizes[r],
+  // strides[r]): the input and output are [m, d_model], the workspace [bytes].
+  auto expanded = [](int64_t rank) { return 3 + 2 * rank; };
+  int64_t n = 2 * expanded(2);
+  for (Attribute p : getParams())
+    n += expanded(cast<KernelParamAttr>(p).getPacked().getRank());
+  if (getWorkspacePerRow())
+    n += expanded(1);
+  if (getPhaseUnits())
+    n += 3;
+  return n;
+}
+
 KernelAbiAttr KernelAbiAttr::of(Operation *op) {
   return op->getAttrOfType<KernelAbiAttr>(kAttrName);
+}
+
+LogicalResult
+KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, DenseI64ArrayAttr shape,
+                        MemRefType packed, StringRef pack) {
+  ArrayRef<int64_t> logical = shape.asArrayRef();
+  if (logical.empty() || logical.size() > 2 ||
+      llvm::any_of(logical, [](int64_t d) { return d < 1; }))
+    return emitError() << "parameter '" << name
+                       << "' must be a vector or a matrix of positive size";
+  // The glue passes the packed buffer as a dense row-major memref of
+  // static shape and copies unpacked ones byte for byte.
+  if (!packed.hasStaticShape() || !packed.getLayout().isIdentity() ||
+      packed.getRank() < 1 || packed.getElementTypeBitWidth() % 8 != 0)
+    return emitError() << "parameter '" << name
+                       << "': packed must be a static, row-major memref of "
+                          "whole bytes, got "
+                       << packed;
+  if (pack.empty() && packed.getShape() != logical)
+    return emitError() << "parameter '" << name
+                       << "' is not packed, so packed must have its shape";
+  return success();
+}
+
+int64_t KernelParamAttr::packedBytes() const {
+  return getPacked().getNumElements() *
+         (getPacked().getElementTypeBitWidth() / 8);
+}
+
+/// A kernel function's signature against its contract: before
+/// ffn-kernel-interface (tensors, the output returned) the count; on
+/// memrefs each parameter's packed type; in the LLVM dialect (memrefs
+/// expanded to their descriptors' fields) the count of fields.
+static LogicalResult verifyKernelSignature(FunctionOpInterface func,
+                                           KernelAbiAttr abi) {
+  ArrayRef<Type> types = func.getArgumentTypes();
+  bool expanded = !types.empty() && !isa<ShapedType>(types[0]);
+  int64_t expected =
+      expanded ? abi.numExpandedArguments()
+               : abi.numArguments() - (func.getNumResults() == 1 ? 1 : 0);
+  if (static_cast<int64_t>(types.size()) != expected)
+    return func.emitError()
+           << "kernel contract names " << expected
+           << (expanded ? " expanded" : "") << " arguments, the function takes "
+           << types.size();
+  if (expanded)
+    return success();
+  for (auto [i, attr] : llvm::enumerate(abi.getParams())) {
+    auto param = cast<KernelParamAttr>(attr);
+    auto type = dyn_cast<MemRefType>(types[1 + i]);
+    if (type && (type.getShape() != param.getPacked().getShape() ||
+                 type.getElementType() != param.getPacked().getElementType()))
+      return func.emitError()
+             << "parameter '" << param.getName() << "' is " << type
+             << ", its contract says " << param.getPacked();
+  }
+  return success();
 }
 
 LogicalResult FfnDialect::verifyOperationAttribute(Operation *op,
@@ -151,12 +223,5 @@ LogicalResult FfnDialect::verifyOperationAttribute(Operation *op,
   if (!func)
     return op->emitError() << "'" << KernelAbiAttr::kAttrName
                            << "' belongs on a function";
-  // Before ffn-kernel-interface the unscheduled kernel returns its output
-  // (a tensor) instead of taking it as the last argument.
-  int64_t expected = abi.numArguments() - (func.getNumResults() == 1 ? 1 : 0);
-  if (static_cast<int64_t>(func.getNumArguments()) != expected)
-    return op->emitError() << "kernel contract names " << expected
-                           << " arguments, the function takes "
-                           << func.getNumArguments();
-  return success();
+  return verifyKernelSignature(func, abi);
 }

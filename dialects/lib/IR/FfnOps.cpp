@@ -186,8 +186,6 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
 KernelParamAttr mlir::ffn::buildKernelParam(MLIRContext *ctx, StringRef name,
                                             ArrayRef<int64_t> logical,
                                             MemRefType packed, StringRef pack) {
-  int64_t bytes =
-      packed.getNumElements() * (packed.getElementTypeBitWidth() / 8);
   return KernelParamAttr::get(ctx, name, DenseI64ArrayAttr::get(ctx, logical),
-                              bytes, pack);
+                              packed, pack);
 }

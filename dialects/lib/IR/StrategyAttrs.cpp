@@ -172,19 +172,7 @@ Attribute CpuStrategyAttr::parse(AsmParser &parser, Type) {
 }
 
 void CpuStrategyAttr::print(AsmPrinter &printer) const {
-  CpuStrategy s = getKnobs();
-  llvm::raw_ostream &os = printer.getStream();
-  llvm::ListSeparator comma;
-  os << "<";
-  for (const char *key : kCpuStrategyKeys) {
-    if (std::string_view(key) == "prefetch") {
-      if (s.prefetch)
-        os << comma << key << " = " << (*s.prefetch ? "true" : "false");
-    } else if (std::optional<int64_t> *knob = integerKnob(s, key); *knob) {
-      os << comma << key << " = " << **knob;
-    }
-  }
-  os << ">";
+  printer << "<" << knobsText(getKnobs()) << ">";
 }
 
 bool CpuStrategyAttr::isComplete() const { return getKnobs().isComplete(); }

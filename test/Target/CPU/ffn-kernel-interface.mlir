@@ -15,7 +15,7 @@
 // The contract (convert-ffn-to-linalg writes it) counts the output, which
 // is a result before this pass and the last argument after it.
 func.func @k(%x: tensor<?x8xf32> {ffn.param = "input"}, %w: tensor<8x8xf32> {ffn.param = "w_up"}) -> tensor<?x8xf32>
-    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = identity, gated = false, residual = false, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 8], packed_bytes = 256>], strategy = "baseline">} {
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = identity, gated = false, residual = false, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 8], packed = memref<8x8xf32>>], strategy = "baseline">} {
   %r = "test.compute"(%x, %w) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
 }

@@ -130,10 +130,10 @@
 // One token-count bucket (no fused schedule); its phases: no A section,
 // 2 up panels, 1 down panel (which also finishes y), no chunk groups, no
 // row phase.
-// The contract names each parameter's logical shape, packed size and pack
-// function (b_down is read as it is).
+// The contract names each parameter's logical shape, packed buffer and
+// pack function (b_down is read as it is).
 // CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 40, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32
-// CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [20, 40], packed_bytes = 5120, pack = "f_pack_w_up">, #ffn.kernel_param<name = "w_down", shape = [40, 20], packed_bytes = 5120, pack = "f_pack_w_down">, #ffn.kernel_param<name = "b_up", shape = [40], packed_bytes = 256, pack = "f_pack_b_up">, #ffn.kernel_param<name = "b_down", shape = [20], packed_bytes = 80>]
+// CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [20, 40], packed = memref<2x20x32xf32>, pack = "f_pack_w_up">, #ffn.kernel_param<name = "w_down", shape = [40, 20], packed = memref<1x40x32xf32>, pack = "f_pack_w_down">, #ffn.kernel_param<name = "b_up", shape = [40], packed = memref<64xf32>, pack = "f_pack_b_up">, #ffn.kernel_param<name = "b_down", shape = [20], packed = memref<20xf32>>]
 // CHECK-SAME: workspace_per_row = 384, phase_units = [array<i64: 0, 2, 1, 0, 0>], bucket_max_m = [-1]
 // CHECK-SAME: strategy = "packed 512-bit vectors, register tile 4x32, cache block 8 rows, next-panel prefetch, fused bias+activation epilogue"
 // CHECK: %[[DIM:.*]] = memref.dim %[[X]]

@@ -9,10 +9,10 @@
 // shapes: weights K-major, padded to 256-row tiles) with its launch plan.
 // CHECK-LABEL: func.func private @g(memref<?x64xbf16>, memref<256x64xbf16>, memref<256x64xbf16>, memref<256x256xbf16>, memref<256xbf16>, memref<256xbf16>, memref<64xbf16>, memref<?x64xbf16>, memref<?xi8>)
 // Its contract: the model, bf16 operands on tensor cores, each parameter's
-// logical shape, packed size and pack function, the workspace, and the
+// logical shape, packed buffer and pack function, the workspace, and the
 // launch plan.
 // CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 64, d_ff = 96, storage = bf16, activation = silu, gated = true, residual = true, operand_type = bf16
-// CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [64, 96], packed_bytes = 32768, pack = "g_pack_0">, #ffn.kernel_param<name = "w_gate", shape = [64, 96], packed_bytes = 32768, pack = "g_pack_1">, #ffn.kernel_param<name = "w_down", shape = [96, 64], packed_bytes = 131072, pack = "g_pack_2">, #ffn.kernel_param<name = "b_up", shape = [96], packed_bytes = 512, pack = "g_pack_3">, #ffn.kernel_param<name = "b_gate", shape = [96], packed_bytes = 512, pack = "g_pack_4">, #ffn.kernel_param<name = "b_down", shape = [64], packed_bytes = 128>]
+// CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [64, 96], packed = memref<256x64xbf16>, pack = "g_pack_0">, #ffn.kernel_param<name = "w_gate", shape = [64, 96], packed = memref<256x64xbf16>, pack = "g_pack_1">, #ffn.kernel_param<name = "w_down", shape = [96, 64], packed = memref<256x256xbf16>, pack = "g_pack_2">, #ffn.kernel_param<name = "b_up", shape = [96], packed = memref<256xbf16>, pack = "g_pack_3">, #ffn.kernel_param<name = "b_gate", shape = [96], packed = memref<256xbf16>, pack = "g_pack_4">, #ffn.kernel_param<name = "b_down", shape = [64], packed = memref<64xbf16>>]
 // CHECK-SAME: workspace_per_row = 512
 // CHECK-SAME: device_module = "g_device"
 // CHECK-SAME: launches = [#ffn.device_launch<kernel = "g_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 82944, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 0, 0]>

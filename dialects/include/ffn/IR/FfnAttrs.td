@@ -162,19 +162,28 @@ def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
   let summary = "one parameter of a kernel: its name, shape and packing";
   let description = [{
     `name` is the spec's name for the parameter (`w_up`, `b_down`, ...);
-    `shape` its logical shape (matrices `[in, out]`); `packed_bytes` what the
-    kernel reads after packing; `pack` the private function that packs it
-    (empty: the kernel reads it as it is).
+    `shape` its logical shape (matrices `[in, out]`, read from a dense
+    row-major buffer of the storage type); `packed` the static, row-major
+    buffer the kernel reads after packing (its size is the descriptor's
+    `packed_bytes`); `pack` the private function that packs it (empty: the
+    kernel reads the parameter as it is, and `packed` has the logical shape).
+    The kernel glue passes each buffer to the kernel and the pack function
+    in these shapes, so the contract alone fixes the calling convention.
 
     Example:
-    `#ffn.kernel_param<name = "w_up", shape = array<i64: 768, 3072>, packed_bytes = 9437184, pack = "bert_pack_w_up">`
+    `#ffn.kernel_param<name = "w_up", shape = [768, 3072], packed = memref<96x768x32xf32>, pack = "bert_pack_w_up">`
   }];
   let parameters = (ins StringRefParameter<"the spec's parameter name">:$name,
                         "::mlir::DenseI64ArrayAttr":$shape,
-                        "int64_t":$packed_bytes,
+                        "::mlir::MemRefType":$packed,
                         StringRefParameter<"pack function (empty: none)",
                                            "\"\"">:$pack);
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the packed buffer.
+    int64_t packedBytes() const;
+  }];
 }
 
 def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
@@ -223,7 +232,11 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
 
     The function's arguments are the input, the parameters, the output, the
     workspace (if any) and, for phased kernels, the phase and its unit range
-    (`index`); the verifier checks the count.
+    (`index`); the verifier checks the count and each parameter's packed
+    type, and after func-to-llvm the count of the memref descriptors' fields.
+    The kernel glue pass of the target (`ffn-cpu-kernel-glue`,
+    `ffn-gpu-kernel-glue`) consumes the attribute: it builds the entry
+    points and the descriptor in the LLVM dialect from it.
   }];
   let parameters = (ins
       "int64_t":$d_model, "int64_t":$d_ff, "::mlir::Type":$storage,
@@ -243,6 +256,9 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
     static constexpr ::llvm::StringLiteral kAttrName = "ffn.kernel_abi";
     /// Arguments the kernel function takes under this contract.
     int64_t numArguments() const;
+    /// The same after func-to-llvm, each memref expanded to its
+    /// descriptor's fields (allocated, aligned, offset, sizes, strides).
+    int64_t numExpandedArguments() const;
     /// The attribute on `op`, if any.
     static KernelAbiAttr of(::mlir::Operation *op);
   }];

@@ -37,14 +37,13 @@ def FfnAttachTarget : Pass<"ffn-attach-target", "ModuleOp"> {
 }
 
 def FfnDropAnnotations : Pass<"ffn-drop-annotations", "ModuleOp"> {
-  let summary = "Drop the ffn.* annotations once the kernel glue has read them";
+  let summary = "Drop the passes' ffn.* markers before the LLVM lowering";
   let description = [{
-    Removes every discardable `ffn.*` attribute of the module (its
-    `#ffn.target`) and of a function, and every `ffn.param` argument
-    attribute. They describe the kernel contract
-    (parameters, pack functions, workspace, phases, strategy) to ffnc's
-    kernel glue, which reads them before the LLVM lowering; LLVM IR
-    translation has no use for them.
+    Removes every discardable `ffn.*` attribute of a function and every
+    `ffn.param` argument attribute: markers the ffn passes leave for each
+    other, of no use below them. The kernel contract stays for the target's
+    kernel glue pass, which consumes it after func-to-llvm: each kernel
+    function's `ffn.kernel_abi` and the module's `ffn.target`.
   }];
 }
 

@@ -18,6 +18,23 @@ std::optional<int64_t> *ffn::integerKnob(CpuStrategy &s, std::string_view key) {
                                 : nullptr;
 }
 
+std::string ffn::knobsText(const CpuStrategy &s) {
+  CpuStrategy knobs = s;
+  std::string text;
+  for (const char *key : kCpuStrategyKeys) {
+    std::string item;
+    if (std::string_view(key) == "prefetch") {
+      if (knobs.prefetch)
+        item = std::string(key) + " = " + (*knobs.prefetch ? "true" : "false");
+    } else if (std::optional<int64_t> *knob = integerKnob(knobs, key); *knob) {
+      item = std::string(key) + " = " + std::to_string(**knob);
+    }
+    if (!item.empty())
+      text += (text.empty() ? "" : ", ") + item;
+  }
+  return text;
+}
+
 std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
                                             int64_t targetVectorBits) {
   auto error = [](const char *key, std::string message) {

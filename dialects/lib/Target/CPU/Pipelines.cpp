@@ -44,7 +44,7 @@ void ffn::buildCpuKernelABIPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createFfnWorkspaceAllocs());
 }
 
-void ffn::buildCpuToLLVMPipeline(OpPassManager &pm) {
+void ffn::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createFfnDropAnnotations());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
@@ -76,6 +76,11 @@ void ffn::buildCpuToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createFfnLoopAnnotationsToBranches());
 }
 
+void ffn::buildCpuToLLVMPipeline(OpPassManager &pm) {
+  buildHostToLLVMPipeline(pm);
+  pm.addPass(createFfnCpuKernelGlue());
+}
+
 void ffn::buildCpuPipeline(OpPassManager &pm,
                            const FfnAttachTargetOptions &target, bool baseline,
                            const FfnSelectStrategyOptions &select) {
@@ -95,9 +100,11 @@ void ffn::registerCpuPipelines() {
       "ffn-cpu-kernel-abi",
       "Stage tiled: every kernel in its final memref calling convention",
       buildCpuKernelABIPipeline);
-  PassPipelineRegistration<>("ffn-cpu-to-llvm",
-                             "Kernel functions to the LLVM dialect",
-                             buildCpuToLLVMPipeline);
+  PassPipelineRegistration<>(
+      "ffn-cpu-to-llvm",
+      "Kernel functions to the LLVM dialect, with the kernel ABI's entry "
+      "points and descriptors (what ffnc translates to LLVM IR)",
+      buildCpuToLLVMPipeline);
   PassPipelineRegistration<CpuPipelineOptions>(
       "ffn-cpu-pipeline",
       "Lower ffn.ffn all the way to the LLVM dialect (the CPU back end, the "

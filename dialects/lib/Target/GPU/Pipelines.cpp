@@ -2,6 +2,7 @@
 
 #include "ffn/Target/GPU/Pipelines.h"
 
+#include "ffn/Target/CPU/Pipelines.h"
 #include "ffn/Target/GPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -48,6 +49,13 @@ void ffn::buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
+void ffn::buildGpuHostPipeline(OpPassManager &pm, StringRef chip) {
+  buildHostToLLVMPipeline(pm);
+  FfnGpuKernelGlueOptions glue;
+  glue.chip = chip.str();
+  pm.addPass(createFfnGpuKernelGlue(glue));
+}
+
 namespace {
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<std::string> chip{*this, "chip",
@@ -56,9 +64,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<int64_t> smCount{*this, "sm-count",
                           llvm::cl::desc("multiprocessors to size grids for"),
                           llvm::cl::init(132)};
-  Option<std::string> format{*this, "format",
-                             llvm::cl::desc("isa (PTX) or bin (cubin)"),
-                             llvm::cl::init("isa")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("isa (PTX) or bin (cubin; then the host code too, "
+                     "descriptors included, as ffnc translates it)"),
+      llvm::cl::init("isa")};
   Option<std::string> toolkit{*this, "toolkit",
                               llvm::cl::desc("the CUDA toolkit's folder"),
                               llvm::cl::init("")};
@@ -73,5 +83,7 @@ void ffn::registerGpuPipelines() {
       [](OpPassManager &pm, const GpuPipelineOptions &options) {
         buildGpuLoweringPipeline(pm, options.chip, options.smCount);
         buildGpuBinaryPipeline(pm, options.format, options.toolkit);
+        if (options.format == "bin")
+          buildGpuHostPipeline(pm, options.chip);
       });
 }

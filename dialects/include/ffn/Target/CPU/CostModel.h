@@ -62,6 +62,11 @@ constexpr const char *kCpuStrategyKeys[] = {
 /// not an integer knob and is not found here).
 std::optional<int64_t> *integerKnob(CpuStrategy &s, std::string_view key);
 
+/// The knobs that are set, as `#ffn.cpu_strategy` prints them between its
+/// angle brackets (`mr = 4, prefetch = true`): the attribute's printer and
+/// the driver's `overrides` option share this one spelling.
+std::string knobsText(const CpuStrategy &s);
+
 /// The register tile rows and cache block rows the heuristic picks when the
 /// caller fixes none (one accumulator budget per ISA).
 inline int64_t defaultMr(int64_t vectorBits) {

@@ -122,4 +122,34 @@ def FfnMatmulLoopOrder : Pass<"ffn-matmul-loop-order", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def FfnCpuKernelGlue : Pass<"ffn-cpu-kernel-glue", "ModuleOp"> {
+  let summary = "Build the kernel ABI's CPU entry points and descriptors";
+  let description = [{
+    The last step of the CPU lowering, on the LLVM dialect: for every
+    function with an `#ffn.kernel_abi` (after func-to-llvm, its memref
+    arguments expanded to descriptor fields), builds the plain-pointer
+    entry points of `ffn/kernel_abi.h` and the exported descriptor:
+
+    - `ffn_<name>_phase(phase, m, x, params, y, workspace, begin, end)`:
+      one phase over a unit range; it rebuilds each buffer's memref fields
+      from the contract's shapes (a dense row-major buffer; `m` rows) and
+      calls the kernel, renamed `__ffn_<name>_impl` and made internal;
+    - `ffn_<name>_phase_units(phase, m)`: the units of a phase for `m` rows,
+      from the contract's table per token-count bucket;
+    - `ffn_<name>_run(m, x, params, y, workspace)`: every phase in order on
+      the calling thread;
+    - `ffn_<name>_pack(index, src, dst)`: a parameter through its pack
+      function (made internal) or copied as it is;
+    - `ffn_kernel_<name>`: the `ffn_kernel_desc` (model, parameters,
+      workspace, strategy, the `ffn_cpu_code` entry), its `target` the
+      module's `#ffn.target` isa.
+
+    The contract attributes are consumed: the module's `ffn.target` and the
+    functions' `ffn.kernel_abi` are removed. A kernel without code (a device
+    kernel's contract), a module without a target or a name the ABI
+    reserves already in use is an error.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 #endif // FFN_TARGET_CPU_PASSES_TD

@@ -29,13 +29,18 @@ void buildCpuStrategyPipeline(OpPassManager &pm,
 void buildCpuLoweringPipeline(OpPassManager &pm);
 
 /// Stage `tiled`: every kernel has its final memref calling convention (the
-/// signature the ABI glue reads): the baseline bufferized, its scratch in a
-/// workspace argument.
+/// one its #ffn.kernel_abi declares): the baseline bufferized, its scratch
+/// in a workspace argument.
 void buildCpuKernelABIPipeline(OpPassManager &pm);
 
-/// Kernel functions -> LLVM dialect: the ffn.* annotations dropped (the
-/// glue has read them), deallocation, loops, polynomial math, LLVM
-/// conversion, loop annotations on the back edges.
+/// Host functions -> LLVM dialect: the passes' markers dropped (the kernel
+/// contract stays), deallocation, loops, polynomial math, LLVM conversion,
+/// loop annotations on the back edges. The NVIDIA targets' host code (pack
+/// functions) takes it too.
+void buildHostToLLVMPipeline(OpPassManager &pm);
+
+/// The host lowering, then ffn-cpu-kernel-glue: the module ffnc translates
+/// to LLVM IR, entry points and descriptors included.
 void buildCpuToLLVMPipeline(OpPassManager &pm);
 
 /// `ffn-cpu-pipeline`'s options: the target (the machine figures are

@@ -44,4 +44,26 @@ def FfnGpuLower : Pass<"ffn-gpu-lower", "ModuleOp"> {
                            "arith::ArithDialect", "func::FuncDialect"];
 }
 
+def FfnGpuKernelGlue : Pass<"ffn-gpu-kernel-glue", "ModuleOp"> {
+  let summary = "Embed the cubins and build the kernel ABI's descriptors";
+  let description = [{
+    The host side's last step for NVIDIA targets, on the LLVM dialect after
+    `gpu-module-to-binary` (as a cubin) and the host lowering: for every
+    kernel stub with an `#ffn.kernel_abi` naming a `device_module`, embeds
+    that `gpu.binary`'s cubin (16-byte aligned: the driver reads its ELF
+    headers in place), writes the launch plan as `ffn_device_launch`es,
+    builds `ffn_<name>_pack(index, src, dst)` and the exported
+    `ffn_kernel_<name>` descriptor with its `ffn_cuda_code` entry, its
+    `target` named after `chip`. The stubs, the `gpu.binary` ops and the
+    module's `gpu.container_module` are removed, leaving host code only.
+    A contract without a device module, a missing binary or one that is
+    not a cubin (PTX from `format=isa`) is an error.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU the cubins are for: sm_80, sm_90 or sm_90a">
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 #endif // FFN_TARGET_GPU_PASSES_TD

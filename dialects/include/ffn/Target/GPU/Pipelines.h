@@ -1,8 +1,9 @@
 //===- Pipelines.h - the NVIDIA back end's pass pipelines -------*- C++ -*-===//
 //
 // Stage `gpu` (ffn-gpu-lower) and the device code's way to a gpu.binary,
-// beside their passes; both as `ffn-gpu-pipeline` for ffn-opt. The host
-// side (pack functions, descriptor) then takes the CPU's LLVM lowering.
+// beside their passes, then the host side (pack functions, the CPU's LLVM
+// lowering; descriptors, ffn-gpu-kernel-glue); all as `ffn-gpu-pipeline`
+// for ffn-opt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,11 @@ void buildGpuLoweringPipeline(OpPassManager &pm, StringRef chip,
 /// cubin ("bin", through the CUDA toolkit's ptxas at `toolkit`).
 void buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
                             StringRef toolkit);
+
+/// The host code after the gpu.binary (cubins): pack functions to the LLVM
+/// dialect (the CPU's host lowering), then ffn-gpu-kernel-glue embeds the
+/// cubins and builds the descriptors.
+void buildGpuHostPipeline(OpPassManager &pm, StringRef chip);
 
 /// Registers `ffn-gpu-pipeline{chip=... sm-count=... format=... toolkit=...}`.
 void registerGpuPipelines();
