@@ -2,6 +2,8 @@
 
 #include "ffnc/CodeGen/Target.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/TargetParser/Host.h"
@@ -9,44 +11,68 @@
 
 using namespace ffnc;
 
-// Feature sets are spelled out rather than taken from a CPU name, so a
-// kernel built for "x86-64-avx512" runs on every AVX-512 machine (Skylake-SP
-// onward), and one for "x86-64-avx2" on every Haswell-class machine.
-static const char kAvx2Features[] =
-    "+sse4.2,+popcnt,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+lzcnt,+movbe";
-static const char kAvx512Features[] =
-    "+sse4.2,+popcnt,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+lzcnt,+movbe,"
-    "+avx512f,+avx512cd,+avx512bw,+avx512dq,+avx512vl";
+namespace {
+/// A row of ffn/cpu_targets.def: the feature sets are spelled out rather
+/// than taken from a CPU name, so a kernel built for "x86-64-avx512" runs on
+/// every AVX-512 machine (Skylake-SP onward), and one for "x86-64-avx2" on
+/// every Haswell-class machine.
+struct CpuTarget {
+  const char *name, *cpu;
+  unsigned vectorBits;
+  const char *features;
+};
+} // namespace
 
-std::vector<std::string> ffnc::targetNames() {
-  return {"host",       "x86-64-avx2", "x86-64-avx512",
-          "nvptx-sm80", "nvptx-sm90",  "nvptx-sm90a"};
+static const CpuTarget kCpuTargets[] = {
+#define FFN_CPU_TARGET(name, cpu, bits, features) {name, cpu, bits, features},
+#include "ffn/cpu_targets.def"
+};
+
+static llvm::SmallVector<llvm::StringRef> featuresOf(const CpuTarget &t) {
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(t.features).split(features, ',');
+  return features;
 }
 
-static TargetInfo makeTarget(llvm::StringRef name) {
+static const CpuTarget *findCpuTarget(llvm::StringRef name) {
+  for (const CpuTarget &t : kCpuTargets)
+    if (name == t.name)
+      return &t;
+  return nullptr;
+}
+
+std::vector<std::string> ffnc::targetNames() {
+  std::vector<std::string> names = {"host"};
+  for (const CpuTarget &t : kCpuTargets)
+    names.push_back(t.name);
+  names.insert(names.end(), {"nvptx-sm80", "nvptx-sm90", "nvptx-sm90a"});
+  return names;
+}
+
+static TargetInfo makeTarget(const CpuTarget &row) {
   TargetInfo t;
-  t.name = name.str();
+  t.name = row.name;
   t.triple = "x86_64-unknown-linux-gnu";
-  if (name == "x86-64-avx512") {
-    t.cpu = "skylake-avx512";
-    t.features = kAvx512Features;
-    t.vectorBits = 512;
-  } else {
-    t.cpu = "haswell";
-    t.features = kAvx2Features;
-    t.vectorBits = 256;
-  }
+  t.cpu = row.cpu;
+  for (llvm::StringRef f : featuresOf(row))
+    t.features += (t.features.empty() ? "+" : ",+") + f.str();
+  t.vectorBits = row.vectorBits;
   return t;
 }
 
-static bool hostHas(llvm::StringRef feature) {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return features.lookup(feature);
+/// The features of `row` this machine lacks (LLVM's view of the host).
+static std::string hostLacks(const CpuTarget &row) {
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  std::string missing;
+  for (llvm::StringRef f : featuresOf(row))
+    if (!host.lookup(f))
+      missing += (missing.empty() ? "" : ", ") + f.str();
+  return missing;
 }
 
 llvm::Expected<TargetInfo> ffnc::resolveTarget(llvm::StringRef name) {
-  if (name == "x86-64-avx2" || name == "x86-64-avx512")
-    return makeTarget(name);
+  if (const CpuTarget *row = findCpuTarget(name))
+    return makeTarget(*row);
   if (name.starts_with("nvptx-")) {
     std::string chip = llvm::StringSwitch<std::string>(name)
                            .Case("nvptx-sm80", "sm_80")
@@ -68,15 +94,16 @@ llvm::Expected<TargetInfo> ffnc::resolveTarget(llvm::StringRef name) {
       return llvm::createStringError(
           "--target=host: this machine (" + host.str() +
           ") is not x86-64; ffnc's CPU back end supports x86-64 only");
-    bool avx512 = hostHas("avx512f") && hostHas("avx512bw") &&
-                  hostHas("avx512dq") && hostHas("avx512vl");
-    if (!avx512 && !(hostHas("avx2") && hostHas("fma")))
-      return llvm::createStringError(
-          "--target=host: this CPU has neither AVX-512 nor AVX2+FMA; ffnc "
-          "needs at least x86-64-avx2");
-    TargetInfo t = makeTarget(avx512 ? "x86-64-avx512" : "x86-64-avx2");
-    t.hostCpu = llvm::sys::getHostCPUName().str();
-    return t;
+    // The most capable target this CPU runs.
+    for (const CpuTarget &row : llvm::reverse(kCpuTargets))
+      if (hostLacks(row).empty()) {
+        TargetInfo t = makeTarget(row);
+        t.hostCpu = llvm::sys::getHostCPUName().str();
+        return t;
+      }
+    return llvm::createStringError(
+        "--target=host: this CPU lacks " + hostLacks(kCpuTargets[0]) +
+        "; ffnc needs at least " + kCpuTargets[0].name);
   }
   std::string valid;
   for (const std::string &n : targetNames())
@@ -89,10 +116,7 @@ bool ffnc::hostCanRun(const TargetInfo &target) {
   if (target.isGpu())
     return false;
   llvm::Triple host(llvm::sys::getProcessTriple());
-  if (host.getArch() != llvm::Triple::x86_64)
-    return false;
-  if (target.vectorBits == 512)
-    return hostHas("avx512f") && hostHas("avx512bw") && hostHas("avx512dq") &&
-           hostHas("avx512vl");
-  return hostHas("avx2") && hostHas("fma") && hostHas("f16c");
+  const CpuTarget *row = findCpuTarget(target.name);
+  return host.getArch() == llvm::Triple::x86_64 && row &&
+         hostLacks(*row).empty();
 }

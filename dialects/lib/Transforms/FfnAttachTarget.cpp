@@ -13,14 +13,27 @@ namespace mlir::ffn {
 using namespace mlir;
 using namespace mlir::ffn;
 
+namespace {
+/// A target ffnc compiles for and its SIMD width (0: an NVIDIA GPU).
+struct KnownTarget {
+  const char *name;
+  int64_t vectorBits;
+};
+} // namespace
+
+static const KnownTarget kTargets[] = {
+#define FFN_CPU_TARGET(name, cpu, bits, features) {name, bits},
+#include "ffn/cpu_targets.def"
+    {"nvptx-sm80", 0},
+    {"nvptx-sm90", 0},
+    {"nvptx-sm90a", 0},
+};
+
 /// The SIMD width a target's name implies; nullopt for an unknown name.
 static std::optional<int64_t> vectorBitsOf(StringRef isa) {
-  if (isa == "x86-64-avx512")
-    return 512;
-  if (isa == "x86-64-avx2")
-    return 256;
-  if (isa == "nvptx-sm80" || isa == "nvptx-sm90" || isa == "nvptx-sm90a")
-    return 0;
+  for (const KnownTarget &t : kTargets)
+    if (isa == t.name)
+      return t.vectorBits;
   return std::nullopt;
 }
 
@@ -42,10 +55,12 @@ struct FfnAttachTargetPass
     std::string name = isa.empty() ? std::string("x86-64-avx512") : isa;
     std::optional<int64_t> bits = vectorBitsOf(name);
     if (!bits) {
-      module.emitError("ffn-attach-target: unknown isa '")
-          << name
-          << "' (x86-64-avx512, x86-64-avx2, nvptx-sm80, nvptx-sm90, "
-             "nvptx-sm90a)";
+      InFlightDiagnostic diag =
+          module.emitError("ffn-attach-target: unknown isa '") << name << "' (";
+      llvm::ListSeparator comma;
+      for (const KnownTarget &t : kTargets)
+        diag << StringRef(comma) << t.name;
+      diag << ")";
       return signalPassFailure();
     }
     MachineAssumptions nominal;

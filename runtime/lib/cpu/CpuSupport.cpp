@@ -1,7 +1,9 @@
 //===- CpuSupport.cpp - can this CPU run a kernel's target? ---------------===//
 //
 // CPUID and XGETBV directly: a feature counts only if the CPU has it and the
-// OS saves its registers (the AVX and AVX-512 state bits of XCR0).
+// OS saves its registers (the AVX and AVX-512 state bits of XCR0). The
+// targets and their features are ffn/cpu_targets.def's, as ffnc compiled
+// for them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +12,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -19,75 +20,110 @@
 using namespace ffn_rt;
 
 namespace {
-struct Feature {
+struct CpuTarget {
   const char *name;
-  bool present;
+  const char *features; ///< LLVM's names, comma-separated
 };
 
+const CpuTarget kCpuTargets[] = {
+#define FFN_CPU_TARGET(name, cpu, bits, features) {name, features},
+#include "ffn/cpu_targets.def"
+};
+
+/// FFN_MAX_CPU_ISA=avx2: the CPU is treated as having no AVX-512.
+bool cappedToAvx2() {
+  const char *cap = std::getenv("FFN_MAX_CPU_ISA");
+  return cap && std::strcmp(cap, "avx2") == 0;
+}
+
 #if defined(__x86_64__)
+enum class State { None, Avx, Zmm };
+
+/// Where CPUID reports a feature, and which register state it needs.
+struct FeatureBit {
+  const char *name;
+  unsigned leaf, subleaf;
+  int reg; ///< 1 = EBX, 2 = ECX
+  unsigned bit;
+  State state;
+};
+
+const FeatureBit kFeatureBits[] = {
+    {"sse4.2", 1, 0, 2, 20, State::None},
+    {"popcnt", 1, 0, 2, 23, State::None},
+    {"movbe", 1, 0, 2, 22, State::None},
+    {"avx", 1, 0, 2, 28, State::Avx},
+    {"fma", 1, 0, 2, 12, State::Avx},
+    {"f16c", 1, 0, 2, 29, State::Avx},
+    {"avx2", 7, 0, 1, 5, State::Avx},
+    {"bmi", 7, 0, 1, 3, State::None},
+    {"bmi2", 7, 0, 1, 8, State::None},
+    {"lzcnt", 0x80000001, 0, 2, 5, State::None},
+    {"avx512f", 7, 0, 1, 16, State::Zmm},
+    {"avx512dq", 7, 0, 1, 17, State::Zmm},
+    {"avx512cd", 7, 0, 1, 28, State::Zmm},
+    {"avx512bw", 7, 0, 1, 30, State::Zmm},
+    {"avx512vl", 7, 0, 1, 31, State::Zmm},
+};
+
 uint64_t xcr0() {
   uint32_t lo, hi;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return (uint64_t(hi) << 32) | lo;
 }
 
-/// The features of ffnc's x86 targets, as this CPU and OS provide them.
-std::vector<Feature> x86Features(bool avx512) {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  __get_cpuid(1, &a, &b, &c, &d);
-  unsigned leaf1c = c;
-  bool osxsave = leaf1c & (1u << 27);
-  uint64_t xcr = osxsave ? xcr0() : 0;
-  bool avxState = (xcr & 0x6) == 0x6;   // SSE and AVX registers
-  bool zmmState = (xcr & 0xe0) == 0xe0; // opmask, upper ZMM, ZMM16-31
-  unsigned leaf7b = 0;
-  if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
-    leaf7b = b;
-  unsigned ext1c = 0;
-  if (__get_cpuid(0x80000001, &a, &b, &c, &d))
-    ext1c = c;
-  std::vector<Feature> f = {
-      {"sse4.2", bool(leaf1c & (1u << 20))},
-      {"popcnt", bool(leaf1c & (1u << 23))},
-      {"avx", bool(leaf1c & (1u << 28)) && avxState},
-      {"avx2", bool(leaf7b & (1u << 5)) && avxState},
-      {"fma", bool(leaf1c & (1u << 12)) && avxState},
-      {"f16c", bool(leaf1c & (1u << 29)) && avxState},
-      {"bmi", bool(leaf7b & (1u << 3))},
-      {"bmi2", bool(leaf7b & (1u << 8))},
-      {"lzcnt", bool(ext1c & (1u << 5))},
-      {"movbe", bool(leaf1c & (1u << 22))},
-  };
-  if (avx512) {
-    const char *cap = std::getenv("FFN_MAX_CPU_ISA");
-    bool capped = cap && std::strcmp(cap, "avx2") == 0;
-    for (auto [name, bit] : {std::pair{"avx512f", 16},
-                             {"avx512dq", 17},
-                             {"avx512cd", 28},
-                             {"avx512bw", 30},
-                             {"avx512vl", 31}})
-      f.push_back({name, !capped && bool(leaf7b & (1u << bit)) && zmmState});
+/// Whether this CPU and OS provide `feature`; false for one this runtime
+/// does not know.
+bool hasFeature(const std::string &feature, bool capped) {
+  for (const FeatureBit &f : kFeatureBits) {
+    if (feature != f.name)
+      continue;
+    unsigned r[4] = {0, 0, 0, 0};
+    if (!__get_cpuid_count(f.leaf, f.subleaf, &r[0], &r[1], &r[2], &r[3]))
+      return false;
+    if (!(r[f.reg] & (1u << f.bit)))
+      return false;
+    if (f.state == State::None)
+      return true;
+    unsigned a, b, c, d;
+    __get_cpuid(1, &a, &b, &c, &d);
+    uint64_t xcr = (c & (1u << 27)) ? xcr0() : 0; // OSXSAVE
+    if ((xcr & 0x6) != 0x6)                       // SSE and AVX registers
+      return false;
+    // Opmask, upper ZMM0-15 and ZMM16-31.
+    return f.state == State::Avx || ((xcr & 0xe0) == 0xe0 && !capped);
   }
-  return f;
+  return false;
 }
 #endif
 } // namespace
 
 std::string ffn_rt::cpuCannotRun(const std::string &target) {
-  bool avx512 = target == "x86-64-avx512";
-  if (!avx512 && target != "x86-64-avx2")
-    return "it is not one of this runtime's CPU targets (x86-64-avx2, "
-           "x86-64-avx512)";
+  const CpuTarget *row = nullptr;
+  std::string names;
+  for (const CpuTarget &t : kCpuTargets) {
+    names += (names.empty() ? "" : ", ") + std::string(t.name);
+    if (target == t.name)
+      row = &t;
+  }
+  if (!row)
+    return "it is not one of this runtime's CPU targets (" + names + ")";
 #if defined(__x86_64__)
-  std::string missing;
-  for (const Feature &f : x86Features(avx512))
-    if (!f.present)
-      missing += (missing.empty() ? "" : ", ") + std::string(f.name);
+  bool capped = cappedToAvx2();
+  std::string missing, features = row->features;
+  for (size_t begin = 0; begin <= features.size();) {
+    size_t end = features.find(',', begin);
+    if (end == std::string::npos)
+      end = features.size();
+    std::string feature = features.substr(begin, end - begin);
+    if (!hasFeature(feature, capped))
+      missing += (missing.empty() ? "" : ", ") + feature;
+    begin = end + 1;
+  }
   if (missing.empty())
     return "";
-  const char *cap = std::getenv("FFN_MAX_CPU_ISA");
   return "this CPU lacks " + missing +
-         (avx512 && cap && std::strcmp(cap, "avx2") == 0
+         (capped && missing.find("avx512") != std::string::npos
               ? " (FFN_MAX_CPU_ISA=avx2)"
               : "");
 #else
