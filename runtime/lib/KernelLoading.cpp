@@ -95,27 +95,7 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
   // Each field of an entry is checked before the next is read: a foreign
   // pointer may lead to fewer bytes than the entry has.
   if (d->device == FFN_DEVICE_CUDA) {
-    const ffn_cuda_code &c = *d->cuda;
-    if (!inLoadedImage(c.image))
-      return bad("a device image outside any loaded object");
-    if (c.num_launches < 1 || c.num_launches > 64 || c.image_size < 16 ||
-        c.image_size > (uint64_t(1) << 30))
-      return bad("a device plan of " + std::to_string(c.num_launches) +
-                 " launches and a " + std::to_string(c.image_size) +
-                 "-byte image");
-    const char *image = static_cast<const char *>(c.image);
-    if (!inLoadedImage(image) || !inLoadedImage(image + c.image_size - 1) ||
-        !inLoadedImage(c.launches) ||
-        !inLoadedImage(c.launches + c.num_launches - 1))
-      return bad("a device image or launch plan outside any loaded object");
-    for (int64_t i = 0; i < c.num_launches; ++i) {
-      const ffn_device_launch &l = c.launches[i];
-      if (!validString(l.kernel) || l.num_args < 1 || l.num_args > 32 ||
-          !inLoadedImage(l.args) || !inLoadedImage(l.args + l.num_args - 1))
-        return bad("launch " + std::to_string(i) +
-                   " outside any loaded object");
-    }
-    std::string plan = ffn_rt::DeviceKernel::validate(*d);
+    std::string plan = ffn_rt::DeviceKernel::validate(*d, inLoadedImage);
     if (!plan.empty())
       return bad(plan);
   } else {

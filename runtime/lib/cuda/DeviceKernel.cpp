@@ -4,7 +4,12 @@
 
 #include "CudaDriver.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 using namespace ffn_rt;
 using namespace ffn_rt::cuda;
@@ -13,26 +18,36 @@ static size_t dtypeBytes(int64_t dtype) {
   return dtype == FFN_DTYPE_F32 ? 4 : 2;
 }
 
-std::string DeviceKernel::validate(const ffn_kernel_desc &d) {
-  if (!d.cuda)
-    return "no CUDA code";
+std::string DeviceKernel::validate(const ffn_kernel_desc &d,
+                                   bool (*inImage)(const void *)) {
+  // A field is read only once the memory holding it is known to be mapped:
+  // a foreign pointer may lead to fewer bytes than the entry has.
+  if (!d.cuda || !inImage(d.cuda))
+    return "no CUDA code in a loaded object";
   const ffn_cuda_code &c = *d.cuda;
-  if (!c.image || c.image_size < 16 || c.image_size > (uint64_t(1) << 30))
-    return "no device image";
-  if (!c.launches || c.num_launches < 1 || c.num_launches > 64)
-    return "num_launches " + std::to_string(c.num_launches);
+  if (c.num_launches < 1 || c.num_launches > 64 || c.image_size < 16 ||
+      c.image_size > (uint64_t(1) << 30))
+    return "a device plan of " + std::to_string(c.num_launches) +
+           " launches and a " + std::to_string(c.image_size) + "-byte image";
+  const char *image = static_cast<const char *>(c.image);
+  if (!inImage(image) || !inImage(image + c.image_size - 1) ||
+      !inImage(c.launches) || !inImage(c.launches + c.num_launches - 1))
+    return "a device image or launch plan outside any loaded object";
   for (int64_t i = 0; i < c.num_launches; ++i) {
     const ffn_device_launch &l = c.launches[i];
     std::string at = "launch " + std::to_string(i) + ": ";
-    if (!l.kernel || std::strlen(l.kernel) == 0 || std::strlen(l.kernel) > 256)
+    if (!inImage(l.kernel) || strnlen(l.kernel, 257) == 0 ||
+        strnlen(l.kernel, 257) > 256)
       return at + "no kernel name";
     if (l.min_m < 1 || l.max_m < l.min_m || l.rows_per_block < 1 ||
         l.grid_y < 1 || l.grid_y > 65535 || l.grid_z < 1 || l.grid_z > 65535 ||
         l.block_threads < 1 || l.block_threads > 1024 || l.shared_bytes < 0 ||
         l.shared_bytes > 256 * 1024)
       return at + "invalid geometry";
-    if (l.num_args < 1 || l.num_args > 32 || !l.args)
-      return at + "num_args " + std::to_string(l.num_args);
+    if (l.num_args < 1 || l.num_args > 32 || !inImage(l.args) ||
+        !inImage(l.args + l.num_args - 1))
+      return at + "an argument table of " + std::to_string(l.num_args) +
+             " outside any loaded object";
     for (int64_t a = 0; a < l.num_args; ++a) {
       int64_t kind = l.args[a].kind, index = l.args[a].index;
       bool ok = (kind >= FFN_DEVICE_ARG_M && kind <= FFN_DEVICE_ARG_OUTPUT) ||
@@ -44,8 +59,21 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d) {
         return at + "argument " + std::to_string(a) + " is invalid";
     }
   }
-  // Every m >= 1 must be covered by the plan's buckets.
-  return "";
+  // Every m >= 1 is covered by some launch: a gap would leave the output
+  // unwritten for those m.
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t i = 0; i < c.num_launches; ++i)
+    ranges.push_back({c.launches[i].min_m, c.launches[i].max_m});
+  std::sort(ranges.begin(), ranges.end());
+  int64_t next = 1; // the smallest m not yet covered
+  for (auto [lo, hi] : ranges) {
+    if (lo > next)
+      break;
+    if (hi == INT64_MAX)
+      return "";
+    next = std::max(next, hi + 1);
+  }
+  return "the plan launches nothing for m = " + std::to_string(next);
 }
 
 DeviceKernel::~DeviceKernel() {

@@ -27,9 +27,12 @@ public:
   DeviceKernel(const DeviceKernel &) = delete;
   DeviceKernel &operator=(const DeviceKernel &) = delete;
 
-  /// Checks the plan against the descriptor (no driver needed). Returns ""
-  /// or what is wrong.
-  static std::string validate(const ffn_kernel_desc &desc);
+  /// Checks the descriptor's CUDA entry (no driver needed): each pointer
+  /// with `inImage` (memory of a loaded object) before it is read, then the
+  /// plan's geometry and arguments against the descriptor. Returns "" or
+  /// what is wrong.
+  static std::string validate(const ffn_kernel_desc &desc,
+                              bool (*inImage)(const void *));
 
   /// Copies packed parameter `index` (`bytes` long) to device memory,
   /// replacing an earlier one once the device is done with it. The caller

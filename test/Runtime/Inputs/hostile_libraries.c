@@ -9,6 +9,7 @@
 
 #include <ffn/runtime.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,6 +72,34 @@ int main(int argc, char **argv) {
   d = ffn_kernel_small;
   d.params = (const ffn_param_desc *)(void *)0x10;
   try_desc("wild parameter table", &d);
+
+  /* A device kernel's entry and launch plan, checked before any driver is
+   * opened (so without a GPU too). */
+  static const unsigned char image[64] = {0x7f, 'E', 'L', 'F'};
+  static const ffn_device_arg args[1] = {{FFN_DEVICE_ARG_M, 0}};
+  static ffn_device_launch launches[2];
+  static ffn_cuda_code cuda;
+  for (int i = 0; i < 2; ++i) {
+    ffn_device_launch l = {"k", 1, 16, 16, 1, 1, 128, 0, 1, args};
+    launches[i] = l;
+  }
+  launches[1].min_m = 32;
+  launches[1].max_m = INT64_MAX;
+  cuda.image = image;
+  cuda.image_size = sizeof image;
+  cuda.num_launches = 2;
+  cuda.launches = launches;
+  d = ffn_kernel_small;
+  d.device = FFN_DEVICE_CUDA;
+  d.cpu = NULL;
+  d.cuda = &cuda;
+  try_desc("plan with a gap", &d);
+  launches[1].min_m = 17;
+  launches[1].grid_y = 0;
+  try_desc("bad launch geometry", &d);
+  launches[1].grid_y = 1;
+  cuda.launches = (const ffn_device_launch *)(void *)0x10;
+  try_desc("wild launch plan", &d);
 
   /* A library whose kernel has the same name as one linked into this
    * program: the runtime runs the library's (d_model 16), not ours (8). */
