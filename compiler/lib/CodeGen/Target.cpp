@@ -60,9 +60,9 @@ static TargetInfo makeTarget(const CpuTarget &row) {
   return t;
 }
 
-/// The features of `row` this machine lacks (LLVM's view of the host).
-static std::string hostLacks(const CpuTarget &row) {
-  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+/// The features of `row` that `host` (LLVM's view of this CPU) lacks.
+static std::string lacks(const CpuTarget &row,
+                         const llvm::StringMap<bool> &host) {
   std::string missing;
   for (llvm::StringRef f : featuresOf(row))
     if (!host.lookup(f))
@@ -95,14 +95,15 @@ llvm::Expected<TargetInfo> ffnc::resolveTarget(llvm::StringRef name) {
           "--target=host: this machine (" + host.str() +
           ") is not x86-64; ffnc's CPU back end supports x86-64 only");
     // The most capable target this CPU runs.
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     for (const CpuTarget &row : llvm::reverse(kCpuTargets))
-      if (hostLacks(row).empty()) {
+      if (lacks(row, features).empty()) {
         TargetInfo t = makeTarget(row);
         t.hostCpu = llvm::sys::getHostCPUName().str();
         return t;
       }
     return llvm::createStringError(
-        "--target=host: this CPU lacks " + hostLacks(kCpuTargets[0]) +
+        "--target=host: this CPU lacks " + lacks(kCpuTargets[0], features) +
         "; ffnc needs at least " + kCpuTargets[0].name);
   }
   std::string valid;
@@ -118,5 +119,5 @@ bool ffnc::hostCanRun(const TargetInfo &target) {
   llvm::Triple host(llvm::sys::getProcessTriple());
   const CpuTarget *row = findCpuTarget(target.name);
   return host.getArch() == llvm::Triple::x86_64 && row &&
-         hostLacks(*row).empty();
+         lacks(*row, llvm::sys::getHostCPUFeatures()).empty();
 }

@@ -19,8 +19,7 @@ SmallVector<GluedKernel> mlir::ffn::takeKernels(ModuleOp module) {
     if (!abi)
       continue;
     func->removeAttr(KernelAbiAttr::kAttrName);
-    kernels.push_back(
-        {func.getName().str(), abi, func.isExternal() ? nullptr : func});
+    kernels.push_back({func.getName().str(), abi, func});
   }
   return kernels;
 }
@@ -32,9 +31,9 @@ GlueBuilder::GlueBuilder(ModuleOp module)
   b.setInsertionPointToEnd(module.getBody());
 }
 
-LogicalResult GlueBuilder::insert(Operation *op, bool exact) {
+LogicalResult GlueBuilder::insert(Operation *op, bool exported) {
   StringAttr name = SymbolTable::getSymbolName(op);
-  if (exact && symbols.lookup(name)) {
+  if (exported && symbols.lookup(name)) {
     op->erase();
     return module.emitError("kernel glue: the module already defines '")
            << name.getValue() << "', a name the kernel ABI reserves";
@@ -52,7 +51,7 @@ LLVM::LLVMFuncOp GlueBuilder::function(StringRef name, Type result,
   b.setInsertionPointToEnd(module.getBody());
   auto fn = LLVM::LLVMFuncOp::create(
       b, name, LLVM::LLVMFunctionType::get(result, arguments));
-  if (failed(insert(fn, /*exact=*/true)))
+  if (failed(insert(fn, /*exported=*/true)))
     return nullptr;
   b.setInsertionPointToStart(fn.addEntryBlock(b));
   return fn;
@@ -60,15 +59,15 @@ LLVM::LLVMFuncOp GlueBuilder::function(StringRef name, Type result,
 
 LLVM::GlobalOp GlueBuilder::global(StringRef name, Type type,
                                    function_ref<Value()> init,
-                                   uint64_t alignment) {
+                                   uint64_t alignment, LLVM::Linkage linkage) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
-  auto g = LLVM::GlobalOp::create(b, type, /*isConstant=*/true,
-                                  LLVM::Linkage::Private, name, Attribute(),
-                                  alignment);
+  auto g = LLVM::GlobalOp::create(b, type, /*isConstant=*/true, linkage, name,
+                                  Attribute(), alignment);
+  if (failed(insert(g, /*exported=*/linkage != LLVM::Linkage::Private)))
+    return nullptr;
   b.setInsertionPointToStart(&g.getInitializerRegion().emplaceBlock());
   LLVM::ReturnOp::create(b, init());
-  (void)insert(g, /*exact=*/false);
   return g;
 }
 
@@ -80,7 +79,7 @@ LLVM::GlobalOp GlueBuilder::bytes(StringRef name, StringRef value,
   auto g = LLVM::GlobalOp::create(b, type, /*isConstant=*/true,
                                   LLVM::Linkage::Private, name,
                                   b.getStringAttr(value), alignment);
-  (void)insert(g, /*exact=*/false);
+  (void)insert(g, /*exported=*/false);
   return g;
 }
 
@@ -238,17 +237,6 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   auto descType = LLVM::LLVMStructType::getLiteral(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64,
             i64, i64, f64, i64, i64, ptr, ptr, i64, ptr, ptr, ptr});
-  std::string symbol = "ffn_kernel_" + name;
-  if (symbols.lookup(symbol))
-    return module.emitError("kernel glue: the module already defines '")
-           << symbol << "', a name the kernel ABI reserves";
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto desc =
-      LLVM::GlobalOp::create(b, descType, /*isConstant=*/true,
-                             LLVM::Linkage::External, symbol, Attribute());
-  symbols.insert(desc);
-  b.setInsertionPointToStart(&desc.getInitializerRegion().emplaceBlock());
   NormAttr norm = abi.getNorm();
   int64_t normKind = !norm ? FFN_NORM_NONE
                      : norm.getKind() == NormKind::layernorm
@@ -258,29 +246,32 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                              ? FFN_NORM_POST
                              : FFN_NORM_PRE;
   double eps = norm ? norm.getEps().convertToDouble() : 0.0;
-  Value fields[] = {constant(FFN_KERNEL_ABI_VERSION),
-                    constant(sizeof(ffn_kernel_desc)),
-                    address(nameString),
-                    address(targetString),
-                    constant(FFN_KIND_FFN),
-                    constant(device),
-                    constant(abi.getDModel()),
-                    constant(abi.getDFf()),
-                    constant(abiDType(abi.getStorage())),
-                    constant(abiActivation(abi.getActivation())),
-                    constant(abi.getGated() ? 1 : 0),
-                    constant(abi.getResidual() ? 1 : 0),
-                    constant(normKind),
-                    constant(normPosition),
-                    LLVM::ConstantOp::create(b, f64, b.getF64FloatAttr(eps)),
-                    constant(abiDType(abi.getOperandType())),
-                    constant(abi.getParams().size()),
-                    address(params),
-                    address(pack),
-                    constant(abi.getWorkspacePerRow().value_or(0)),
-                    address(strategyString),
-                    cpuCode ? address(cpuCode) : null(),
-                    cudaCode ? address(cudaCode) : null()};
-  LLVM::ReturnOp::create(b, aggregate(descType, fields));
-  return success();
+  auto init = [&] {
+    Value fields[] = {constant(FFN_KERNEL_ABI_VERSION),
+                      constant(sizeof(ffn_kernel_desc)),
+                      address(nameString),
+                      address(targetString),
+                      constant(FFN_KIND_FFN),
+                      constant(device),
+                      constant(abi.getDModel()),
+                      constant(abi.getDFf()),
+                      constant(abiDType(abi.getStorage())),
+                      constant(abiActivation(abi.getActivation())),
+                      constant(abi.getGated() ? 1 : 0),
+                      constant(abi.getResidual() ? 1 : 0),
+                      constant(normKind),
+                      constant(normPosition),
+                      LLVM::ConstantOp::create(b, f64, b.getF64FloatAttr(eps)),
+                      constant(abiDType(abi.getOperandType())),
+                      constant(abi.getParams().size()),
+                      address(params),
+                      address(pack),
+                      constant(abi.getWorkspacePerRow().value_or(0)),
+                      address(strategyString),
+                      cpuCode ? address(cpuCode) : null(),
+                      cudaCode ? address(cudaCode) : null()};
+    return aggregate(descType, fields);
+  };
+  return success(bool(global("ffn_kernel_" + name, descType, init,
+                             /*alignment=*/0, LLVM::Linkage::External)));
 }

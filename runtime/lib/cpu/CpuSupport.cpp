@@ -72,26 +72,33 @@ uint64_t xcr0() {
   return (uint64_t(hi) << 32) | lo;
 }
 
+/// Which register states the OS saves (XCR0, when OSXSAVE says it may be
+/// read): the AVX (SSE + YMM) and the AVX-512 (opmask, upper ZMM0-15,
+/// ZMM16-31) state. `capped`: AVX-512 counts as absent.
+struct OsState {
+  bool avx, zmm;
+};
+
+OsState osState(bool capped) {
+  unsigned a, b, c, d;
+  __get_cpuid(1, &a, &b, &c, &d);
+  uint64_t xcr = (c & (1u << 27)) ? xcr0() : 0; // OSXSAVE
+  bool avx = (xcr & 0x6) == 0x6;
+  return {avx, avx && (xcr & 0xe0) == 0xe0 && !capped};
+}
+
 /// Whether this CPU and OS provide `feature`; false for one this runtime
 /// does not know.
-bool hasFeature(const std::string &feature, bool capped) {
+bool hasFeature(const std::string &feature, OsState os) {
   for (const FeatureBit &f : kFeatureBits) {
     if (feature != f.name)
       continue;
     unsigned r[4] = {0, 0, 0, 0};
-    if (!__get_cpuid_count(f.leaf, f.subleaf, &r[0], &r[1], &r[2], &r[3]))
+    if (!__get_cpuid_count(f.leaf, f.subleaf, &r[0], &r[1], &r[2], &r[3]) ||
+        !(r[f.reg] & (1u << f.bit)))
       return false;
-    if (!(r[f.reg] & (1u << f.bit)))
-      return false;
-    if (f.state == State::None)
-      return true;
-    unsigned a, b, c, d;
-    __get_cpuid(1, &a, &b, &c, &d);
-    uint64_t xcr = (c & (1u << 27)) ? xcr0() : 0; // OSXSAVE
-    if ((xcr & 0x6) != 0x6)                       // SSE and AVX registers
-      return false;
-    // Opmask, upper ZMM0-15 and ZMM16-31.
-    return f.state == State::Avx || ((xcr & 0xe0) == 0xe0 && !capped);
+    return f.state == State::None || (f.state == State::Avx && os.avx) ||
+           (f.state == State::Zmm && os.zmm);
   }
   return false;
 }
@@ -110,13 +117,14 @@ std::string ffn_rt::cpuCannotRun(const std::string &target) {
     return "it is not one of this runtime's CPU targets (" + names + ")";
 #if defined(__x86_64__)
   bool capped = cappedToAvx2();
+  OsState os = osState(capped);
   std::string missing, features = row->features;
   for (size_t begin = 0; begin <= features.size();) {
     size_t end = features.find(',', begin);
     if (end == std::string::npos)
       end = features.size();
     std::string feature = features.substr(begin, end - begin);
-    if (!hasFeature(feature, capped))
+    if (!hasFeature(feature, os))
       missing += (missing.empty() ? "" : ", ") + feature;
     begin = end + 1;
   }

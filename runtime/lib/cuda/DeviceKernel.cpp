@@ -36,8 +36,8 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
   for (int64_t i = 0; i < c.num_launches; ++i) {
     const ffn_device_launch &l = c.launches[i];
     std::string at = "launch " + std::to_string(i) + ": ";
-    if (!inImage(l.kernel) || strnlen(l.kernel, 257) == 0 ||
-        strnlen(l.kernel, 257) > 256)
+    size_t nameLength = inImage(l.kernel) ? strnlen(l.kernel, 257) : 0;
+    if (nameLength == 0 || nameLength > 256)
       return at + "no kernel name";
     if (l.min_m < 1 || l.max_m < l.min_m || l.rows_per_block < 1 ||
         l.grid_y < 1 || l.grid_y > 65535 || l.grid_z < 1 || l.grid_z > 65535 ||

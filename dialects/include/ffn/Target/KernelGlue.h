@@ -24,18 +24,19 @@ namespace mlir::ffn {
 struct GluedKernel {
   std::string name;
   KernelAbiAttr abi;
-  /// The kernel's lowered function (the CPU's; null for a device kernel,
-  /// whose code is a cubin).
-  LLVM::LLVMFuncOp impl;
+  /// The kernel's function: the CPU's lowered code, or a device kernel's
+  /// stub (a declaration: its code is a cubin).
+  LLVM::LLVMFuncOp func;
 };
 
 /// The kernels of `module` in module order (spec order): every function
 /// with an #ffn.kernel_abi, its attribute removed (the glue consumes it).
 SmallVector<GluedKernel> takeKernels(ModuleOp module);
 
-/// Builds glue at the end of a module. Names the kernel ABI fixes
-/// (`ffn_<name>_run`, `ffn_kernel_<name>`, ...) are exact, and a clash with
-/// an existing symbol is an error; private helpers are renamed on a clash.
+/// Builds glue at the end of a module. Exported symbols carry the names the
+/// kernel ABI fixes (`ffn_<name>_run`, `ffn_kernel_<name>`, ...): a clash
+/// with an existing symbol is an error. Private helpers are renamed on a
+/// clash.
 class GlueBuilder {
 public:
   explicit GlueBuilder(ModuleOp module);
@@ -52,10 +53,12 @@ public:
   LLVM::LLVMFuncOp function(StringRef name, Type result,
                             ArrayRef<Type> arguments);
 
-  /// A private constant global, initialized by `init` (which builds the
-  /// value in the initializer region and returns it).
+  /// A constant global, initialized by `init` (which builds the value in
+  /// the initializer region and returns it); null after an error when an
+  /// exported name clashes.
   LLVM::GlobalOp global(StringRef name, Type type, function_ref<Value()> init,
-                        uint64_t alignment = 0);
+                        uint64_t alignment = 0,
+                        LLVM::Linkage linkage = LLVM::Linkage::Private);
   /// A private NUL-terminated string.
   LLVM::GlobalOp string(StringRef name, StringRef value);
   /// Raw bytes, as they are (no NUL).
@@ -87,8 +90,9 @@ public:
 
 private:
   /// Inserts `op` (just built at the module's end) into the symbol table:
-  /// `exact` names fail on a clash, others are renamed.
-  LogicalResult insert(Operation *op, bool exact);
+  /// an exported name that clashes is an error (and `op` is erased), a
+  /// private one is renamed.
+  LogicalResult insert(Operation *op, bool exported);
 
   ModuleOp module;
   SymbolTable symbols;

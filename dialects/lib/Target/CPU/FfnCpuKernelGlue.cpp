@@ -109,7 +109,7 @@ LLVM::LLVMFuncOp CpuGlue::buildPhase() {
   }
   if (table.phased)
     args.append({fn.getArgument(0), fn.getArgument(6), fn.getArgument(7)});
-  LLVM::CallOp::create(b, kernel.impl, args);
+  LLVM::CallOp::create(b, kernel.func, args);
   LLVM::BrOp::create(b, done);
   b.setInsertionPointToStart(done);
   LLVM::ReturnOp::create(b, ValueRange());
@@ -213,7 +213,7 @@ struct FfnCpuKernelGluePass
     }
     SmallVector<GluedKernel> kernels = takeKernels(module);
     for (GluedKernel &kernel : kernels) {
-      if (!kernel.impl) {
+      if (kernel.func.isExternal()) {
         module.emitError("ffn-cpu-kernel-glue: kernel '")
             << kernel.name << "' has no CPU code"
             << (kernel.abi.getDeviceModule()
@@ -223,8 +223,8 @@ struct FfnCpuKernelGluePass
       }
       // The kernel is reached through its entry points only (nothing else
       // calls it, so no use needs the old name).
-      SymbolTable::setSymbolName(kernel.impl, "__ffn_" + kernel.name + "_impl");
-      kernel.impl.setLinkage(LLVM::Linkage::Internal);
+      SymbolTable::setSymbolName(kernel.func, "__ffn_" + kernel.name + "_impl");
+      kernel.func.setLinkage(LLVM::Linkage::Internal);
     }
     GlueBuilder g(module);
     for (GluedKernel &kernel : kernels) {

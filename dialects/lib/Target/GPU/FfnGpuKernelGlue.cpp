@@ -103,7 +103,8 @@ struct FfnGpuKernelGluePass
     // The descriptor names the target as ffnc's --target does.
     std::string target = "nvptx-" + StringRef(chip).substr(0, 2).str() +
                          StringRef(chip).substr(3).str();
-    llvm::StringMap<std::string> cubins;
+    // The bytes stay in the binaries' attributes (the context owns them).
+    llvm::StringMap<StringRef> cubins;
     for (auto binary : module.getOps<gpu::BinaryOp>()) {
       auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
       if (object.getFormat() != gpu::CompilationTarget::Binary) {
@@ -111,7 +112,7 @@ struct FfnGpuKernelGluePass
                          "cubin; this gpu.binary is not one (format=bin)");
         return signalPassFailure();
       }
-      cubins[binary.getSymName()] = object.getObject().str();
+      cubins[binary.getSymName()] = object.getObject().getValue();
     }
     SmallVector<GluedKernel> kernels = takeKernels(module);
     GlueBuilder g(module);
@@ -134,12 +135,9 @@ struct FfnGpuKernelGluePass
     }
     // Host code only from here: the stubs declared the kernels' contracts,
     // the binaries are embedded.
-    for (auto stub :
-         llvm::make_early_inc_range(module.getOps<LLVM::LLVMFuncOp>()))
-      if (stub.isExternal() && llvm::any_of(kernels, [&](const GluedKernel &k) {
-            return k.name == stub.getName();
-          }))
-        stub.erase();
+    for (GluedKernel &kernel : kernels)
+      if (kernel.func.isExternal())
+        kernel.func.erase();
     for (auto binary :
          llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>()))
       binary.erase();
