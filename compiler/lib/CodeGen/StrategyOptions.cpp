@@ -100,5 +100,12 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
   if (std::optional<mlir::ffn::KnobError> bad =
           mlir::ffn::checkStrategy(options.overrides, options.vectorBits))
     return keyError(text, bad->key, bad->key + " " + bad->message);
+  if (options.overrides.bf16Dot.value_or(false) &&
+      !mlir::ffn::cpuTargetHasFeature(options.isa, "avx512bf16"))
+    return keyError(text, "bf16_dot",
+                    "bf16_dot needs a target with avx512bf16 "
+                    "(x86-64-avx512-bf16), not '" +
+                        options.isa + "'");
   return std::nullopt;
+
 }

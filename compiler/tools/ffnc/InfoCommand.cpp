@@ -115,6 +115,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.dModel),
                               static_cast<int64_t>(spec.dFF), spec.isGated(),
                               static_cast<int64_t>(byteWidth(spec.dtype))};
+    shape.bf16Dot =
+        spec.dtype == DType::BF16 &&
+        mlir::ffn::cpuTargetHasFeature(schedule->target, "avx512bf16");
+
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);
     MachineModel model = schedule->machine.roofline(schedule->threads);

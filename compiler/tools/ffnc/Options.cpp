@@ -53,7 +53,8 @@ cl::opt<std::string>
 cl::opt<std::string>
     targetName("target",
                cl::desc("Code generation target: host (default), x86-64-avx2, "
-                        "x86-64-avx512"),
+                        "x86-64-avx512, x86-64-avx512-bf16, nvptx-sm80, "
+                        "nvptx-sm90, nvptx-sm90a"),
                cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
                cl::sub(infoCommand));
@@ -61,9 +62,10 @@ cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
              "any of mr=N,nr=N,mc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
-             "groups=N (register tile rows/columns, cache block rows, "
-             "next-panel prefetch, largest m of the fused d_ff-chunked "
-             "schedule (0: never), its chunk width and work units)"),
+             "groups=N,bf16_dot=0|1 (register tile rows/columns, cache block "
+             "rows, next-panel prefetch, largest m of the fused "
+             "d_ff-chunked schedule (0: never), its chunk width and work "
+             "units, bf16 pair dot products instead of widening to f32)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand));

@@ -94,20 +94,27 @@ static bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   return false;
 }
 
-/// A batch-invariant FFN never takes the fused schedule: a --strategy that
-/// asks for it is a contradiction, reported at the spec.
-static bool checkBatchInvariance(llvm::ArrayRef<FfnSpec> specs,
-                                 int64_t fusedMaxM, DiagnosticEngine &diags) {
-  if (fusedMaxM <= 0)
-    return true;
-  for (const FfnSpec &spec : specs)
-    if (spec.batchInvariant)
+/// Knobs of --strategy that some FFN of the spec cannot take, reported at
+/// the spec: the fused schedule for a batch-invariant FFN, bf16 pair tiles
+/// for an FFN that is not bf16.
+static bool checkOverridesFit(llvm::ArrayRef<FfnSpec> specs,
+                              const mlir::ffn::CpuStrategy &overrides,
+                              DiagnosticEngine &diags) {
+  int64_t fusedMaxM = overrides.fusedMaxM.value_or(0);
+  bool dot = overrides.bf16Dot.value_or(false);
+  for (const FfnSpec &spec : specs) {
+    if (fusedMaxM > 0 && spec.batchInvariant)
       diags.error(spec.loc,
                   "ffn '" + spec.name +
                       "' is batch_invariant, but --strategy=fused_max_m=" +
                       std::to_string(fusedMaxM) +
                       " asks for the fused schedule, whose reduction order "
                       "depends on M");
+    if (dot && spec.dtype != DType::BF16)
+      diags.error(spec.loc, "ffn '" + spec.name +
+                                "' is not bf16, but --strategy=bf16_dot=1 "
+                                "asks for bf16 pair dot products");
+  }
   if (!diags.hadError())
     return true;
   unsigned n = diags.errorCount();
@@ -182,8 +189,8 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
   schedule.isa = target.name;
   schedule.vectorBits = target.vectorBits;
   if (!parseStrategy(opts::strategyOption, schedule) ||
-      !checkBatchInvariance(s.specs, schedule.overrides.fusedMaxM.value_or(0),
-                            *s.diags))
+      !checkOverridesFit(s.specs, schedule.overrides, *s.diags))
+
     return 1;
   if (threads > 1024)
     return fail(threadsFlag + " must be at most 1024");

@@ -136,7 +136,7 @@ Attribute CpuStrategyAttr::parse(AsmParser &parser, Type) {
   llvm::StringMap<SMLoc> where;
   auto parseValue = [&](StringRef key, SMLoc loc) -> ParseResult {
     where[key] = loc;
-    if (key == "prefetch") {
+    if (std::optional<bool> *flag = booleanKnob(s, key)) {
       // true/false; 1/0 as --strategy= has always taken it.
       StringRef word;
       int64_t bit = -1;
@@ -145,9 +145,9 @@ Attribute CpuStrategyAttr::parse(AsmParser &parser, Type) {
       else if (parser.parseInteger(bit))
         return failure();
       if (bit != 0 && bit != 1)
-        return parser.emitError(loc,
-                                "prefetch takes true or false (or 1 or 0)");
-      s.prefetch = bit == 1;
+        return parser.emitError(loc)
+               << key << " takes true or false (or 1 or 0)";
+      *flag = bit == 1;
       return success();
     }
     std::optional<int64_t> *knob = integerKnob(s, key);
@@ -155,7 +155,8 @@ Attribute CpuStrategyAttr::parse(AsmParser &parser, Type) {
       return parser.emitError(loc)
              << "unknown key '" << key
              << "' (keys: vector_bits, mr, nr, mc, prefetch, fused_max_m, "
-                "chunk, groups)";
+                "chunk, groups, bf16_dot)";
+
     int64_t value;
     if (parser.parseInteger(value))
       return failure();

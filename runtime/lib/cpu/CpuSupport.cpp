@@ -43,7 +43,7 @@ enum class State { None, Avx, Zmm };
 struct FeatureBit {
   const char *name;
   unsigned leaf, subleaf;
-  int reg; ///< 1 = EBX, 2 = ECX
+  int reg; ///< 0 = EAX, 1 = EBX, 2 = ECX
   unsigned bit;
   State state;
 };
@@ -64,6 +64,7 @@ const FeatureBit kFeatureBits[] = {
     {"avx512cd", 7, 0, 1, 28, State::Zmm},
     {"avx512bw", 7, 0, 1, 30, State::Zmm},
     {"avx512vl", 7, 0, 1, 31, State::Zmm},
+    {"avx512bf16", 7, 1, 0, 5, State::Zmm},
 };
 
 uint64_t xcr0() {

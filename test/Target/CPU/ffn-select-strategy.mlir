@@ -65,7 +65,7 @@
 // BAD-PEAK: error: ffn-attach-target: target peak_gflops must be positive and finite, got -1
 // BAD-SYNC: error: ffn-attach-target: target sync_us must be non-negative and finite, got -3
 // BAD-THREADS: error: ffn-attach-target: target threads must be in [1, 1024], got 0
-// BAD-ISA: error: ffn-attach-target: unknown isa 'x86-64-sse2' (x86-64-avx2, x86-64-avx512, nvptx-sm80, nvptx-sm90, nvptx-sm90a)
+// BAD-ISA: error: ffn-attach-target: unknown isa 'x86-64-sse2' (x86-64-avx2, x86-64-avx512, x86-64-avx512-bf16, nvptx-sm80, nvptx-sm90, nvptx-sm90a)
 // The attribute alone knows no lanes but the narrowest (8); the target's
 // 16 are checked when the pass runs.
 // BAD: error: 'ffn.ffn' op strategy option nr must be a multiple of 16 (the f32 lanes of a 512-bit vector) up to 128, got 24

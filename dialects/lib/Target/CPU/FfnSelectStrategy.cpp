@@ -52,6 +52,9 @@ struct FfnSelectStrategyPass
       return signalPassFailure();
     }
     int64_t vectorBits = target.getVectorBits();
+    bool bf16DotTarget =
+        cpuTargetHasFeature(target.getIsa().str(), "avx512bf16");
+
     MachineAssumptions machine = target.machine();
 
     WalkResult result = func.walk([&](FfnOp op) {
@@ -59,7 +62,16 @@ struct FfnSelectStrategyPass
         return WalkResult::advance();
       FfnShape shape{op.getDModel(), op.getDFf(), op.getGated(),
                      op.getStorageType().getIntOrFloatBitWidth() / 8};
+      shape.bf16Dot = op.getStorageType().isBF16() && bf16DotTarget;
       CpuStrategy o = fixed;
+      if (o.bf16Dot.value_or(false) && !shape.bf16Dot) {
+        op.emitOpError("strategy option bf16_dot needs a bf16 FFN on a "
+                       "target with avx512bf16 (x86-64-avx512-bf16); this "
+                       "is ")
+            << op.getStorageType() << " on '" << target.getIsa() << "'";
+        return WalkResult::interrupt();
+      }
+
       if (batchInvariant)
         op.setBatchInvariant(true);
       if (op.getBatchInvariant()) {

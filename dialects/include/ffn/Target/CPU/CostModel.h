@@ -34,33 +34,44 @@ namespace mlir::ffn {
 ///   - prefetch: the K loop prefetches the next weight panel;
 ///   - fused_max_m: runs with m <= fused_max_m take the fused d_ff-chunked
 ///     schedule (0: none); chunk = d_ff columns per chunk, groups = work
-///     units; set exactly when fused_max_m > 0.
+///     units; set exactly when fused_max_m > 0;
+///   - bf16_dot: the register tiles multiply bf16 pairs (vdpbf16ps; weights
+///     packed pair-interleaved, the matmuls' inputs rounded to bf16) instead
+///     of widening each weight to f32: bf16 FFNs on an AVX-512 BF16 target.
+///     Unset means false; the cost model sets it only where it can be true.
 struct CpuStrategy {
   std::optional<int64_t> vectorBits, mr, nr, mc;
   std::optional<bool> prefetch;
   std::optional<int64_t> fusedMaxM, chunk, groups;
+  std::optional<bool> bf16Dot;
 
   /// Every knob decided: what the lowering needs.
   bool isComplete() const {
     return vectorBits && mr && nr && mc && prefetch && fusedMaxM &&
            (*fusedMaxM > 0) == bool(chunk) && bool(chunk) == bool(groups);
+
   }
   bool operator==(const CpuStrategy &o) const {
     return vectorBits == o.vectorBits && mr == o.mr && nr == o.nr &&
            mc == o.mc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
-           chunk == o.chunk && groups == o.groups;
+           chunk == o.chunk && groups == o.groups && bf16Dot == o.bf16Dot;
   }
   bool operator!=(const CpuStrategy &o) const { return !(*this == o); }
 };
 
 /// The knobs' names in the strategy's text, in printing order.
 constexpr const char *kCpuStrategyKeys[] = {
-    "vector_bits", "mr",          "nr",    "mc",
-    "prefetch",    "fused_max_m", "chunk", "groups"};
+    "vector_bits", "mr",    "nr",     "mc",      "prefetch",
+    "fused_max_m", "chunk", "groups", "bf16_dot"};
 
-/// A knob of the record by its name (nullptr: no such knob; prefetch is
-/// not an integer knob and is not found here).
+/// A knob of the record by its name (nullptr: no such knob, or one of the
+/// other kind).
 std::optional<int64_t> *integerKnob(CpuStrategy &s, std::string_view key);
+std::optional<bool> *booleanKnob(CpuStrategy &s, std::string_view key);
+
+/// Whether ffnc's CPU target `isa` (a row of ffn/cpu_targets.def) has the
+/// LLVM feature `feature` ("avx512bf16").
+bool cpuTargetHasFeature(std::string_view isa, std::string_view feature);
 
 /// The knobs that are set, as `#ffn.cpu_strategy` prints them between its
 /// angle brackets (`mr = 4, prefetch = true`): the attribute's printer and
@@ -128,6 +139,9 @@ struct FfnShape {
   int64_t dModel, dFf;
   bool gated;
   int64_t elementBytes; ///< of the weights' storage type
+  /// bf16 weights on a target with the bf16 dot product (avx512bf16).
+  bool bf16Dot = false;
+
   uint64_t weightBytes() const {
     return uint64_t(gated ? 3 : 2) * dModel * dFf * elementBytes;
   }

@@ -73,7 +73,8 @@ def FfnLowerPacked : Pass<"ffn-lower-packed", "ModuleOp"> {
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",
                            "math::MathDialect", "LLVM::LLVMDialect",
-                           "linalg::LinalgDialect"];
+                           "linalg::LinalgDialect",
+                           "x86vector::X86VectorDialect"];
 }
 
 def FfnVectorizeRegisterTiles

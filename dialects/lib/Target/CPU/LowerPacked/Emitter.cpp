@@ -48,9 +48,12 @@ Value Emitter::toStorage(Value v) {
   return arith::TruncFOp::create(b, loc, storage, v);
 }
 
-Value Emitter::view(Value ws, Value rows, Value byteRowOffset, int64_t width) {
+Value Emitter::view(Value ws, Value rows, Value byteRowOffset, int64_t width,
+                    Type element) {
   Value shift = arith::MulIOp::create(b, loc, rows, byteRowOffset);
-  auto type = MemRefType::get({ShapedType::kDynamic, width}, f32);
+  auto type =
+      MemRefType::get({ShapedType::kDynamic, width}, element ? element : f32);
+
   return memref::ViewOp::create(b, loc, type, ws, shift, ValueRange{rows});
 }
 
@@ -91,6 +94,8 @@ Value Emitter::stackBuffer(int64_t rows, int64_t nr) {
 
 Value Emitter::dynamic(Value v) {
   auto type =
-      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32);
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                      cast<MemRefType>(v.getType()).getElementType());
+
   return memref::CastOp::create(b, loc, type, v);
 }

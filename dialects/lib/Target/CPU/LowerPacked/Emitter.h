@@ -29,11 +29,15 @@ public:
   Attribute noUnroll();
   Value toF32(Value v);
   Value toStorage(Value v);
-  Value view(Value ws, Value rows, int64_t byteRowOffset, int64_t width) {
-    return view(ws, rows, idx(byteRowOffset), width);
+  Value view(Value ws, Value rows, int64_t byteRowOffset, int64_t width,
+             Type element = {}) {
+    return view(ws, rows, idx(byteRowOffset), width, element);
   }
-  /// The [rows, width] f32 section that starts at byte rows * byteRowOffset.
-  Value view(Value ws, Value rows, Value byteRowOffset, int64_t width);
+  /// The [rows, width] section of `element`s (default f32) that starts at
+  /// byte rows * byteRowOffset.
+  Value view(Value ws, Value rows, Value byteRowOffset, int64_t width,
+             Type element = {});
+
   /// for (i = lb; i < ub; i += step) body(i)
   void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body);
   /// sum over j < n of term(j), as a scalar f32.
@@ -42,8 +46,9 @@ public:
   void inPhase(Value phase, int64_t index, function_ref<void()> body);
   /// An rows x nr f32 accumulator buffer on the stack, 64-byte aligned.
   Value stackBuffer(int64_t rows, int64_t nr);
-  /// `v` as memref<?x?xf32>, the one type the GEMM functions take for
-  /// every A and C section.
+  /// `v` as memref<?x?xT>, the one type the GEMM functions take for
+  /// every A and C section of element type T.
+
   Value dynamic(Value v);
 
 protected:

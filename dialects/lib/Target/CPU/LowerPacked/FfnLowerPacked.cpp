@@ -39,6 +39,16 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                             llvm::StringMap<func::FuncOp> &gemms) {
   auto strategy = cast<CpuStrategyAttr>(op.getStrategyAttr());
   Layout l = layoutFor(op, strategy);
+  if (l.dot) {
+    // The strategy may come from an attribute written by hand: the
+    // instruction must exist on the target and the weights must be bf16.
+    TargetAttr target = TargetAttr::lookup(func);
+    if (!op.getStorageType().isBF16() || !target ||
+        !cpuTargetHasFeature(target.getIsa().str(), "avx512bf16"))
+      return op.emitOpError("has bf16_dot = true, which needs a bf16 FFN on "
+                            "a target with avx512bf16 (x86-64-avx512-bf16)");
+  }
+
   OpBuilder b(func);
   Location loc = func.getLoc();
   Type t = op.getStorageType();
@@ -56,17 +66,26 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     MemRefType source = MemRefType::get(logical.getShape(), t);
     MemRefType packed = source;
     std::string packName = (func.getName() + "_pack_" + name).str();
+    // Pair tiles read two rows per panel row (Layout.h).
+    int64_t pair = l.dot ? 2 : 1;
     if (name == "w_up" || name == "w_gate") {
-      packed = MemRefType::get({l.npUp, l.d, l.nrUp}, t);
-      buildMatrixPack(b, loc, packName, source, packed);
+      packed = MemRefType::get({l.npUp, l.packedRows(l.d), pair * l.nrUp}, t);
+      (l.dot ? buildPairPack : buildMatrixPack)(b, loc, packName, source,
+                                                packed);
     } else if (name == "w_down" && l.fusedMaxM > 0) {
       // Chunk-major, so the fused schedule reads one chunk of W_down as one
       // contiguous block.
-      packed = MemRefType::get({l.chunks, l.npDown, l.chunk, l.nrDown}, t);
-      buildChunkedPack(b, loc, packName, source, packed);
+      packed = MemRefType::get({l.chunks, l.npDown, l.packedRows(l.chunk),
+                                pair * l.nrDown},
+                               t);
+      (l.dot ? buildChunkedPairPack : buildChunkedPack)(b, loc, packName,
+                                                        source, packed);
     } else if (name == "w_down") {
-      packed = MemRefType::get({l.npDown, l.f, l.nrDown}, t);
-      buildMatrixPack(b, loc, packName, source, packed);
+      packed =
+          MemRefType::get({l.npDown, l.packedRows(l.f), pair * l.nrDown}, t);
+      (l.dot ? buildPairPack : buildMatrixPack)(b, loc, packName, source,
+                                                packed);
+
     } else if (name == "b_up" || name == "b_gate") {
       packed = MemRefType::get({l.fp}, t);
       buildVectorPack(b, loc, packName, source, packed);
@@ -107,9 +126,12 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   bucketMaxM.push_back(-1);
   std::string text =
       strategy.describe(op.getGated(), l.f, op.getBatchInvariant());
-  // The GEMMs run in f32: operands are not rounded below storage precision.
+  // Widening tiles keep the matmuls' inputs in f32; pair tiles round the
+  // pre-normed input and the hidden activations to bf16.
+  Type operand = l.dot ? Type(b.getBF16Type()) : Type(b.getF32Type());
   kernel->setAttr(KernelAbiAttr::kAttrName,
-                  buildKernelAbi(op, b.getF32Type(), contractParams,
+                  buildKernelAbi(op, operand, contractParams,
+
                                  l.workspacePerRow(), b.getArrayAttr(units),
                                  b.getDenseI64ArrayAttr(bucketMaxM), text));
 

@@ -64,7 +64,9 @@ std::string KernelBuilder::layoutKey() {
   os << storage;
   for (int64_t v :
        {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
-        int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch)})
+        int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch),
+        int64_t(l.dot)})
+
     os << "," << v;
   return key;
 }

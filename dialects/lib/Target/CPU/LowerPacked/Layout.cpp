@@ -28,7 +28,11 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   bool f32 = op.getStorageType().isF32();
   bool preNorm =
       op.getNorm() && op.getNorm()->getPosition() == NormPosition::pre;
-  l.needA = !f32 || preNorm;
+  l.dot = s.bf16Dot.value_or(false);
+  // Widening tiles read an f32 copy of a bf16/f16 input; pair tiles read
+  // bf16 input as is.
+  l.needA = preNorm || (!f32 && !l.dot);
+
   l.finishInGemm =
       !(op.getNorm() && op.getNorm()->getPosition() == NormPosition::post);
   // Row strides are multiples of 16 floats so every section and row of the

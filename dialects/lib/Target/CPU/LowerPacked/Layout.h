@@ -26,6 +26,13 @@ struct Layout {
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
   bool needA;
   bool prefetch;
+  // bf16 pair tiles (bf16_dot): the weights packed [panels][K/2][2 nr],
+  // each row of a panel holding the pairs (W[2k][c], W[2k+1][c]); the
+  // matmuls' inputs A and H are bf16 (A straight from x unless pre-normed).
+  bool dot;
+  // K rows of a packed panel: K, or its pairs.
+  int64_t packedRows(int64_t k) const { return dot ? (k + 1) / 2 : k; }
+
   // Without a post-norm, the two-pass GEMM 2 finishes the output itself
   // (bias, residual, storage type) in its epilogue: no row phase after it.
   bool finishInGemm;

@@ -101,3 +101,51 @@ func::FuncOp cpu::buildVectorPack(OpBuilder &b, Location loc, StringRef name,
                                            lessThan(nb, l, iv[0], c(size)));
                    });
 }
+
+/// Source row and column of element (kk, e) of a pair panel p whose k runs
+/// from row0, nr = half the panel row's length.
+static std::pair<Value, Value>
+pairSource(OpBuilder &nb, Location l, Value row0, Value p, Value kk, Value e,
+           int64_t nr, function_ref<Value(int64_t)> c) {
+  Value row = arith::AddIOp::create(
+      nb, l, row0,
+      arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, kk, c(2)),
+                            arith::RemUIOp::create(nb, l, e, c(2))));
+  Value col = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, p, c(nr)),
+                                    arith::DivUIOp::create(nb, l, e, c(2)));
+  return {row, col};
+}
+
+func::FuncOp cpu::buildPairPack(OpBuilder &b, Location loc, StringRef name,
+                                MemRefType src, MemRefType dst) {
+  int64_t nr = dst.getDimSize(2) / 2;
+  int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
+  return buildPack(
+      b, loc, name, src, dst,
+      [&](OpBuilder &nb, Location l, ValueRange iv,
+          function_ref<Value(int64_t)> c) {
+        auto [row, col] = pairSource(nb, l, c(0), iv[0], iv[1], iv[2], nr, c);
+        Value inside =
+            arith::AndIOp::create(nb, l, lessThan(nb, l, row, c(rows)),
+                                  lessThan(nb, l, col, c(cols)));
+        return std::make_pair(SmallVector<Value>{row, col}, inside);
+      });
+}
+
+func::FuncOp cpu::buildChunkedPairPack(OpBuilder &b, Location loc,
+                                       StringRef name, MemRefType src,
+                                       MemRefType dst) {
+  int64_t kc = 2 * dst.getDimSize(2), nr = dst.getDimSize(3) / 2;
+  int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
+  return buildPack(
+      b, loc, name, src, dst,
+      [&](OpBuilder &nb, Location l, ValueRange iv,
+          function_ref<Value(int64_t)> c) {
+        Value row0 = arith::MulIOp::create(nb, l, iv[0], c(kc));
+        auto [row, col] = pairSource(nb, l, row0, iv[1], iv[2], iv[3], nr, c);
+        Value inside =
+            arith::AndIOp::create(nb, l, lessThan(nb, l, row, c(rows)),
+                                  lessThan(nb, l, col, c(cols)));
+        return std::make_pair(SmallVector<Value>{row, col}, inside);
+      });
+}

@@ -20,7 +20,17 @@ func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
 /// last row and column.
 func::FuncOp buildChunkedPack(OpBuilder &b, Location loc, StringRef name,
                               MemRefType src, MemRefType dst);
+/// Pair-interleaved panels for bf16 dot products: dst[p][kk][2c + j] =
+/// src[2kk + j][p * nr + c] (nr = dst's last size / 2), zero past the last
+/// row and column.
+func::FuncOp buildPairPack(OpBuilder &b, Location loc, StringRef name,
+                           MemRefType src, MemRefType dst);
+/// Chunk-major pair panels: dst[q][p][kk][2c + j] = src[q * kc + 2kk +
+/// j][p * nr + c] (kc = 2 x dst's third size).
+func::FuncOp buildChunkedPairPack(OpBuilder &b, Location loc, StringRef name,
+                                  MemRefType src, MemRefType dst);
 /// dst[i] = src[i], zero past the end.
+
 func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
                              MemRefType src, MemRefType dst);
 

@@ -46,10 +46,17 @@ void PanelGemmBuilder::epilogueRows(const PanelGemm &g, Value row0, Value rows,
           b, loc, vecF32, tileBuffers[mat], ValueRange{r, idx(v * l.lanes)}));
   SmallVector<Value> out = g.epilogue(rowAcc, col);
   Value row = arith::AddIOp::create(b, loc, row0, r);
+  // H in bf16 for pair tiles: the next GEMM's operand.
+  Type cType = cast<MemRefType>(g.c.getType()).getElementType();
   for (int64_t v = 0; v < nv; ++v) {
     Value c = arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes));
-    vector::StoreOp::create(b, loc, out[v], g.c, ValueRange{row, c});
+    Value vec = out[v];
+    if (cType != f32)
+      vec = arith::TruncFOp::create(b, loc, VectorType::get({l.lanes}, cType),
+                                    vec);
+    vector::StoreOp::create(b, loc, vec, g.c, ValueRange{row, c});
   }
+
 }
 
 void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,

@@ -49,6 +49,10 @@ public:
   PanelGemmBuilder(OpBuilder &b, Location loc, Type storage, const Layout &l)
       : Emitter(b, loc, storage, l.lanes), l(l) {}
 
+  /// The element type of the matmuls' inputs A and H: bf16 for pair
+  /// tiles, else f32.
+  Type operandType() { return l.dot ? b.getBF16Type() : f32; }
+
   /// Called at a GEMM function's entry: the tile buffers (mr x nr, one per
   /// weight matrix) that the epilogue and finishRows read.
   void allocTileBuffers(int64_t matrices, int64_t nr);
@@ -73,6 +77,13 @@ private:
   /// accumulators stored to C, or to the tile buffer for epilogueRows.
   void tile(const PanelGemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
+  /// A pair tile's contraction over k in [0, kLen) (A's columns from aCol):
+  /// acc[mat][rows, nr] += A[rows, k] W[mat][k, nr] with vdpbf16ps, k in
+  /// pairs, and an odd last k paired with zero.
+  void dotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
+                   int64_t rows, Value panel, Value prefetchPanel, Value chunk,
+                   Value aCol, Value kLen);
+
   /// The epilogue of the tile of `rows` rows at row0 just parked in the
   /// tile buffer, row by row into C.
   void epilogueRows(const PanelGemm &g, Value row0, Value rows, Value panel);

@@ -27,7 +27,9 @@ Value KernelBuilder::groupView(Value ws, Value rows, Value g, bool output) {
   Value offset = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
   offset = arith::AddIOp::create(b, loc, offset,
                                  idx(4 * (l.aWidth + (output ? l.chunk : 0))));
-  return view(ws, rows, offset, output ? l.oWidth : l.chunk);
+  if (output)
+    return view(ws, rows, offset, l.oWidth);
+  return view(ws, rows, offset, l.chunk, operandType());
 }
 
 void KernelBuilder::normRow(function_ref<Value(Value)> load,
@@ -75,14 +77,15 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   Value scale = params.lookup("norm_scale"),
         shift = params.lookup("norm_shift");
 
-  // Workspace sections, each [m, width] f32: A, H, O.
+  // Workspace sections, each [m, width] with room for f32: A, H, O (A and
+  // H in the matmuls' operand type).
   Value a = x;
   if (l.needA)
-    a = view(ws, m, 0, l.aWidth);
-  Value h = view(ws, m, 4 * l.aWidth, l.hWidth);
+    a = view(ws, m, 0, l.aWidth, operandType());
+  Value h = view(ws, m, 4 * l.aWidth, l.hWidth, operandType());
   Value o = view(ws, m, 4 * (l.aWidth + l.hWidth), l.oWidth);
 
-  // Phase 0, over rows: A = f32(pre-norm(x)).
+  // Phase 0, over rows: A = f32(pre-norm(x)) (bf16 for pair tiles).
   if (l.needA)
     inPhase(phase, 0, [&] {
       loop(begin, end, idx(1), [&](Value r) {
@@ -90,8 +93,11 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
           return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
         };
         auto store = [&](Value j, Value v) {
+          if (l.dot)
+            v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
           memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
         };
+
         if (preNorm)
           normRow(load, store, scale, shift);
         else

@@ -96,7 +96,11 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
   // accumulators hoisted into registers across the loop. `chunk` (or
   // null): the panel's chunk in a chunk-major layout.
   auto contract = [&](Value chunk, Value aCol, Value kLen) {
+    if (l.dot)
+      return dotContract(g, acc, row0, rows, panel, prefetchPanel, chunk, aCol,
+                         kLen);
     auto sub = [&](Value src, ArrayRef<OpFoldResult> offsets,
+
                    ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> shape) {
       SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
       auto srcType = cast<MemRefType>(src.getType());
