@@ -54,6 +54,9 @@ if {"avx2", "fma", "f16c"} <= set(flags):
     config.available_features.add("avx2")
 if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
     config.available_features.add("avx512")
+    if "avx512_bf16" in flags:
+        config.available_features.add("avx512-bf16")
+
 
 config.substitutions.append(("%runtime_include", os.path.join(config.ffnc_src_root, "runtime", "include")))
 # Every source of the runtime (C API, executors, thread pool), for tests that

@@ -1,4 +1,4 @@
-// RUN: ffn-opt %s --ffn-lower-packed | FileCheck %s
+// RUN: ffn-opt %s --split-input-file --verify-diagnostics --ffn-lower-packed | FileCheck %s --check-prefixes=CHECK,DOT
 
 // A plain FFN, d_model 20, d_ff 40, with an AVX-512 strategy of 4 x 32
 // tiles: up panels 32 wide (2 panels, d_ff padded to 64), down panels 32
@@ -263,4 +263,63 @@ func.func @h(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 func.func @unscheduled(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
   %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
+}
+
+// -----
+
+// bf16 pair tiles (bf16_dot = true, on a target with avx512bf16): d_model 5
+// and d_ff 9, both odd. The weights are packed in pairs of rows, each panel
+// row [2 nr] holding (W[2k][c], W[2k+1][c]) side by side: W_up 3 pair rows
+// of 64, W_down chunk-major with 16 pair rows per 32-row chunk.
+// DOT-LABEL: func.func private @d_pack_w_up(
+// DOT-SAME: memref<5x9xbf16>, %{{.*}}: memref<1x3x64xbf16>)
+// DOT: arith.remui
+// DOT: arith.divui
+// DOT-LABEL: func.func private @d_pack_w_down(
+// DOT-SAME: memref<9x5xbf16>, %{{.*}}: memref<1x1x16x64xbf16>)
+// GEMM 1 reads x itself (bf16, no pre-norm) and writes H in bf16.
+// DOT-LABEL: func.func private @d.gemm_up(
+// DOT-SAME: memref<?x?xbf16>, %{{[^:]*}}: memref<?x?xbf16>,
+// The K loop over pairs: A's two elements one i32, broadcast; one
+// vdpbf16ps per accumulator vector, carried in registers.
+// DOT: scf.for {{.*}} iter_args(
+// DOT: vector.load {{.*}} : memref<?x?xbf16>, vector<2xbf16>
+// DOT: vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
+// DOT: vector.broadcast {{.*}} : i32 to vector<16xi32>
+// DOT: vector.bitcast {{.*}} : vector<16xi32> to vector<32xbf16>
+// DOT: vector.load {{.*}} : memref<1x3x64xbf16>, vector<32xbf16>
+// DOT: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// DOT: scf.yield
+// The odd last k: its element alone, paired with zero.
+// DOT: arith.andi
+// DOT: scf.if
+// DOT: memref.load {{.*}} : memref<?x?xbf16>
+// DOT: arith.bitcast {{.*}} : bf16 to i16
+// DOT: arith.extui {{.*}} : i16 to i32
+// DOT: x86vector.avx512.dot
+// The epilogue stores H rounded to bf16.
+// DOT: arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// DOT-LABEL: func.func private @d.gemm_down(
+// DOT-SAME: memref<?x?xbf16>, %{{[^:]*}}: memref<?x?xf32>,
+// DOT: x86vector.avx512.dot
+// The contract: the matmuls' inputs are rounded to bf16.
+// DOT-LABEL: func.func @d(
+// DOT-SAME: operand_type = bf16
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512-bf16", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @d(%x: tensor<?x5xbf16> {ffn.param = "input"}, %w1: tensor<5x9xbf16> {ffn.param = "w_up"}, %w2: tensor<9x5xbf16> {ffn.param = "w_down"}) -> tensor<?x5xbf16> {
+  %y = ffn.ffn relu ins(%x : tensor<?x5xbf16>) up(%w1 : tensor<5x9xbf16>) down(%w2 : tensor<9x5xbf16>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 1, bf16_dot = true> -> tensor<?x5xbf16>
+  return %y : tensor<?x5xbf16>
+}
+}
+
+// -----
+
+// A hand-written bf16_dot strategy on a target without the instruction is
+// refused, located at the op.
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @e(%x: tensor<?x5xbf16> {ffn.param = "input"}, %w1: tensor<5x9xbf16> {ffn.param = "w_up"}, %w2: tensor<9x5xbf16> {ffn.param = "w_down"}) -> tensor<?x5xbf16> {
+  // expected-error @+1 {{has bf16_dot = true, which needs a bf16 FFN on a target with avx512bf16 (x86-64-avx512-bf16)}}
+  %y = ffn.ffn relu ins(%x : tensor<?x5xbf16>) up(%w1 : tensor<5x9xbf16>) down(%w2 : tensor<9x5xbf16>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 0, bf16_dot = true> -> tensor<?x5xbf16>
+  return %y : tensor<?x5xbf16>
+}
 }

@@ -24,6 +24,10 @@
 // RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="batch-invariant overrides='#ffn.cpu_strategy<fused_max_m = 16>'" 2>&1 | FileCheck %s --check-prefix=BAD-INVARIANT
 // RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 16, chunk = 48>'" 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 512>'" 2>&1 | FileCheck %s --check-prefix=BAD-BUCKET
+// RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy | FileCheck %s --check-prefix=BF16
+// RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy="overrides='#ffn.cpu_strategy<bf16_dot = false>'" | FileCheck %s --check-prefix=BF16-OFF
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<bf16_dot = true>'" 2>&1 | FileCheck %s --check-prefix=BAD-DOT
+// RUN: not ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy="overrides='#ffn.cpu_strategy<vector_bits = 256, bf16_dot = true>'" 2>&1 | FileCheck %s --check-prefix=BAD-DOT-WIDTH
 
 // AVX512: module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>}
 // AVX-512: 8 rows x 32 columns (16 zmm accumulators), 256-row blocks.
@@ -113,6 +117,17 @@ func.func @small(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64
 // T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
 // T8-LABEL: func.func @llama
 // T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
+// On a target with avx512bf16, bf16 FFNs take pair tiles (the same bytes,
+// half the instructions: cheaper at decode and at a full block); f32 ones
+// are untouched, and the knob is not printed where it cannot apply.
+// BF16-LABEL: func.func @bert
+// BF16: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0>
+// BF16-LABEL: func.func @llama
+// BF16: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0, bf16_dot = true>
+// BF16-OFF-LABEL: func.func @llama
+// BF16-OFF: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0, bf16_dot = false>
+// BAD-DOT: error: 'ffn.ffn' op strategy option bf16_dot needs a bf16 FFN on a target with avx512bf16 (x86-64-avx512-bf16); this is 'f32' on 'x86-64-avx512'
+// BAD-DOT-WIDTH: #ffn.cpu_strategy<vector_bits = 256, bf16_dot = true>:1:38: error: bf16_dot needs 512-bit vectors, got 256
 func.func @llama(%x: tensor<?x4096xbf16>, %wu: tensor<4096x11008xbf16>, %wg: tensor<4096x11008xbf16>, %wd: tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
   %y = ffn.ffn gated silu ins(%x : tensor<?x4096xbf16>) up(%wu : tensor<4096x11008xbf16>) gate(%wg : tensor<4096x11008xbf16>) down(%wd : tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
   return %y : tensor<?x4096xbf16>
