@@ -4,6 +4,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -30,45 +31,48 @@ struct OneDnnFfn::Impl {
   memory hidden, gateOut; // [m, d_ff]
   std::string chosen;
 
-  memory reorderWeights(const memory::desc &wanted, const float *data,
+  memory::data_type type() const {
+    return cfg.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  }
+  memory reorderWeights(const memory::desc &wanted, const void *data,
                         int64_t in, int64_t out) {
-    memory::desc user({in, out}, memory::data_type::f32,
-                      memory::format_tag::ab);
-    memory src(user, eng, const_cast<float *>(data));
+    memory::desc user({in, out}, type(), memory::format_tag::ab);
+    memory src(user, eng, const_cast<void *>(data));
     memory dst(wanted, eng);
     reorder(src, dst).execute(strm, src, dst);
     strm.wait();
     return dst;
   }
-  memory copyBias(const float *data, int64_t n) {
-    memory::desc d({1, n}, memory::data_type::f32, memory::format_tag::ab);
+  memory copyBias(const void *data, int64_t n) {
+    memory::desc d({1, n}, type(), memory::format_tag::ab);
     memory m(d, eng);
-    std::copy(data, data + n, static_cast<float *>(m.get_data_handle()));
+    std::memcpy(m.get_data_handle(), data, d.get_size());
     return m;
   }
 };
 
 OneDnnFfn::OneDnnFfn(const Config &config,
-                     const std::vector<const float *> &weights)
+                     const std::vector<const void *> &weights)
     : impl(std::make_unique<Impl>()) {
   Impl &s = *impl;
   s.cfg = config;
   using dt = memory::data_type;
   using tag = memory::format_tag;
   int64_t m = config.m, d = config.dModel, f = config.dFF;
-  memory::desc xDesc({m, d}, dt::f32, tag::ab);
-  memory::desc hDesc({m, f}, dt::f32, tag::ab);
-  memory::desc yDesc({m, d}, dt::f32, tag::ab);
-  memory::desc w1Any({d, f}, dt::f32, tag::any);
-  memory::desc w2Any({f, d}, dt::f32, tag::any);
-  memory::desc b1({1, f}, dt::f32, tag::ab), b2({1, d}, dt::f32, tag::ab);
+  dt t = s.type();
+  memory::desc xDesc({m, d}, t, tag::ab);
+  memory::desc hDesc({m, f}, t, tag::ab);
+  memory::desc yDesc({m, d}, t, tag::ab);
+  memory::desc w1Any({d, f}, t, tag::any);
+  memory::desc w2Any({f, d}, t, tag::any);
+  memory::desc b1({1, f}, t, tag::ab), b2({1, d}, t, tag::ab);
 
   size_t next = 0;
-  const float *wUp = weights.at(next++);
-  const float *wGate = config.gated ? weights.at(next++) : nullptr;
-  const float *wDown = weights.at(next++);
-  const float *bUp = config.bias ? weights.at(next++) : nullptr;
-  const float *bDown = config.bias ? weights.at(next++) : nullptr;
+  const void *wUp = weights.at(next++);
+  const void *wGate = config.gated ? weights.at(next++) : nullptr;
+  const void *wDown = weights.at(next++);
+  const void *bUp = config.bias ? weights.at(next++) : nullptr;
+  const void *bDown = config.bias ? weights.at(next++) : nullptr;
 
   if (config.gated) {
     // gate = swish(x Wg); h = (x Wu) * gate
@@ -122,9 +126,9 @@ OneDnnFfn::~OneDnnFfn() = default;
 
 std::string OneDnnFfn::implementation() const { return impl->chosen; }
 
-void OneDnnFfn::run(const float *x, float *y) {
+void OneDnnFfn::run(const void *x, void *y) {
   Impl &s = *impl;
-  memory xm(s.upPd.src_desc(), s.eng, const_cast<float *>(x));
+  memory xm(s.upPd.src_desc(), s.eng, const_cast<void *>(x));
   memory ym(s.downPd.dst_desc(), s.eng, y);
   if (s.cfg.gated) {
     s.gate.execute(s.strm, {{DNNL_ARG_SRC, xm},

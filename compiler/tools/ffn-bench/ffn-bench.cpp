@@ -1,11 +1,13 @@
 //===- ffn-bench.cpp - ffnc against oneDNN, side by side ------------------===//
 //
-// Measures this machine's FMA peak and read bandwidth, compiles the FFNs of
-// bench.ffn with ffnc for the host, and times each (config, M, threads)
-// with ffnc and with oneDNN interleaved in one process, best of several
-// runs each. Prints per row: time, GFLOP/s, % of peak, weight GB/s, % of the
-// roofline bound min(peak, intensity x bandwidth), the ratio to oneDNN, the
-// cost model's prediction, and ffnc's error against the f64 reference.
+// Measures this machine's FMA peak (and bf16 dot-product peak) and read
+// bandwidth, compiles the FFNs of bench.ffn with ffnc for the host, and
+// times each (config, M, threads) with ffnc and with oneDNN interleaved in
+// one process, best of several runs each, in f32 and in bf16 (oneDNN's bf16
+// matmuls with the same post-ops). Prints per row: time, GFLOP/s, % of
+// peak, weight GB/s, % of the roofline bound min(peak, intensity x
+// bandwidth), the ratio to oneDNN, the cost model's prediction, and ffnc's
+// error against the f64 reference; then LLaMA-7B's decode rate per dtype.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +113,13 @@ int main(int argc, char **argv) {
              mc.cores, mc.dram1, mc.dramAll, mc.cores, mc.cache1, mc.cacheAll);
   fmt::print("thread pool hand-off {:.2f} us ({} threads)\n", mc.syncMicros,
              mc.cores);
+  // The compute peak of kernels whose tiles multiply bf16 pairs.
+  std::map<unsigned, double> dotPeak = {
+      {1u, measureBf16DotGflops(1)}, {mc.cores, measureBf16DotGflops(mc.cores)}};
+  if (dotPeak[1] > 0)
+    fmt::print("bf16 dot-product peak (vdpbf16ps) {:.1f} GFLOP/s (1 thread), "
+               "{:.1f} ({} threads)\n",
+               dotPeak[1], dotPeak[mc.cores], mc.cores);
 
   // Compile the bench specs for this machine.
   auto buffer = llvm::MemoryBuffer::getFile(specPath);
@@ -160,11 +169,21 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::vector<Config> configs = {
-      {"bert_base_gelu", 1},   {"bert_base_gelu", 8},
-      {"bert_base_gelu", 128}, {"bert_base_gelu", 2048},
-      {"llama7b_swiglu", 1},   {"llama7b_swiglu", 16},
-      {"llama7b_swiglu", 256}, {"transformer_base_relu", 64}};
+  std::vector<Config> configs;
+  for (const char *suffix : {"", "_bf16"})
+    for (Config c : std::vector<Config>{{"bert_base_gelu", 1},
+                                        {"bert_base_gelu", 8},
+                                        {"bert_base_gelu", 128},
+                                        {"bert_base_gelu", 2048},
+                                        {"llama7b_swiglu", 1},
+                                        {"llama7b_swiglu", 16},
+                                        {"llama7b_swiglu", 256},
+                                        {"transformer_base_relu", 64}}) {
+      c.name += suffix;
+      configs.push_back(c);
+    }
+  // LLaMA-7B's MLP at M = 1 per dtype and thread count: decode's rate.
+  std::vector<std::string> decode;
   if (quick)
     configs.erase(std::remove_if(configs.begin(), configs.end(),
                                  [](const Config &c) { return c.m > 16; }),
@@ -201,11 +220,17 @@ int main(int argc, char **argv) {
         return 1;
       }
       const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel);
-      if (desc.dtype != FFN_DTYPE_F32) {
-        fmt::print(stderr, "ffn-bench: '{}' is not f32; the oneDNN peer "
-                           "takes f32 FFNs only\n", c.name);
+      if (desc.dtype != FFN_DTYPE_F32 && desc.dtype != FFN_DTYPE_BF16) {
+        fmt::print(stderr, "ffn-bench: '{}' is neither f32 nor bf16, the "
+                           "dtypes of the oneDNN peer\n", c.name);
         return 1;
       }
+      bool bf16 = desc.dtype == FFN_DTYPE_BF16;
+      size_t elementBytes = bf16 ? 2 : 4;
+      // Pair tiles (vdpbf16ps) round the matmuls' inputs to bf16; their
+      // compute peak is the dot product's.
+      bool pairTiles = desc.operand_rounding == FFN_DTYPE_BF16;
+      double kernelPeak = pairTiles ? dotPeak[threads] : 0;
       // The run harness's seeded parameters and input (as `ffnc run`
       // draws them), the same bytes for both implementations.
       ffn_ref::Random rng(17);
@@ -215,28 +240,30 @@ int main(int argc, char **argv) {
           fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
           return 1;
         }
-      std::vector<const float *> dnnlWeights;
+      std::vector<const void *> dnnlWeights;
       for (const ffn_ref::Buffer &p : params)
-        dnnlWeights.push_back(reinterpret_cast<const float *>(p.bytes.data()));
+        dnnlWeights.push_back(p.bytes.data());
       ffn_bench::OneDnnFfn::Config dc{
           spec->dModel,
           spec->dFF,
           c.m,
           spec->isGated(),
           spec->activation == Activation::Relu ? "relu" : "gelu",
-          spec->biasUp};
+          spec->biasUp,
+          bf16};
       ffn_bench::OneDnnFfn dnnl(dc, dnnlWeights);
 
       ffn_ref::Buffer input = ffn_ref::makeInput(desc, c.m, rng);
-      const float *x = reinterpret_cast<const float *>(input.bytes.data());
-      std::vector<float> y(c.m * spec->dModel), yd(y.size());
+      const void *x = input.bytes.data();
+      std::vector<unsigned char> y(c.m * spec->dModel * elementBytes),
+          yd(y.size());
       // The schedule the kernel's bucket for this M runs, from the kernel
       // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
       // groups (ffn-lower-packed), empty outside its bucket. The
       // batch-invariant kernel differs only where this is fused.
       bool fused =
           desc.cpu->num_phases > 3 && desc.cpu->phase_units(3, c.m) > 0;
-      std::vector<float> yi(y.size());
+      std::vector<unsigned char> yi(y.size());
       // Interleaved: ffnc, oneDNN, [ffnc batch-invariant], ... best of each.
       double bestF = INFINITY, bestD = INFINITY, bestI = INFINITY, spentF = 0,
              spentD = 0;
@@ -278,19 +305,20 @@ int main(int argc, char **argv) {
 
       double flops = double(flopsPerToken(*spec)) * c.m;
       double wbytes = double(weightBytes(*spec));
-      double bytes = wbytes + 2.0 * c.m * spec->dModel * 4;
+      double bytes = wbytes + 2.0 * c.m * spec->dModel * elementBytes;
+      double rowPeak = kernelPeak > 0 ? kernelPeak : peak;
       // Interleaving keeps both libraries' weights live, so they stay in
       // cache between runs only if both fit in the buffer the cache probe
       // measured; otherwise the roofline is the memory bandwidth (rows a
       // large L3 partly holds can beat it).
       bool resident = 2 * wbytes <= double(kCacheProbeBytes);
       double weightBw = resident ? cacheBw : bw;
-      double bound = std::min(peak, flops / bytes * weightBw); // GFLOP/s
+      double bound = std::min(rowPeak, flops / bytes * weightBw); // GFLOP/s
       double gf = flops / bestF / 1e9, gd = flops / bestD / 1e9;
       // The roofline ffnc info uses, with this machine's measurements and
       // the bandwidth the weights are read at here.
       double predicted =
-          predict(*spec, c.m, MachineModel{peak, bw, weightBw}).seconds;
+          predict(*spec, c.m, MachineModel{rowPeak, bw, weightBw}).seconds;
       // The batch-invariant kernel's cost; where the default is two-pass it
       // is the same kernel.
       std::string invariantCost =
@@ -298,11 +326,19 @@ int main(int argc, char **argv) {
       fmt::print(
           "| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
           "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {} | {} | {:.2g}{} |\n",
-          c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / peak,
+          c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / rowPeak,
           wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
           bestD / bestF, predicted * 1e3, fused ? "fused" : "two-pass",
           invariantCost, cmp.maxRatio, cmp.pass ? "" : " FAIL");
       std::fflush(stdout);
+      if (c.m == 1 && c.name.rfind("llama7b_swiglu", 0) == 0)
+        decode.push_back(fmt::format(
+            "  {} ({} thread{}): {:.2f} ms = {:.0f} tokens/s per layer, "
+            "{:.1f} tokens/s through 32 layers; {:.1f} GB/s of weights, "
+            "{:.0f}% of the measured read bandwidth; oneDNN {:.2f} ms",
+            bf16 ? "bf16" : "f32", threads, threads == 1 ? "" : "s",
+            bestF * 1e3, 1 / bestF, 1 / (32 * bestF), wbytes / bestF / 1e9,
+            100 * wbytes / bestF / 1e9 / bw, bestD * 1e3));
       ffn_kernel_destroy(kernel);
       ffn_kernel_destroy(invariant);
     }
@@ -311,6 +347,9 @@ int main(int argc, char **argv) {
   for (auto &[threads, library] : libraries)
     llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);
+  fmt::print("\nLLaMA-7B MLP decode (M = 1, the MLP only):\n");
+  for (const std::string &line : decode)
+    fmt::print("{}\n", line);
   fmt::print("\n{} numerics failures\n", failures);
   return failures ? 1 : 0;
 }

@@ -12,6 +12,11 @@ namespace ffnc {
 /// independent chains of 512-bit (or 256-bit) FMAs.
 double measurePeakGflops(unsigned threads, bool avx512);
 
+/// bf16 dot-product throughput (vdpbf16ps, 16 chains of 512 bits) in
+/// GFLOP/s with `threads` threads, counting each pair's multiply and add;
+/// 0 on a CPU without avx512bf16.
+double measureBf16DotGflops(unsigned threads);
+
 /// Read bandwidth in GB/s with `threads` threads summing a buffer far larger
 /// than the last-level cache.
 double measureReadBandwidth(unsigned threads);

@@ -133,9 +133,16 @@ def Ffn_CpuStrategyAttr
       schedule (GEMM 1 into an `[m, d_ff]` buffer, then GEMM 2), split over
       weight panels. 0 means the two-pass schedule for all m; `chunk` and
       `groups` are given exactly when it is positive.
+    - `bf16_dot`: bf16 pair tiles. The register tiles multiply bf16 pairs
+      with AVX-512 BF16's `vdpbf16ps` instead of widening each weight to
+      f32; the weights are packed with two K rows interleaved per panel row
+      (`[N/nr][K/2][2 nr]`) and the matmuls' inputs (the pre-normed input,
+      the hidden activations) are rounded to bf16. Only for bf16 FFNs on a
+      target with `avx512bf16` and 512-bit vectors; absent means false.
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.
+
 
     The strategy on an `ffn.ffn` is complete. The same attribute with knobs
     left out is an override (`--strategy=mr=4,nr=64` is
