@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <thread>
 #include <unistd.h>
 
@@ -182,6 +183,9 @@ int main(int argc, char **argv) {
       c.name += suffix;
       configs.push_back(c);
     }
+  // f16 (no oneDNN peer here): decode and one compute-bound size.
+  configs.push_back({"llama7b_swiglu_f16", 1});
+  configs.push_back({"llama7b_swiglu_f16", 256});
   // LLaMA-7B's MLP at M = 1 per dtype and thread count: decode's rate.
   std::vector<std::string> decode;
   if (quick)
@@ -220,13 +224,12 @@ int main(int argc, char **argv) {
         return 1;
       }
       const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel);
-      if (desc.dtype != FFN_DTYPE_F32 && desc.dtype != FFN_DTYPE_BF16) {
-        fmt::print(stderr, "ffn-bench: '{}' is neither f32 nor bf16, the "
-                           "dtypes of the oneDNN peer\n", c.name);
-        return 1;
-      }
       bool bf16 = desc.dtype == FFN_DTYPE_BF16;
-      size_t elementBytes = bf16 ? 2 : 4;
+      // oneDNN's f16 matmul needs AVX512-FP16 or AMX-FP16, which these
+      // machines lack: f16 rows are ffnc's alone, for the decode rate.
+      bool peer = desc.dtype != FFN_DTYPE_F16;
+      const char *dtypeName = bf16 ? "bf16" : peer ? "f32" : "f16";
+      size_t elementBytes = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
       // Pair tiles (vdpbf16ps) round the matmuls' inputs to bf16; their
       // compute peak is the dot product's.
       bool pairTiles = desc.operand_rounding == FFN_DTYPE_BF16;
@@ -251,7 +254,9 @@ int main(int argc, char **argv) {
           spec->activation == Activation::Relu ? "relu" : "gelu",
           spec->biasUp,
           bf16};
-      ffn_bench::OneDnnFfn dnnl(dc, dnnlWeights);
+      std::unique_ptr<ffn_bench::OneDnnFfn> dnnl;
+      if (peer)
+        dnnl = std::make_unique<ffn_bench::OneDnnFfn>(dc, dnnlWeights);
 
       ffn_ref::Buffer input = ffn_ref::makeInput(desc, c.m, rng);
       const void *x = input.bytes.data();
@@ -274,7 +279,8 @@ int main(int argc, char **argv) {
         double t1 = now();
         idle(kIdleGap);
         double t1d = now();
-        dnnl.run(x, yd.data());
+        if (dnnl)
+          dnnl->run(x, yd.data());
         double t2 = now();
         idle(kIdleGap);
         double ti = 0;
@@ -323,22 +329,26 @@ int main(int argc, char **argv) {
       // is the same kernel.
       std::string invariantCost =
           fused ? fmt::format("{:.2f}x", bestI / bestF) : "1 (same)";
-      fmt::print(
-          "| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | {:.0f}% "
-          "| {:.3f} | {:.1f} | {:.2f}x | {:.3f} | {} | {} | {:.2g}{} |\n",
-          c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / rowPeak,
-          wbytes / bestF / 1e9, 100 * gf / bound, bestD * 1e3, gd,
-          bestD / bestF, predicted * 1e3, fused ? "fused" : "two-pass",
-          invariantCost, cmp.maxRatio, cmp.pass ? "" : " FAIL");
+      std::string peerColumns =
+          peer ? fmt::format("{:.3f} | {:.1f} | {:.2f}x", bestD * 1e3, gd,
+                             bestD / bestF)
+               : std::string("- | - | -");
+      fmt::print("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f}% | {:.1f} | "
+                 "{:.0f}% | {} | {:.3f} | {} | {} | {:.2g}{} |\n",
+                 c.name, c.m, threads, bestF * 1e3, gf, 100 * gf / rowPeak,
+                 wbytes / bestF / 1e9, 100 * gf / bound, peerColumns,
+                 predicted * 1e3, fused ? "fused" : "two-pass", invariantCost,
+                 cmp.maxRatio, cmp.pass ? "" : " FAIL");
       std::fflush(stdout);
       if (c.m == 1 && c.name.rfind("llama7b_swiglu", 0) == 0)
         decode.push_back(fmt::format(
             "  {} ({} thread{}): {:.2f} ms = {:.0f} tokens/s per layer, "
             "{:.1f} tokens/s through 32 layers; {:.1f} GB/s of weights, "
-            "{:.0f}% of the measured read bandwidth; oneDNN {:.2f} ms",
-            bf16 ? "bf16" : "f32", threads, threads == 1 ? "" : "s",
-            bestF * 1e3, 1 / bestF, 1 / (32 * bestF), wbytes / bestF / 1e9,
-            100 * wbytes / bestF / 1e9 / bw, bestD * 1e3));
+            "{:.0f}% of the measured read bandwidth{}",
+            dtypeName, threads, threads == 1 ? "" : "s", bestF * 1e3,
+            1 / bestF, 1 / (32 * bestF), wbytes / bestF / 1e9,
+            100 * wbytes / bestF / 1e9 / bw,
+            peer ? fmt::format("; oneDNN {:.2f} ms", bestD * 1e3) : ""));
       ffn_kernel_destroy(kernel);
       ffn_kernel_destroy(invariant);
     }
