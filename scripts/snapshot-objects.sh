@@ -11,7 +11,7 @@ out=${1:?usage: snapshot-objects.sh [--ffnc=PATH] DIR}
 mkdir -p "$out"
 specs=("$root"/examples/*.ffn "$root"/examples/embed/*.ffn \
        "$root"/test/Integration/*.ffn "$root"/test/GPU/Inputs/*.ffn)
-targets=(x86-64-avx2 x86-64-avx512 nvptx-sm80 nvptx-sm90 nvptx-sm90a)
+targets=(x86-64-avx2 x86-64-avx512 x86-64-avx512-bf16 nvptx-sm80 nvptx-sm90 nvptx-sm90a)
 for spec in "${specs[@]}"; do
   name=$(basename "$(dirname "$spec")")-$(basename "$spec" .ffn)
   for t in "${targets[@]}"; do
