@@ -22,8 +22,8 @@
 
 using namespace ffn_rt;
 
-static_assert(sizeof(ffn_kernel_desc) == 23 * 8,
-              "ffn_kernel_desc must have twenty-three 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 25 * 8,
+              "ffn_kernel_desc must have twenty-five 8-byte fields");
 static_assert(sizeof(ffn_cpu_code) == 4 * 8 && sizeof(ffn_cuda_code) == 4 * 8,
               "the code entries must have four 8-byte fields");
 static_assert(sizeof(ffn_param_desc) == 5 * 8,
@@ -130,8 +130,18 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' has unknown dtype " +
                     std::to_string(d->dtype));
+  if (d->weight_quant != FFN_WEIGHTS_DTYPE &&
+      d->weight_quant != FFN_WEIGHTS_INT8 && d->weight_quant != FFN_WEIGHTS_INT4)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name + "' has unknown weight format " +
+                    std::to_string(d->weight_quant));
+  if ((d->weight_quant == FFN_WEIGHTS_DTYPE) != (d->quant_group == 0) ||
+      d->quant_group < 0 || d->quant_group > 65536 || d->quant_group % 2 != 0)
+    return bad("quant_group " + std::to_string(d->quant_group) +
+               " for weight format " + std::to_string(d->weight_quant));
   if (d->d_model < 1 || d->d_model > kMaxDim || d->d_ff < 1 ||
       d->d_ff > kMaxDim)
+
     return bad("d_model " + std::to_string(d->d_model) + ", d_ff " +
                std::to_string(d->d_ff));
   if (d->workspace_per_row < 0 || d->workspace_per_row > kMaxBytes / kMaxDim)

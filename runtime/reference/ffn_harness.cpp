@@ -74,11 +74,37 @@ Check ffn_ref::checkOutput(const ffn_kernel_desc &desc, int64_t m,
   std::vector<double> bound(n);
   for (size_t i = 0; i < n; ++i)
     c.got[i] = load(desc.dtype, y, i);
-  std::vector<const double *> values;
-  for (const Buffer &b : params)
-    values.push_back(b.values.data());
+  std::vector<const double *> values, asSet;
+  std::vector<std::vector<double>> dequantized;
+  c.quantized = desc.weight_quant != FFN_WEIGHTS_DTYPE;
+  dequantized.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    asSet.push_back(params[i].values.data());
+    if (!c.quantized) {
+      values.push_back(params[i].values.data());
+      continue;
+    }
+    dequantized.push_back(
+        dequantize(desc, desc.params[i], params[i].values.data()));
+    values.push_back(dequantized.back().data());
+  }
   forward(desc, m, x.values.data(), values, c.ref.data(), bound.data(),
           options);
   c.result = compare(desc.dtype, c.got, c.ref, bound);
+  if (c.quantized) {
+    std::vector<double> plain(n), plainBound(n);
+    forward(desc, m, x.values.data(), asSet, plain.data(), plainBound.data(),
+            options);
+    double sq = 0, ref2 = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(plain[i]) || !std::isfinite(c.got[i]))
+        continue;
+      double e = c.got[i] - plain[i];
+      c.quantMaxAbs = std::max(c.quantMaxAbs, std::fabs(e));
+      sq += e * e;
+      ref2 += plain[i] * plain[i];
+    }
+    c.quantRelRms = ref2 > 0 ? std::sqrt(sq / ref2) : 0;
+  }
   return c;
 }

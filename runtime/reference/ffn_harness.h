@@ -39,6 +39,12 @@ Buffer makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
 struct Check {
   Comparison result;
   std::vector<double> got, ref;
+  /// Quantized weights: the verdict is against the FFN with the weights the
+  /// kernel multiplies by (dequantize); this is how far the output is from
+  /// the FFN with the weights as set (what the quantization itself costs):
+  /// the largest |y - ref| and the relative RMS error.
+  bool quantized = false;
+  double quantMaxAbs = 0, quantRelRms = 0;
 };
 Check checkOutput(const ffn_kernel_desc &desc, int64_t m, const Buffer &x,
                   const void *y, const std::vector<Buffer> &params,

@@ -75,6 +75,12 @@ float fromF16(uint16_t v);
 
 /// Rounds `v` to the dtype and returns the value the kernel will see.
 double roundTo(int64_t dtype, double v);
+
+/// The values a kernel with quantized weights (desc.weight_quant) multiplies
+/// by for parameter `p`, whose set values are `w`: each weight matrix
+/// quantized and dequantized by the ABI's formula; other parameters as given.
+std::vector<double> dequantize(const ffn_kernel_desc &desc,
+                               const ffn_param_desc &p, const double *w);
 /// Stores `v` (already representable) into `out` at element `i`.
 void store(int64_t dtype, void *out, size_t i, double v);
 double load(int64_t dtype, const void *in, size_t i);

@@ -1,4 +1,4 @@
-// RUN: ffn-opt %s --convert-ffn-to-linalg --split-input-file | FileCheck %s
+// RUN: ffn-opt %s --convert-ffn-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
 
 // A plain FFN with biases: two f32-accumulating matmuls and two epilogues.
 // CHECK-LABEL: func.func @plain_gelu(
@@ -82,4 +82,13 @@ func.func @post_layernorm_residual(%x: tensor<4x8xf32>, %w1: tensor<8x32xf32>, %
 func.func @pre_rmsnorm_residual(%x: tensor<?x8xf32>, %wu: tensor<8x24xf32>, %wg: tensor<8x24xf32>, %wd: tensor<24x8xf32>, %g: tensor<8xf32>) -> tensor<?x8xf32> {
   %y = ffn.ffn gated sigmoid residual norm<rmsnorm, pre, eps = 1.0e-06> ins(%x : tensor<?x8xf32>) up(%wu : tensor<8x24xf32>) gate(%wg : tensor<8x24xf32>) down(%wd : tensor<24x8xf32>) norm_scale(%g : tensor<8xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// Quantized weights have no reference lowering: refused, not dropped.
+func.func @quantized(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{has quantized weights (#ffn.weight_quant), which only ffn-lower-packed lowers}}
+  %y = ffn.ffn relu weights <int8, group = 16> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
 }

@@ -338,3 +338,12 @@ module attributes {ffn.target = #ffn.target<isa = "nvptx-sm90", vector_bits = 0,
     return %y : tensor<?x16xf32>
   }
 }
+
+// -----
+
+// A weight_quant group is even (int4 packs two input rows to a byte).
+func.func @odd_group(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{weight_quant group must be even and in [2, 65536], got 3}}
+  %y = ffn.ffn relu weights <int8, group = 3> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

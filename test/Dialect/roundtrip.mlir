@@ -87,3 +87,10 @@ module @targeted attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vecto
     return %y : tensor<?x16xf32>
   }
 }
+
+// CHECK-LABEL: func.func @quantized
+// CHECK: ffn.ffn gated silu weights <int4, group = 32> ins(%{{.*}} : tensor<?x16xbf16>)
+func.func @quantized(%x: tensor<?x16xbf16>, %wu: tensor<16x64xbf16>, %wg: tensor<16x64xbf16>, %wd: tensor<64x16xbf16>) -> tensor<?x16xbf16> {
+  %y = ffn.ffn gated silu weights <int4, group = 32> ins(%x : tensor<?x16xbf16>) up(%wu : tensor<16x64xbf16>) gate(%wg : tensor<16x64xbf16>) down(%wd : tensor<64x16xbf16>) -> tensor<?x16xbf16>
+  return %y : tensor<?x16xbf16>
+}

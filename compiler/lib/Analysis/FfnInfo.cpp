@@ -27,7 +27,22 @@ FfnCounts ffnc::countParameters(const FfnSpec &spec) {
 }
 
 uint64_t ffnc::weightBytes(const FfnSpec &spec) {
-  return countParameters(spec).totalParams() * byteWidth(spec.dtype);
+  FfnCounts c = countParameters(spec);
+  uint64_t element = byteWidth(spec.dtype);
+  if (spec.weightQuant == WeightQuant::None)
+    return c.totalParams() * element;
+  // Quantized matrices: 1 or 1/2 byte per weight, plus one scale (in the
+  // dtype) per group of input rows of each column.
+  uint64_t d = static_cast<uint64_t>(spec.dModel);
+  uint64_t f = static_cast<uint64_t>(spec.dFF);
+  uint64_t g = static_cast<uint64_t>(spec.quantGroup);
+  uint64_t scales = (spec.isGated() ? 2 : 1) * ((d + g - 1) / g) * f +
+                    ((f + g - 1) / g) * d;
+  uint64_t integers = spec.weightQuant == WeightQuant::Int8
+                          ? c.matrixWeights
+                          : (c.matrixWeights + 1) / 2;
+  return integers + scales * element +
+         (c.totalParams() - c.matrixWeights) * element;
 }
 
 uint64_t ffnc::flopsPerToken(const FfnSpec &spec) {

@@ -97,6 +97,7 @@ public:
   void handleDropout(const Field &field);
   void handleNorm(const Field &field);
   void handleDType(const Field &field);
+  void handleWeights(const Field &field);
 
 private:
   void error(const Expr &e, const llvm::Twine &msg,
@@ -174,6 +175,12 @@ const FieldRule kFieldTable[] = {
      "alone means all defaults"},
     {"dtype", &DeclSema::handleDType, false, "`f32` `bf16` `f16`", "`f32`",
      "storage type of input, weights and output"},
+    {"weights", &DeclSema::handleWeights, false,
+     "`dtype`, `int8(...)`, `int4(...)`", "`dtype`",
+     "weight-only quantization: symmetric, one scale (in `dtype`) per "
+     "`group` input rows of each output column; named argument `group` "
+     "(even, 2 … 65536; default 128 for int8, 32 for int4); activations "
+     "stay in `dtype`"},
     {"batch_invariant", &DeclSema::handleBatchInvariant, false,
      "`true` / `false`", "`false`",
      "a row's output bits do not depend on M, the rows batched with it or "
@@ -637,6 +644,78 @@ void DeclSema::handleDType(const Field &field) {
   errorWithSuggestion(*field.value,
                       "unknown dtype '" + *word + "' (dtypes: f32, bf16, f16)",
                       *word, dtypeNames());
+}
+
+void DeclSema::handleWeights(const Field &field) {
+  const Expr &value = *field.value;
+  const StringRef kinds[] = {"dtype", "int8", "int4"};
+  if (value.kind != Expr::Name && value.kind != Expr::Call) {
+    error(value, "expected dtype, int8(...) or int4(...) for 'weights', "
+                 "found " +
+                     describeExpr(value));
+    return;
+  }
+  std::optional<WeightQuant> quant =
+      llvm::StringSwitch<std::optional<WeightQuant>>(value.text)
+          .Case("dtype", WeightQuant::None)
+          .Case("int8", WeightQuant::Int8)
+          .Case("int4", WeightQuant::Int4)
+          .Default(std::nullopt);
+  if (quant && value.kind == Expr::Call && *quant == WeightQuant::None) {
+    error(value, "'dtype' takes no arguments: the weights are stored in the "
+                 "spec's dtype");
+    return;
+  }
+  if (!quant) {
+    SMRange nameRange(value.loc(), llvm::SMLoc::getFromPointer(
+                                       value.text.data() + value.text.size()));
+    std::string msg = ("unknown weight format '" + value.text + "'").str();
+    if (std::optional<StringRef> best = closestMatch(value.text, kinds))
+      diags.error(value.loc(), msg + "; did you mean '" + *best + "'?",
+                  nameRange, *best);
+    else
+      diags.error(value.loc(), msg + " (formats: dtype, int8, int4)",
+                  nameRange);
+    ok = false;
+    return;
+  }
+  spec.weightQuant = *quant;
+  if (*quant == WeightQuant::None)
+    return;
+  // Common choices of weight-only quantizers: per-128-row groups for int8,
+  // 32 for int4 (finer, as 4 bits need).
+  spec.quantGroup = *quant == WeightQuant::Int8 ? 128 : 32;
+  bool seenGroup = false;
+  for (const CallArg &arg : value.args) {
+    if (arg.name != "group") {
+      if (arg.name.empty())
+        error(*arg.value, "arguments of '" + value.text +
+                              "' are named: write 'group = ...'");
+      else
+        diags.error(arg.nameRange.Start,
+                    "unknown argument '" + arg.name + "' of '" + value.text +
+                        "' (arguments: group)",
+                    arg.nameRange);
+      ok = false;
+      continue;
+    }
+    if (seenGroup) {
+      diags.error(arg.nameRange.Start, "duplicate argument 'group'",
+                  arg.nameRange);
+      ok = false;
+      continue;
+    }
+    seenGroup = true;
+    std::optional<Rational> v = eval(*arg.value);
+    if (!v)
+      continue;
+    if (!v->isInteger() || v->num < 2 || v->num > 65536 || v->num % 2 != 0) {
+      error(*arg.value,
+            "group must be an even integer in [2, 65536], got " + v->str());
+      continue;
+    }
+    spec.quantGroup = v->num;
+  }
 }
 
 void DeclSema::checkCombination() {

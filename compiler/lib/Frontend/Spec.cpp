@@ -37,6 +37,18 @@ llvm::StringRef ffnc::toString(NormKind n) {
 llvm::StringRef ffnc::toString(NormPosition p) {
   return kPositionNames[static_cast<int>(p)];
 }
+llvm::StringRef ffnc::toString(WeightQuant q) {
+  switch (q) {
+  case WeightQuant::None:
+    return "none";
+  case WeightQuant::Int8:
+    return "int8";
+  case WeightQuant::Int4:
+    return "int4";
+  }
+  return "none";
+}
+
 llvm::StringRef ffnc::toString(DType d) {
   return kDTypeNames[static_cast<int>(d)];
 }

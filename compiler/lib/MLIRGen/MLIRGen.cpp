@@ -100,13 +100,21 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
                                                : ffn::NormPosition::post,
         llvm::APFloat(spec.normEps));
 
+  ffn::WeightQuantAttr weightQuant;
+  if (spec.weightQuant != WeightQuant::None)
+    weightQuant = ffn::WeightQuantAttr::get(
+        &ctx,
+        spec.weightQuant == WeightQuant::Int8 ? ffn::WeightQuantKind::int8
+                                              : ffn::WeightQuantKind::int4,
+        spec.quantGroup);
+
   auto op = ffn::FfnOp::create(
       builder, loc, ioType, arg("input"), arg("w_up"), arg("w_gate"),
       arg("w_down"), arg("b_up"), arg("b_gate"), arg("b_down"),
       arg("norm_scale"), arg("norm_shift"),
       ffn::ActivationAttr::get(&ctx, toDialect(spec.activation)),
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
-      spec.residual ? builder.getUnitAttr() : UnitAttr(), norm,
+      spec.residual ? builder.getUnitAttr() : UnitAttr(), norm, weightQuant,
       spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
       ffn::StrategyAttrInterface());
   func::ReturnOp::create(builder, loc, op.getResult());

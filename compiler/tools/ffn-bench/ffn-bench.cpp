@@ -186,6 +186,13 @@ int main(int argc, char **argv) {
   // f16 (no oneDNN peer here): decode and one compute-bound size.
   configs.push_back({"llama7b_swiglu_f16", 1});
   configs.push_back({"llama7b_swiglu_f16", 256});
+  // Weight-only int8 / int4 (bf16 activations): decode against the memory
+  // roofline, and one compute-bound size.
+  for (const char *name : {"llama7b_swiglu_int8", "llama7b_swiglu_int4"}) {
+    configs.push_back({name, 1});
+    configs.push_back({name, 16});
+    configs.push_back({name, 256});
+  }
   // LLaMA-7B's MLP at M = 1 per dtype and thread count: decode's rate.
   std::vector<std::string> decode;
   if (quick)
@@ -227,8 +234,16 @@ int main(int argc, char **argv) {
       bool bf16 = desc.dtype == FFN_DTYPE_BF16;
       // oneDNN's f16 matmul needs AVX512-FP16 or AMX-FP16, which these
       // machines lack: f16 rows are ffnc's alone, for the decode rate.
-      bool peer = desc.dtype != FFN_DTYPE_F16;
-      const char *dtypeName = bf16 ? "bf16" : peer ? "f32" : "f16";
+      // Quantized weights likewise (oneDNN's int8 matmuls quantize the
+      // activations too: another contract).
+      bool peer = desc.dtype != FFN_DTYPE_F16 &&
+                  desc.weight_quant == FFN_WEIGHTS_DTYPE;
+      std::string dtypeName = desc.dtype == FFN_DTYPE_F32    ? "f32"
+                              : desc.dtype == FFN_DTYPE_BF16 ? "bf16"
+                                                             : "f16";
+      if (desc.weight_quant != FFN_WEIGHTS_DTYPE)
+        dtypeName = (desc.weight_quant == FFN_WEIGHTS_INT8 ? "int8 (" : "int4 (") +
+                    dtypeName + " activations)";
       size_t elementBytes = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
       // Pair tiles (vdpbf16ps) round the matmuls' inputs to bf16; their
       // compute peak is the dot product's.

@@ -87,6 +87,11 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     out += fmt::format("  {:<22}{}\n", "norm", norm);
     out += fmt::format("  {:<22}{} (accumulate f32)\n", "dtype",
                        toString(spec.dtype).str());
+    if (spec.weightQuant != WeightQuant::None)
+      out += fmt::format("  {:<22}{}, one {} scale per {} input rows of a "
+                         "column\n",
+                         "weights", toString(spec.weightQuant).str(),
+                         toString(spec.dtype).str(), spec.quantGroup);
     out +=
         fmt::format("  {:<22}{} (matrices {}, biases {})\n", "FFN parameters",
                     grouped(counts.ffnParams()), grouped(counts.matrixWeights),
@@ -116,8 +121,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
                               static_cast<int64_t>(spec.dFF), spec.isGated(),
                               static_cast<int64_t>(byteWidth(spec.dtype))};
     shape.bf16Dot =
-        spec.dtype == DType::BF16 &&
+        spec.dtype == DType::BF16 && spec.weightQuant == WeightQuant::None &&
         mlir::ffn::cpuTargetHasFeature(schedule->target, "avx512bf16");
+    if (spec.weightQuant != WeightQuant::None)
+      shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
 
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);

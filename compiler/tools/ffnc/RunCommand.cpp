@@ -185,6 +185,12 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
         "  worst element [{}, {}]: got {:.9g}, expected {:.9g}, allowed "
         "+-{:.3e}\n",
         row, col, got[r.worst], ref[r.worst], r.worstAllowed);
+    if (c.quantized)
+      llvm::outs() << fmt::format(
+          "  quantization error vs the unquantized FFN (not judged): max "
+          "abs {:.3e}, relative RMS {:.3e}\n",
+          c.quantMaxAbs, c.quantRelRms);
+
     if (r.nonFiniteMatches)
       llvm::outs() << fmt::format(
           "  non-finite outputs matching the reference: {}\n",

@@ -114,6 +114,15 @@ static bool checkOverridesFit(llvm::ArrayRef<FfnSpec> specs,
       diags.error(spec.loc, "ffn '" + spec.name +
                                 "' is not bf16, but --strategy=bf16_dot=1 "
                                 "asks for bf16 pair dot products");
+    if (spec.weightQuant != WeightQuant::None && (dot || fusedMaxM > 0))
+      diags.error(spec.loc,
+                  "ffn '" + spec.name + "' has weights = " +
+                      toString(spec.weightQuant).str() +
+                      ", which take the two-pass schedule with widening "
+                      "tiles; --strategy=" +
+                      (dot ? std::string("bf16_dot=1")
+                           : "fused_max_m=" + std::to_string(fusedMaxM)) +
+                      " does not apply to them");
   }
   if (!diags.hadError())
     return true;
@@ -182,6 +191,32 @@ std::optional<int> ffnc::openTarget(llvm::StringRef name, TargetInfo &target) {
   return std::nullopt;
 }
 
+/// Quantized weights are built by the CPU's packed schedule only: on an
+/// NVIDIA target or the unscheduled baseline they are an error at the spec,
+/// never silently dropped.
+static bool checkWeightFormats(llvm::ArrayRef<FfnSpec> specs,
+                               const TargetInfo &target, bool baseline,
+                               DiagnosticEngine &diags) {
+  for (const FfnSpec &spec : specs) {
+    if (spec.weightQuant == WeightQuant::None)
+      continue;
+    std::string format = toString(spec.weightQuant).str();
+    if (target.isGpu())
+      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
+                                ", which the NVIDIA back end does not build "
+                                "yet (CPU targets only)");
+    else if (baseline)
+      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
+                                ", which only the packed schedule builds, "
+                                "not --strategy=baseline");
+  }
+  if (!diags.hadError())
+    return true;
+  unsigned n = diags.errorCount();
+  llvm::errs() << n << (n == 1 ? " error" : " errors") << " generated.\n";
+  return false;
+}
+
 std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
                                          unsigned threads,
                                          llvm::StringRef threadsFlag,
@@ -189,7 +224,8 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
   schedule.isa = target.name;
   schedule.vectorBits = target.vectorBits;
   if (!parseStrategy(opts::strategyOption, schedule) ||
-      !checkOverridesFit(s.specs, schedule.overrides, *s.diags))
+      !checkOverridesFit(s.specs, schedule.overrides, *s.diags) ||
+      !checkWeightFormats(s.specs, target, schedule.baseline, *s.diags))
 
     return 1;
   if (threads > 1024)

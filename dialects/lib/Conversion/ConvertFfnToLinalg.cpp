@@ -339,6 +339,13 @@ struct ConvertFfnToLinalgPass
     SmallVector<FfnOp> ops;
     getOperation().walk([&](FfnOp op) { ops.push_back(op); });
     for (FfnOp op : ops) {
+      // The reference lowering multiplies the weights as given; it has no
+      // quantized form, and must not drop the property silently.
+      if (op.getWeightQuant()) {
+        op.emitOpError("has quantized weights (#ffn.weight_quant), which "
+                       "only ffn-lower-packed lowers");
+        return signalPassFailure();
+      }
       recordContract(op);
       rewriter.setInsertionPoint(op);
       Value result = FfnLowering(rewriter, op).lower();

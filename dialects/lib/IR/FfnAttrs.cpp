@@ -32,6 +32,17 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        WeightQuantKind kind, int64_t group) {
+  // Even: int4 weights are packed two input rows to a byte.
+  if (group < 2 || group > 65536 || group % 2 != 0)
+    return emitError() << "weight_quant group must be even and in [2, "
+                          "65536], got "
+                       << group;
+  return success();
+}
+
 // <layernorm, post, eps = 1.0e-12>
 Attribute NormAttr::parse(AsmParser &parser, Type) {
   StringRef kindWord, positionWord;
@@ -81,7 +92,8 @@ void FfnDialect::registerAttributes() {
 LogicalResult
 KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t dModel, int64_t dFf, Type storage, Activation,
-                      bool, bool, NormAttr, Type operandType, ArrayAttr params,
+                      bool, bool, NormAttr, WeightQuantAttr, Type operandType,
+                      ArrayAttr params,
                       std::optional<int64_t> workspacePerRow,
                       ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
                       StringRef, StringAttr deviceModule, ArrayAttr launches) {

@@ -178,7 +178,9 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
   NormAttr norm = op.getNorm() ? *op.getNorm() : NormAttr();
   return KernelAbiAttr::get(
       ctx, op.getDModel(), op.getDFf(), op.getStorageType(), op.getActivation(),
-      op.getGated(), op.getResidual(), norm, operandType,
+      op.getGated(), op.getResidual(), norm,
+      op.getWeightQuant() ? *op.getWeightQuant() : WeightQuantAttr(),
+      operandType,
       ArrayAttr::get(ctx, params), workspacePerRow, phaseUnits, bucketMaxM,
       strategy, deviceModule, launches);
 }

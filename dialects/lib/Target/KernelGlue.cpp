@@ -9,7 +9,7 @@ using namespace mlir::ffn;
 
 // The descriptor structs are built as LLVM structs of 8-byte fields; the
 // host ABI (x86-64, LP64) must lay the C structs out the same way.
-static_assert(sizeof(ffn_kernel_desc) == 23 * 8, "ffn_kernel_desc layout");
+static_assert(sizeof(ffn_kernel_desc) == 25 * 8, "ffn_kernel_desc layout");
 static_assert(sizeof(ffn_param_desc) == 5 * 8, "ffn_param_desc layout");
 
 SmallVector<GluedKernel> mlir::ffn::takeKernels(ModuleOp module) {
@@ -236,7 +236,7 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   Type f64 = Float64Type::get(ctx);
   auto descType = LLVM::LLVMStructType::getLiteral(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64,
-            i64, i64, f64, i64, i64, ptr, ptr, i64, ptr, ptr, ptr});
+            i64, i64, f64, i64, i64, i64, i64, ptr, ptr, i64, ptr, ptr, ptr});
   NormAttr norm = abi.getNorm();
   int64_t normKind = !norm ? FFN_NORM_NONE
                      : norm.getKind() == NormKind::layernorm
@@ -246,6 +246,11 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                              ? FFN_NORM_POST
                              : FFN_NORM_PRE;
   double eps = norm ? norm.getEps().convertToDouble() : 0.0;
+  WeightQuantAttr quant = abi.getWeightQuant();
+  int64_t weightQuant = !quant ? FFN_WEIGHTS_DTYPE
+                        : quant.getKind() == WeightQuantKind::int8
+                            ? FFN_WEIGHTS_INT8
+                            : FFN_WEIGHTS_INT4;
   auto init = [&] {
     Value fields[] = {constant(FFN_KERNEL_ABI_VERSION),
                       constant(sizeof(ffn_kernel_desc)),
@@ -263,6 +268,8 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                       constant(normPosition),
                       LLVM::ConstantOp::create(b, f64, b.getF64FloatAttr(eps)),
                       constant(abiDType(abi.getOperandType())),
+                      constant(weightQuant),
+                      constant(quant ? quant.getGroup() : 0),
                       constant(abi.getParams().size()),
                       address(params),
                       address(pack),

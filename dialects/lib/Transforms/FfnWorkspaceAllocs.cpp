@@ -111,7 +111,8 @@ struct FfnWorkspaceAllocsPass
                   ffn::KernelAbiAttr::get(
                       ctx, abi.getDModel(), abi.getDFf(), abi.getStorage(),
                       abi.getActivation(), abi.getGated(), abi.getResidual(),
-                      abi.getNorm(), abi.getOperandType(), abi.getParams(),
+                      abi.getNorm(), abi.getWeightQuant(), abi.getOperandType(),
+                      abi.getParams(),
                       perRow, abi.getPhaseUnits(), abi.getBucketMaxM(),
                       abi.getStrategy(), abi.getDeviceModule(),
                       abi.getLaunches()));

@@ -13,7 +13,7 @@
  *
  * Versioning: FFN_KERNEL_ABI_VERSION changes whenever the layout or meaning
  * of anything here changes (6: the kind, and the code moved into the
- * per-device entries). Every field is 8 bytes wide, so the layout is the
+ * per-device entries; 7: weight-only quantization). Every field is 8 bytes wide, so the layout is the
  * same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 6
+#define FFN_KERNEL_ABI_VERSION 7
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -56,6 +56,18 @@ typedef enum ffn_norm_position {
   FFN_NORM_PRE = 0,  /* y = [x +] FFN(norm(x)) */
   FFN_NORM_POST = 1, /* y = norm([x +] FFN(x)) */
 } ffn_norm_position;
+
+/* How a kernel stores its weight matrices. The parameters are still set in
+ * the dtype (unquantized); `pack` quantizes them symmetrically, one scale
+ * (in the dtype) per `quant_group` input rows of each output column:
+ * s = dtype(max |w| / qmax) computed in f32, q = round-to-nearest-even(w / s)
+ * in f32, clamped to [-qmax, qmax] (q = 0 where s = 0), with qmax = 127
+ * (int8) or 7 (int4). The kernel multiplies by s q exactly. */
+typedef enum ffn_weight_quant {
+  FFN_WEIGHTS_DTYPE = 0, /* the weights in the dtype, unquantized */
+  FFN_WEIGHTS_INT8 = 1,
+  FFN_WEIGHTS_INT4 = 2,
+} ffn_weight_quant;
 
 /* What a kernel computes. */
 typedef enum ffn_kernel_kind {
@@ -185,6 +197,9 @@ typedef struct ffn_kernel_desc {
    * kernels): kept in f32. A GPU kernel stores them in the FFN's dtype, as
    * tensor-core operands; the reference's error bound includes it. */
   int64_t operand_rounding;
+  /* ffn_weight_quant, and the input rows per scale (0 when unquantized). */
+  int64_t weight_quant;
+  int64_t quant_group;
   /* The parameters, packed once by `pack` (on the host; a device kernel's
    * are then uploaded). */
   int64_t num_params;

@@ -55,6 +55,13 @@ int main(void) {
   bad.dtype = 7;
   report("dtype", ffn_kernel_create(ctx, &bad, &k));
   bad = ffn_kernel_small;
+  bad.weight_quant = 5;
+  report("weight format", ffn_kernel_create(ctx, &bad, &k));
+  bad = ffn_kernel_small;
+  bad.weight_quant = FFN_WEIGHTS_INT4;
+  bad.quant_group = 3;
+  report("quant group", ffn_kernel_create(ctx, &bad, &k));
+  bad = ffn_kernel_small;
   bad.device = FFN_DEVICE_CUDA; /* no device image or launch plan */
   report("device", ffn_kernel_create(ctx, &bad, &k));
   bad = ffn_kernel_small;

@@ -323,3 +323,58 @@ func.func @e(%x: tensor<?x5xbf16> {ffn.param = "input"}, %w1: tensor<5x9xbf16> {
   return %y : tensor<?x5xbf16>
 }
 }
+
+// -----
+
+// Weight-only int4, group 4, d_model 5 (odd): each weight matrix is one
+// byte buffer, the integer panels (3 pair rows of 32 bytes for W_up) and
+// from the next 64-byte boundary the f32 scales (2 groups x 32 columns).
+// The pack function quantizes: the group's max |w| / 7, round to nearest
+// even, two k per byte.
+// DOT-LABEL: func.func private @q_pack_w_up(
+// DOT-SAME: memref<5x9xf32>, %[[BUF:.*]]: memref<384xi8>)
+// DOT: memref.view %[[BUF]][%c0{{.*}}][] : memref<384xi8> to memref<1x3x32xi8>
+// DOT: memref.view %[[BUF]][%c128{{.*}}][] : memref<384xi8> to memref<1x2x32xf32>
+// DOT: arith.maximumf
+// DOT: arith.divf
+// DOT: math.roundeven
+// DOT: arith.shli
+// DOT: arith.ori
+// DOT-LABEL: func.func private @q_pack_w_down(
+// DOT-SAME: memref<9x5xf32>, %{{.*}}: memref<576xi8>)
+// The K loop: per group the scales once, per k pair a byte vector
+// sign-extended, both nibbles shifted out, converted, scaled, one FMA per
+// row and vector.
+// DOT-LABEL: func.func private @q.gemm_up(
+// DOT-SAME: memref<384xi8>)
+// DOT: scf.for {{.*}} iter_args(
+// DOT: vector.load {{.*}} : memref<1x2x32xf32>, vector<16xf32>
+// DOT: scf.for {{.*}} iter_args(
+// DOT: vector.load {{.*}} : memref<1x3x32xi8>, vector<16xi8>
+// DOT: arith.extsi {{.*}} : vector<16xi8> to vector<16xi32>
+// DOT: arith.shli
+// DOT: arith.shrsi
+// DOT: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// DOT: arith.mulf
+// DOT: vector.fma
+// An odd K ends with the low nibble alone.
+// DOT: scf.if
+// DOT-LABEL: func.func @q(
+// DOT-SAME: weight_quant = <int4, group = 4>
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @q(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {ffn.param = "w_up"}, %w2: tensor<9x5xf32> {ffn.param = "w_down"}) -> tensor<?x5xf32> {
+  %y = ffn.ffn relu weights <int4, group = 4> ins(%x : tensor<?x5xf32>) up(%w1 : tensor<5x9xf32>) down(%w2 : tensor<9x5xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 0> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+}
+
+// -----
+
+// Quantized weights take the two-pass schedule only.
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @qf(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {ffn.param = "w_up"}, %w2: tensor<9x5xf32> {ffn.param = "w_down"}) -> tensor<?x5xf32> {
+  // expected-error @+1 {{has quantized weights, which take the two-pass schedule with widening tiles: fused_max_m = 0 and no bf16_dot}}
+  %y = ffn.ffn relu weights <int8, group = 4> ins(%x : tensor<?x5xf32>) up(%w1 : tensor<5x9xf32>) down(%w2 : tensor<9x5xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 1> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+}

@@ -24,12 +24,17 @@ enum class Gate { None, Glu, Reglu, Geglu, Swiglu, Bilinear };
 enum class NormKind { None, LayerNorm, RMSNorm };
 enum class NormPosition { Pre, Post };
 enum class DType { F32, BF16, F16 };
+/// How the weight matrices are stored: in the spec's dtype, or quantized
+/// symmetrically per group of `quantGroup` input rows of one output column
+/// (a scale per group, in the spec's dtype).
+enum class WeightQuant { None, Int8, Int4 };
 
 llvm::StringRef toString(Activation a);
 llvm::StringRef toString(Gate g);
 llvm::StringRef toString(NormKind n);
 llvm::StringRef toString(NormPosition p);
 llvm::StringRef toString(DType d);
+llvm::StringRef toString(WeightQuant q);
 
 std::optional<Activation> parseActivation(llvm::StringRef s);
 std::optional<Gate> parseGate(llvm::StringRef s);
@@ -67,6 +72,9 @@ struct FfnSpec {
   NormPosition normPosition = NormPosition::Pre;
   double normEps = 1e-5;
   DType dtype = DType::F32;
+  /// Weight-only quantization (activations stay in `dtype`).
+  WeightQuant weightQuant = WeightQuant::None;
+  int64_t quantGroup = 0; ///< input rows per scale; 0 without quantization
 
   bool isGated() const { return gate != Gate::None; }
   bool hasBiasGate() const { return isGated() && biasGate; }

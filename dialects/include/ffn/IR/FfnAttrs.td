@@ -61,6 +61,36 @@ def Ffn_NormAttr : AttrDef<Ffn_Dialect, "Norm"> {
   let genVerifyDecl = 1;
 }
 
+def Ffn_WeightQuantKind : I32EnumAttr<"WeightQuantKind",
+                                      "weight-only quantization format", [
+  I32EnumAttrCase<"int8", 0>,
+  I32EnumAttrCase<"int4", 1>
+]> {
+  let cppNamespace = "::mlir::ffn";
+  let genSpecializedAttr = 0;
+}
+
+def Ffn_WeightQuantAttr : AttrDef<Ffn_Dialect, "WeightQuant"> {
+  let mnemonic = "weight_quant";
+  let summary = "weight-only quantization of an FFN's weight matrices";
+  let description = [{
+    The weight matrices are stored as `int8` or `int4` integers q with one
+    scale s per `group` input rows of each output column, symmetric
+    (w = s q; q in [-127, 127] for int8, [-7, 7] for int4), the scales in
+    the FFN's element type. Biases, norm parameters and activations keep
+    the element type. The matmuls multiply the activations by the
+    dequantized weights s q: the f64 reference runs on those, and what the
+    quantization itself loses is a property of the model, reported apart.
+    `group` is even, in [2, 65536].
+
+    Example: `#ffn.weight_quant<int4, group = 32>`
+  }];
+  let parameters = (ins EnumParameter<Ffn_WeightQuantKind>:$kind,
+                        "int64_t":$group);
+  let assemblyFormat = "`<` $kind `,` `group` `=` $group `>`";
+  let genVerifyDecl = 1;
+}
+
 def Ffn_TargetAttr : AttrDef<Ffn_Dialect, "Target"> {
   let mnemonic = "target";
   let summary = "the machine a module's kernels are compiled for";
@@ -224,7 +254,8 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
     spec is not consulted after MLIRGen.
 
     - the model: `d_model`, `d_ff`, `storage` (f32, bf16, f16),
-      `activation`, `gated`, `residual`, `norm`;
+      `activation`, `gated`, `residual`, `norm`, `weight_quant` (absent:
+      weights in the storage type);
     - `operand_type`: the type the GEMM operands are rounded to (f32 on the
       CPU, whose GEMMs run in f32; the storage type on tensor cores);
     - `params`: `#ffn.kernel_param`s, in argument order after the input;
@@ -249,6 +280,7 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
       "int64_t":$d_model, "int64_t":$d_ff, "::mlir::Type":$storage,
       EnumParameter<Ffn_Activation>:$activation, "bool":$gated,
       "bool":$residual, OptionalParameter<"NormAttr">:$norm,
+      OptionalParameter<"WeightQuantAttr">:$weight_quant,
       "::mlir::Type":$operand_type, "::mlir::ArrayAttr":$params,
       OptionalParameter<"std::optional<int64_t>">:$workspace_per_row,
       OptionalParameter<"::mlir::ArrayAttr">:$phase_units,

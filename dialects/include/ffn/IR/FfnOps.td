@@ -38,7 +38,10 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     schedule, whose partial sums would change the order for small M).
 
     All operands and the result share one element type (`f32`, `bf16` or
-    `f16`); accumulation is `f32`.
+    `f16`); accumulation is `f32`. With `weights #ffn.weight_quant<...>` the
+    weight matrices are stored quantized (the operands still carry the
+    unquantized values in the element type, as `ffn_kernel_set_param`
+    receives them; the kernel quantizes them once, when it packs them).
 
     Example:
 
@@ -65,6 +68,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     UnitAttr:$gated,
     UnitAttr:$residual,
     OptionalAttr<Ffn_NormAttr>:$norm,
+    OptionalAttr<Ffn_WeightQuantAttr>:$weight_quant,
     UnitAttr:$batch_invariant,
     OptionalAttr<Ffn_StrategyAttrInterface>:$strategy
   );
@@ -72,7 +76,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
 
   let assemblyFormat = [{
     custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` `` $norm^)?
-    (`batch_invariant` $batch_invariant^)?
+    (`weights` $weight_quant^)? (`batch_invariant` $batch_invariant^)?
     `ins` `(` $input `:` type($input) `)`
     `up` `(` $w_up `:` type($w_up) `)`
     (`gate` `(` $w_gate^ `:` type($w_gate) `)`)?

@@ -202,8 +202,9 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
   double upFlops = perFlop * 2.0 * m * s.dModel * s.dFf * mats;
   double downFlops = perFlop * 2.0 * m * s.dFf * s.dModel;
 
-  double upBytes = double(mats) * s.dModel * s.dFf * s.elementBytes;
-  double downBytes = double(s.dFf) * s.dModel * s.elementBytes;
+  double upBytes = double(mats) * s.dModel * s.dFf * s.bytesPerWeight();
+  double downBytes = double(s.dFf) * s.dModel * s.bytesPerWeight();
+
   bool streamed = s.weightBytes() > kStreamedWeightBytes;
   double sync = threads > 1 ? a.syncSeconds : 0;
   double cache = a.cacheGBs * 1e9;
@@ -262,9 +263,9 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
     }
     c.bf16Dot = cheaper;
   }
-  if (o.fusedMaxM == 0) {
-
-
+  // Quantized weights take the two-pass schedule: the fused one's
+  // chunk-major W_down would cut the scale groups.
+  if (o.fusedMaxM == 0 || s.weightBits) {
     c.fusedMaxM = 0;
     return c;
   }

@@ -62,8 +62,19 @@ struct FfnSelectStrategyPass
         return WalkResult::advance();
       FfnShape shape{op.getDModel(), op.getDFf(), op.getGated(),
                      op.getStorageType().getIntOrFloatBitWidth() / 8};
-      shape.bf16Dot = op.getStorageType().isBF16() && bf16DotTarget;
+      std::optional<WeightQuantAttr> quant = op.getWeightQuant();
+      if (quant)
+        shape.weightBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
+      shape.bf16Dot =
+          op.getStorageType().isBF16() && bf16DotTarget && !quant;
       CpuStrategy o = fixed;
+      if (quant && o.fusedMaxM.value_or(0) > 0) {
+        op.emitOpError("has quantized weights, which take the two-pass "
+                       "schedule; the fused one (fused_max_m = ")
+            << *o.fusedMaxM << ") is not built for them";
+        return WalkResult::interrupt();
+      }
+
       if (o.bf16Dot.value_or(false) && !shape.bf16Dot) {
         op.emitOpError("strategy option bf16_dot needs a bf16 FFN on a "
                        "target with avx512bf16 (x86-64-avx512-bf16); this "

@@ -282,6 +282,9 @@ LogicalResult FfnPlanner::plan() {
       return -2;
     return static_cast<int64_t>(arg.getArgNumber()) - 1;
   };
+  if (op.getWeightQuant())
+    return op.emitOpError("has quantized weights (#ffn.weight_quant), which "
+                          "ffn-gpu-lower does not build yet");
   wUp = indexOf(op.getWUp());
   wGate = indexOf(op.getWGate());
   wDown = indexOf(op.getWDown());

@@ -141,10 +141,17 @@ struct FfnShape {
   int64_t elementBytes; ///< of the weights' storage type
   /// bf16 weights on a target with the bf16 dot product (avx512bf16).
   bool bf16Dot = false;
+  /// Bits per weight of quantized weights (8, 4; 0: the storage type's).
+  int64_t weightBits = 0;
 
-  uint64_t weightBytes() const {
-    return uint64_t(gated ? 3 : 2) * dModel * dFf * elementBytes;
+  /// Bytes of one weight, scales left out (under 2% for groups of 32+).
+  double bytesPerWeight() const {
+    return weightBits ? weightBits / 8.0 : double(elementBytes);
   }
+  uint64_t weightBytes() const {
+    return uint64_t(double(gated ? 3 : 2) * dModel * dFf * bytesPerWeight());
+  }
+
 };
 
 /// Weights above this size cannot stay in any CPU's last-level cache from

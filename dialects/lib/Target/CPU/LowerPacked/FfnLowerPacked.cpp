@@ -39,6 +39,10 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                             llvm::StringMap<func::FuncOp> &gemms) {
   auto strategy = cast<CpuStrategyAttr>(op.getStrategyAttr());
   Layout l = layoutFor(op, strategy);
+  if (l.quantBits && (l.fusedMaxM > 0 || l.dot))
+    return op.emitOpError("has quantized weights, which take the two-pass "
+                          "schedule with widening tiles: fused_max_m = 0 and "
+                          "no bf16_dot");
   if (l.dot) {
     // The strategy may come from an attribute written by hand: the
     // instruction must exist on the target and the weights must be bf16.
@@ -68,7 +72,18 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     std::string packName = (func.getName() + "_pack_" + name).str();
     // Pair tiles read two rows per panel row (Layout.h).
     int64_t pair = l.dot ? 2 : 1;
-    if (name == "w_up" || name == "w_gate") {
+    bool matrix = name == "w_up" || name == "w_gate" || name == "w_down";
+    if (l.quantBits && matrix) {
+      // One byte buffer: integer panels, then the scales (Layout.h).
+      bool down = name == "w_down";
+      int64_t k = down ? l.f : l.d, nr = down ? l.nrDown : l.nrUp,
+              np = down ? l.npDown : l.npUp;
+      packed = MemRefType::get(
+          {l.quantBytes(np, k, nr, t.getIntOrFloatBitWidth() / 8)},
+          b.getI8Type());
+      buildQuantPack(b, loc, packName, source, packed, nr, np, l.quantBits,
+                     l.group, l.scaleOffset(np, k, nr));
+    } else if (name == "w_up" || name == "w_gate") {
       packed = MemRefType::get({l.npUp, l.packedRows(l.d), pair * l.nrUp}, t);
       (l.dot ? buildPairPack : buildMatrixPack)(b, loc, packName, source,
                                                 packed);
@@ -126,6 +141,9 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   bucketMaxM.push_back(-1);
   std::string text =
       strategy.describe(op.getGated(), l.f, op.getBatchInvariant());
+  if (l.quantBits)
+    text += "; int" + std::to_string(l.quantBits) + " weights (scale per " +
+            std::to_string(l.group) + " rows) dequantized in registers";
   // Widening tiles keep the matmuls' inputs in f32; pair tiles round the
   // pre-normed input and the hidden activations to bf16.
   Type operand = l.dot ? Type(b.getBF16Type()) : Type(b.getF32Type());

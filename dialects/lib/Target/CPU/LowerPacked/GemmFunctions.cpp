@@ -65,7 +65,7 @@ std::string KernelBuilder::layoutKey() {
   for (int64_t v :
        {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
         int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch),
-        int64_t(l.dot)})
+        int64_t(l.dot), l.quantBits, l.group})
 
     os << "," << v;
   return key;
@@ -92,9 +92,16 @@ void KernelBuilder::buildUpGemm(const UpGemmArgs &in) {
   up.c = in.c;
   up.colBase = in.colBase;
   up.k = idx(l.d);
-  up.panels.push_back(in.wUp);
-  if (gated)
-    up.panels.push_back(in.wGate);
+  for (Value w : gated ? SmallVector<Value>{in.wUp, in.wGate}
+                       : SmallVector<Value>{in.wUp}) {
+    if (!l.quantBits) {
+      up.panels.push_back(w);
+      continue;
+    }
+    auto [panels, scales] = quantViews(w, l.npUp, l.d, l.nrUp);
+    up.panels.push_back(panels);
+    up.scales.push_back(scales);
+  }
   Value bUp = in.bUp, bGate = in.bGate;
   up.nr = l.nrUp;
   up.np = l.npUp;
@@ -128,7 +135,13 @@ void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
   down.a = in.a;
   down.c = in.c;
   down.k = idx(l.f);
-  down.panels.push_back(in.wDown);
+  if (l.quantBits) {
+    auto [panels, scales] = quantViews(in.wDown, l.npDown, l.f, l.nrDown);
+    down.panels.push_back(panels);
+    down.scales.push_back(scales);
+  } else {
+    down.panels.push_back(in.wDown);
+  }
   auto modeIs = [&](int64_t v) -> Value {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, in.mode,
                                  idx(v));

@@ -29,6 +29,10 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   bool preNorm =
       op.getNorm() && op.getNorm()->getPosition() == NormPosition::pre;
   l.dot = s.bf16Dot.value_or(false);
+  if (std::optional<WeightQuantAttr> q = op.getWeightQuant()) {
+    l.quantBits = q->getKind() == WeightQuantKind::int8 ? 8 : 4;
+    l.group = q->getGroup();
+  }
   // Widening tiles read an f32 copy of a bf16/f16 input; pair tiles read
   // bf16 input as is.
   l.needA = preNorm || (!f32 && !l.dot);

@@ -32,6 +32,23 @@ struct Layout {
   bool dot;
   // K rows of a packed panel: K, or its pairs.
   int64_t packedRows(int64_t k) const { return dot ? (k + 1) / 2 : k; }
+  // Weight-only quantization (#ffn.weight_quant): 8 or 4 bits per weight
+  // (0: none) and the input rows per scale. Each weight matrix is one byte
+  // buffer: integer panels [N/nr][K][nr] (int4: [N/nr][K/2][nr], two k per
+  // byte, the even k in the low nibble), then from a 64-byte boundary the
+  // scales [N/nr][ceil(K/group)][nr] in the storage type.
+  int64_t quantBits = 0, group = 0;
+  int64_t quantRows(int64_t k) const {
+    return quantBits == 4 ? (k + 1) / 2 : k;
+  }
+  int64_t scaleOffset(int64_t np, int64_t k, int64_t nr) const {
+    return (np * quantRows(k) * nr + 63) / 64 * 64;
+  }
+  int64_t quantBytes(int64_t np, int64_t k, int64_t nr,
+                     int64_t storageBytes) const {
+    return scaleOffset(np, k, nr) +
+           np * ((k + group - 1) / group) * nr * storageBytes;
+  }
 
   // Without a post-norm, the two-pass GEMM 2 finishes the output itself
   // (bias, residual, storage type) in its epilogue: no row phase after it.

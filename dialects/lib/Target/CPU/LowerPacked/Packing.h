@@ -29,7 +29,17 @@ func::FuncOp buildPairPack(OpBuilder &b, Location loc, StringRef name,
 /// j][p * nr + c] (kc = 2 x dst's third size).
 func::FuncOp buildChunkedPairPack(OpBuilder &b, Location loc, StringRef name,
                                   MemRefType src, MemRefType dst);
+/// Weight-only quantization of src [K, N] into the byte buffer dst (see
+/// Layout.h): per panel p, group g and column c, the scale s = T(max |w| /
+/// qmax) computed in f32, then q = roundeven(w / s) clamped to [-qmax,
+/// qmax] (0 where s = 0), qmax = 127 for 8 bits, 7 for 4; zero past the
+/// last row and column. `scaleOffset`: where the scales start.
+func::FuncOp buildQuantPack(OpBuilder &b, Location loc, StringRef name,
+                            MemRefType src, MemRefType dst, int64_t nr,
+                            int64_t np, int64_t bits, int64_t group,
+                            int64_t scaleOffset);
 /// dst[i] = src[i], zero past the end.
+
 
 func::FuncOp buildVectorPack(OpBuilder &b, Location loc, StringRef name,
                              MemRefType src, MemRefType dst);

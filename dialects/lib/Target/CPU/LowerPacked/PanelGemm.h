@@ -26,6 +26,9 @@ struct PanelGemm {
   Value a;                   // memref<?xK x f32>
   Value k;                   // reduction length
   SmallVector<Value> panels; // memref<NP x K' x NR x T>, K' >= k
+  // Quantized weights: panels are memref<NP x K' x NR x i8> and these their
+  // scales, memref<NP x ceil(K / group) x NR x T>, one per panel matrix.
+  SmallVector<Value> scales;
   int64_t nr, np;
   Value c;       // memref<?x W x f32>
   Value colBase; // global column of c's column 0 (null: 0)
@@ -58,6 +61,10 @@ public:
   void allocTileBuffers(int64_t matrices, int64_t nr);
   /// The GEMM over panels [panelBegin, panelEnd) for rows [0, m).
   void gemm(const PanelGemm &g, Value m, Value panelBegin, Value panelEnd);
+  /// The integer panels and the scales of a quantized weight matrix's byte
+  /// buffer (Layout.h), for K rows in np panels of nr columns.
+  std::pair<Value, Value> quantViews(Value bytes, int64_t np, int64_t k,
+                                     int64_t nr);
 
 protected:
   const Layout &l;
@@ -77,6 +84,14 @@ private:
   /// accumulators stored to C, or to the tile buffer for epilogueRows.
   void tile(const PanelGemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
+  /// A quantized tile's contraction over k in [0, kLen) (A's columns from
+  /// aCol): per group of k, the group's scales loaded once, each weight
+  /// vector sign-extended, converted and scaled (exactly: a <= 8-bit
+  /// integer times a scale of at most 11 significant bits), then one FMA
+  /// per row.
+  void quantContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
+                     int64_t rows, Value panel, Value prefetchPanel,
+                     Value aCol, Value kLen);
   /// A pair tile's contraction over k in [0, kLen) (A's columns from aCol):
   /// acc[mat][rows, nr] += A[rows, k] W[mat][k, nr] with vdpbf16ps, k in
   /// pairs, and an odd last k paired with zero.

@@ -99,6 +99,11 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
     if (l.dot)
       return dotContract(g, acc, row0, rows, panel, prefetchPanel, chunk, aCol,
                          kLen);
+    if (l.quantBits) {
+      assert(!chunk && "quantized weights take the two-pass schedule");
+      return quantContract(g, acc, row0, rows, panel, prefetchPanel, aCol,
+                           kLen);
+    }
     auto sub = [&](Value src, ArrayRef<OpFoldResult> offsets,
 
                    ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> shape) {

@@ -1,0 +1,151 @@
+//===- QuantPacking.cpp - weight-only quantization at pack time -----------===//
+//
+// The pack function of a quantized weight matrix: it receives the matrix
+// unquantized, in the storage type, as ffn_kernel_set_param does, and
+// writes the integer panels and their scales into the kernel's byte buffer
+// (Layout.h). The formula is the kernel ABI's (ffn_weight_quant), which the
+// f64 reference repeats to know the weights the kernel multiplies by.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Packing.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::ffn;
+
+func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
+                                 MemRefType src, MemRefType dst, int64_t nr,
+                                 int64_t np, int64_t bits, int64_t group,
+                                 int64_t scaleOffset) {
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType({src, dst}, {}));
+  func.setPrivate();
+  Block *body = func.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  Value s = body->getArgument(0), d = body->getArgument(1);
+  Type t = src.getElementType(), f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type i8 = b.getI8Type();
+  int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
+  int64_t groups = (rows + group - 1) / group;
+  int64_t qRows = bits == 4 ? (rows + 1) / 2 : rows;
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto f = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto panels = memref::ViewOp::create(
+      b, loc, MemRefType::get({np, qRows, nr}, i8), d, c(0), ValueRange{});
+  auto scales = memref::ViewOp::create(
+      b, loc, MemRefType::get({np, groups, nr}, t), d, c(scaleOffset),
+      ValueRange{});
+  double qmax = bits == 8 ? 127.0 : 7.0;
+  Value zero = f(0.0);
+
+  auto loop = [&](Value lb, Value ub, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> bodyFn) {
+    auto forOp = scf::ForOp::create(b, loc, lb, ub, c(1), init);
+    OpBuilder::InsertionGuard g(b);
+    // Without loop-carried values the builder has added the yield.
+    if (init.empty())
+      b.setInsertionPoint(forOp.getBody()->getTerminator());
+    else
+      b.setInsertionPointToStart(forOp.getBody());
+    SmallVector<Value> next =
+        bodyFn(forOp.getInductionVar(), forOp.getRegionIterArgs());
+    if (!init.empty())
+      scf::YieldOp::create(b, loc, next);
+    return forOp;
+  };
+
+  loop(c(0), c(np), {}, [&](Value p, ValueRange) {
+    loop(c(0), c(groups), {}, [&](Value g, ValueRange) {
+      loop(c(0), c(nr), {}, [&](Value cc, ValueRange) {
+        Value col =
+            arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, p, c(nr)), cc);
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                             col, c(cols));
+        Value safeCol = arith::SelectOp::create(b, loc, inside, col, c(0));
+        // w[k][col] in f32, 0 past the last column (and row).
+        auto weight = [&](Value k) -> Value {
+          Value in = arith::AndIOp::create(
+              b, loc, inside,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k,
+                                    c(rows)));
+          Value safeK = arith::SelectOp::create(b, loc, in, k, c(0));
+          Value w = memref::LoadOp::create(b, loc, s, ValueRange{safeK, safeCol});
+          if (!t.isF32())
+            w = arith::ExtFOp::create(b, loc, f32, w);
+          return arith::SelectOp::create(b, loc, in, w, zero);
+        };
+        Value k0 = arith::MulIOp::create(b, loc, g, c(group));
+        Value k1 = arith::MinSIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, k0, c(group)), c(rows));
+        Value amax =
+            loop(k0, k1, {zero}, [&](Value k, ValueRange acc) {
+              Value a = math::AbsFOp::create(b, loc, weight(k));
+              return SmallVector<Value>{
+                  arith::MaximumFOp::create(b, loc, acc[0], a)};
+            }).getResult(0);
+        // The scale as the kernel stores it, in the storage type; the
+        // integers are computed against that rounded value.
+        Value scale = arith::DivFOp::create(b, loc, amax, f(qmax));
+        Value stored = t.isF32() ? scale
+                                 : arith::TruncFOp::create(b, loc, t, scale)
+                                       .getResult();
+        memref::StoreOp::create(b, loc, stored, scales, ValueRange{p, g, cc});
+        Value sf = t.isF32() ? stored
+                             : arith::ExtFOp::create(b, loc, f32, stored)
+                                   .getResult();
+        Value isZero =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sf, zero);
+        auto quantize = [&](Value k) -> Value {
+          Value r = math::RoundEvenOp::create(
+              b, loc, arith::DivFOp::create(b, loc, weight(k), sf));
+          r = arith::MinimumFOp::create(
+              b, loc, arith::MaximumFOp::create(b, loc, r, f(-qmax)), f(qmax));
+          r = arith::SelectOp::create(b, loc, isZero, zero, r);
+          return arith::FPToSIOp::create(b, loc, i32, r);
+        };
+        if (bits == 8) {
+          loop(k0, k1, {}, [&](Value k, ValueRange) {
+            Value q = arith::TruncIOp::create(b, loc, i8, quantize(k));
+            memref::StoreOp::create(b, loc, q, panels, ValueRange{p, k, cc});
+            return SmallVector<Value>{};
+          });
+        } else {
+          // Two k per byte; groups are even, so a pair never straddles
+          // two groups. Past the last row, the high nibble is 0.
+          Value kk0 = arith::DivUIOp::create(b, loc, k0, c(2));
+          Value kk1 = arith::DivUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, k1, c(1)), c(2));
+          loop(kk0, kk1, {}, [&](Value kk, ValueRange) {
+            Value k = arith::MulIOp::create(b, loc, kk, c(2));
+            Value lo = quantize(k);
+            Value hi = quantize(arith::AddIOp::create(b, loc, k, c(1)));
+            Value nibble = arith::ConstantIntOp::create(b, loc, i32, 15);
+            Value four = arith::ConstantIntOp::create(b, loc, i32, 4);
+            Value v = arith::OrIOp::create(
+                b, loc, arith::AndIOp::create(b, loc, lo, nibble),
+                arith::ShLIOp::create(b, loc, hi, four));
+            memref::StoreOp::create(b, loc,
+                                    arith::TruncIOp::create(b, loc, i8, v),
+                                    panels, ValueRange{p, kk, cc});
+            return SmallVector<Value>{};
+          });
+        }
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+  func::ReturnOp::create(b, loc);
+  return func;
+}

@@ -1,0 +1,195 @@
+//===- QuantTile.cpp - the K loop of a weight-quantized register tile -----===//
+//
+// Weights stored as int8 (or int4, two k per byte) with one scale per
+// `group` rows of a column (Layout.h). Per group, the scales of the tile's
+// weight vectors are loaded once; per k, each weight vector is loaded as
+// bytes, sign-extended to i32 (vpmovsxbd; int4: the low nibble by shifting
+// it to the top and back, the high one by one arithmetic shift of the
+// sign-extended byte), converted (vcvtdq2ps) and multiplied by its scale,
+// then one FMA per row as in the f32 tile. q s is exact in f32 (q has at
+// most 8 significant bits, s at most 11), so the tile computes with exactly
+// the dequantized weights the reference uses, in the f32 tile's order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PanelGemm.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::ffn::cpu;
+
+std::pair<Value, Value> PanelGemmBuilder::quantViews(Value bytes, int64_t np,
+                                                     int64_t k, int64_t nr) {
+  Value panels = memref::ViewOp::create(
+      b, loc, MemRefType::get({np, l.quantRows(k), nr}, b.getI8Type()), bytes,
+      idx(0), ValueRange{});
+  Value scales = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({np, (k + l.group - 1) / l.group, nr}, storage), bytes,
+      idx(l.scaleOffset(np, k, nr)), ValueRange{});
+  return {panels, scales};
+}
+
+void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
+                                     Value row0, int64_t rows, Value panel,
+                                     Value prefetchPanel, Value aCol,
+                                     Value kLen) {
+  int64_t nv = g.nr / l.lanes;
+  int64_t nmat = g.panels.size();
+  Type i32 = b.getI32Type();
+  auto bytes = VectorType::get({l.lanes}, b.getI8Type());
+  auto ints = VectorType::get({l.lanes}, i32);
+  auto slot = [&](int64_t mat, int64_t r, int64_t v) {
+    return (mat * rows + r) * nv + v;
+  };
+  auto splat = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(ints, b.getI32IntegerAttr(v)));
+  };
+  // A's element (row, k) broadcast to every lane.
+  auto aVector = [&](int64_t r, Value k) -> Value {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(r));
+    Value col = arith::AddIOp::create(b, loc, aCol, k);
+    Value e = memref::LoadOp::create(b, loc, g.a, ValueRange{row, col});
+    return vector::BroadcastOp::create(b, loc, vecF32, e);
+  };
+  // out[slot] += a[r] * w(mat, v) for every row, mat and vector.
+  auto accumulate = [&](SmallVectorImpl<Value> &out, ArrayRef<Value> a,
+                        function_ref<Value(int64_t mat, int64_t v)> w) {
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t v = 0; v < nv; ++v) {
+        Value wv = w(mat, v);
+        for (int64_t r = 0; r < rows; ++r) {
+          Value &sum = out[slot(mat, r, v)];
+          sum = vector::FMAOp::create(b, loc, a[r], wv, sum);
+        }
+      }
+  };
+  auto dequant = [&](Value q, Value scale) -> Value {
+    return arith::MulFOp::create(
+        b, loc, arith::SIToFPOp::create(b, loc, vecF32, q), scale);
+  };
+  auto prefetch = [&](Value row) {
+    if (!l.prefetch && rows != 1)
+      return;
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      memref::PrefetchOp::create(b, loc, g.panels[mat],
+                                 ValueRange{prefetchPanel, row, idx(0)},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+  };
+
+  SmallVector<Value> init;
+  for (int64_t mat = 0; mat < nmat; ++mat)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        init.push_back(vector::LoadOp::create(
+            b, loc, vecF32, acc[mat], ValueRange{idx(r), idx(v * l.lanes)}));
+
+  Value groups = arith::CeilDivUIOp::create(b, loc, kLen, idx(l.group));
+  auto groupLoop = scf::ForOp::create(b, loc, idx(0), groups, idx(1), init);
+  groupLoop->setAttr("llvm.loop_annotation", noUnroll());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(groupLoop.getBody());
+    Value gi = groupLoop.getInductionVar();
+    SmallVector<SmallVector<Value>> scale(nmat);
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t v = 0; v < nv; ++v)
+        scale[mat].push_back(Emitter::toF32(vector::LoadOp::create(
+            b, loc, vecStorage, g.scales[mat],
+            ValueRange{panel, gi, idx(v * l.lanes)})));
+    Value k0 = arith::MulIOp::create(b, loc, gi, idx(l.group));
+    Value k1 = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, k0, idx(l.group)), kLen);
+    SmallVector<Value> carried(groupLoop.getRegionIterArgs());
+
+    if (l.quantBits == 8) {
+      auto kLoop = scf::ForOp::create(b, loc, k0, k1, idx(1), carried);
+      kLoop->setAttr("llvm.loop_annotation", noUnroll());
+      OpBuilder::InsertionGuard kGuard(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value k = kLoop.getInductionVar();
+      SmallVector<Value> a, out(kLoop.getRegionIterArgs());
+      for (int64_t r = 0; r < rows; ++r)
+        a.push_back(aVector(r, k));
+      accumulate(out, a, [&](int64_t mat, int64_t v) {
+        Value q = vector::LoadOp::create(b, loc, bytes, g.panels[mat],
+                                         ValueRange{panel, k, idx(v * l.lanes)});
+        return dequant(arith::ExtSIOp::create(b, loc, ints, q), scale[mat][v]);
+      });
+      prefetch(k);
+      scf::YieldOp::create(b, loc, out);
+      b.setInsertionPointAfter(kLoop);
+      carried.assign(kLoop.getResults().begin(), kLoop.getResults().end());
+    } else {
+      // Pairs of k (a group starts on an even k); an odd K's last k is the
+      // low nibble of a byte whose high one is padding.
+      Value kk0 = arith::DivUIOp::create(b, loc, k0, idx(2));
+      Value kk1 = arith::DivUIOp::create(b, loc, k1, idx(2));
+      auto kLoop = scf::ForOp::create(b, loc, kk0, kk1, idx(1), carried);
+      kLoop->setAttr("llvm.loop_annotation", noUnroll());
+      auto nibbles = [&](Value kk, int64_t mat, int64_t v) {
+        Value q = vector::LoadOp::create(b, loc, bytes, g.panels[mat],
+                                         ValueRange{panel, kk, idx(v * l.lanes)});
+        Value wide = arith::ExtSIOp::create(b, loc, ints, q);
+        Value lo = arith::ShRSIOp::create(
+            b, loc, arith::ShLIOp::create(b, loc, wide, splat(28)), splat(28));
+        Value hi = arith::ShRSIOp::create(b, loc, wide, splat(4));
+        return std::make_pair(lo, hi);
+      };
+      {
+        OpBuilder::InsertionGuard kGuard(b);
+        b.setInsertionPointToStart(kLoop.getBody());
+        Value kk = kLoop.getInductionVar();
+        Value k = arith::MulIOp::create(b, loc, kk, idx(2));
+        Value k1n = arith::AddIOp::create(b, loc, k, idx(1));
+        SmallVector<Value> aLo, aHi, out(kLoop.getRegionIterArgs());
+        for (int64_t r = 0; r < rows; ++r) {
+          aLo.push_back(aVector(r, k));
+          aHi.push_back(aVector(r, k1n));
+        }
+        SmallVector<SmallVector<std::pair<Value, Value>>> q(nmat);
+        for (int64_t mat = 0; mat < nmat; ++mat)
+          for (int64_t v = 0; v < nv; ++v)
+            q[mat].push_back(nibbles(kk, mat, v));
+        accumulate(out, aLo, [&](int64_t mat, int64_t v) {
+          return dequant(q[mat][v].first, scale[mat][v]);
+        });
+        accumulate(out, aHi, [&](int64_t mat, int64_t v) {
+          return dequant(q[mat][v].second, scale[mat][v]);
+        });
+        prefetch(kk);
+        scf::YieldOp::create(b, loc, out);
+      }
+      b.setInsertionPointAfter(kLoop);
+      Value odd = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, k1, idx(1)), idx(0));
+      auto tail = scf::IfOp::create(
+          b, loc, odd,
+          [&](OpBuilder &, Location) {
+            Value k = arith::SubIOp::create(b, loc, k1, idx(1));
+            SmallVector<Value> a, out(kLoop.getResults());
+            for (int64_t r = 0; r < rows; ++r)
+              a.push_back(aVector(r, k));
+            accumulate(out, a, [&](int64_t mat, int64_t v) {
+              return dequant(nibbles(kk1, mat, v).first, scale[mat][v]);
+            });
+            scf::YieldOp::create(b, loc, out);
+          },
+          [&](OpBuilder &, Location) {
+            scf::YieldOp::create(b, loc, kLoop.getResults());
+          });
+      carried.assign(tail.getResults().begin(), tail.getResults().end());
+    }
+    scf::YieldOp::create(b, loc, carried);
+  }
+
+  for (int64_t mat = 0; mat < nmat; ++mat)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        vector::StoreOp::create(b, loc, groupLoop.getResult(slot(mat, r, v)),
+                                acc[mat], ValueRange{idx(r), idx(v * l.lanes)});
+}
