@@ -33,9 +33,9 @@ std::vector<double> dequantize(const ffn_kernel_desc &d,
       for (int64_t k = k0; k < k1; ++k) {
         float q = 0.0f;
         if (s != 0.0f)
-          q = std::clamp(std::nearbyint(static_cast<float>(w[k * cols + c]) /
-                                        s),
-                         -qmax, qmax);
+          q = std::clamp(
+              std::nearbyint(static_cast<float>(w[k * cols + c]) / s), -qmax,
+              qmax);
         out[k * cols + c] = static_cast<double>(s) * q;
       }
     }

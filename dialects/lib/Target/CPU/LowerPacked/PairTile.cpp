@@ -79,14 +79,14 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kk = loop.getInductionVar();
-    Value k = arith::AddIOp::create(
-        b, loc, aCol, arith::MulIOp::create(b, loc, kk, idx(2)));
+    Value k = arith::AddIOp::create(b, loc, aCol,
+                                    arith::MulIOp::create(b, loc, kk, idx(2)));
     SmallVector<Value> out =
         step(loop.getRegionIterArgs(), kk, [&](Value row) -> Value {
-          Value two = vector::LoadOp::create(
-              b, loc, VectorType::get({2}, bf16), g.a, ValueRange{row, k});
-          Value word = vector::BitCastOp::create(
-              b, loc, VectorType::get({1}, i32), two);
+          Value two = vector::LoadOp::create(b, loc, VectorType::get({2}, bf16),
+                                             g.a, ValueRange{row, k});
+          Value word =
+              vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), two);
           return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
         });
     // See the widening tile (RegisterTile.cpp): the next panel's pair row,
@@ -106,9 +106,9 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
 
   // An odd K's last element pairs with zero (never with the next element
   // of A's row, which may be past the row, or Inf against a zero weight).
-  Value odd = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne,
-      arith::AndIOp::create(b, loc, kLen, idx(1)), idx(0));
+  Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    arith::AndIOp::create(b, loc, kLen, idx(1)),
+                                    idx(0));
   auto tail = scf::IfOp::create(
       b, loc, odd,
       [&](OpBuilder &, Location) {

@@ -42,9 +42,9 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
   };
   auto panels = memref::ViewOp::create(
       b, loc, MemRefType::get({np, qRows, nr}, i8), d, c(0), ValueRange{});
-  auto scales = memref::ViewOp::create(
-      b, loc, MemRefType::get({np, groups, nr}, t), d, c(scaleOffset),
-      ValueRange{});
+  auto scales =
+      memref::ViewOp::create(b, loc, MemRefType::get({np, groups, nr}, t), d,
+                             c(scaleOffset), ValueRange{});
   double qmax = bits == 8 ? 127.0 : 7.0;
   Value zero = f(0.0);
 
@@ -67,8 +67,8 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
   loop(c(0), c(np), {}, [&](Value p, ValueRange) {
     loop(c(0), c(groups), {}, [&](Value g, ValueRange) {
       loop(c(0), c(nr), {}, [&](Value cc, ValueRange) {
-        Value col =
-            arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, p, c(nr)), cc);
+        Value col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, p, c(nr)), cc);
         Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                              col, c(cols));
         Value safeCol = arith::SelectOp::create(b, loc, inside, col, c(0));
@@ -79,7 +79,8 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k,
                                     c(rows)));
           Value safeK = arith::SelectOp::create(b, loc, in, k, c(0));
-          Value w = memref::LoadOp::create(b, loc, s, ValueRange{safeK, safeCol});
+          Value w =
+              memref::LoadOp::create(b, loc, s, ValueRange{safeK, safeCol});
           if (!t.isF32())
             w = arith::ExtFOp::create(b, loc, f32, w);
           return arith::SelectOp::create(b, loc, in, w, zero);
@@ -87,22 +88,21 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
         Value k0 = arith::MulIOp::create(b, loc, g, c(group));
         Value k1 = arith::MinSIOp::create(
             b, loc, arith::AddIOp::create(b, loc, k0, c(group)), c(rows));
-        Value amax =
-            loop(k0, k1, {zero}, [&](Value k, ValueRange acc) {
-              Value a = math::AbsFOp::create(b, loc, weight(k));
-              return SmallVector<Value>{
-                  arith::MaximumFOp::create(b, loc, acc[0], a)};
-            }).getResult(0);
+        Value amax = loop(k0, k1, {zero}, [&](Value k, ValueRange acc) {
+                       Value a = math::AbsFOp::create(b, loc, weight(k));
+                       return SmallVector<Value>{
+                           arith::MaximumFOp::create(b, loc, acc[0], a)};
+                     }).getResult(0);
         // The scale as the kernel stores it, in the storage type; the
         // integers are computed against that rounded value.
         Value scale = arith::DivFOp::create(b, loc, amax, f(qmax));
-        Value stored = t.isF32() ? scale
-                                 : arith::TruncFOp::create(b, loc, t, scale)
-                                       .getResult();
+        Value stored =
+            t.isF32() ? scale
+                      : arith::TruncFOp::create(b, loc, t, scale).getResult();
         memref::StoreOp::create(b, loc, stored, scales, ValueRange{p, g, cc});
-        Value sf = t.isF32() ? stored
-                             : arith::ExtFOp::create(b, loc, f32, stored)
-                                   .getResult();
+        Value sf = t.isF32()
+                       ? stored
+                       : arith::ExtFOp::create(b, loc, f32, stored).getResult();
         Value isZero =
             arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sf, zero);
         auto quantize = [&](Value k) -> Value {

@@ -25,9 +25,8 @@ std::pair<Value, Value> PanelGemmBuilder::quantViews(Value bytes, int64_t np,
       b, loc, MemRefType::get({np, l.quantRows(k), nr}, b.getI8Type()), bytes,
       idx(0), ValueRange{});
   Value scales = memref::ViewOp::create(
-      b, loc,
-      MemRefType::get({np, (k + l.group - 1) / l.group, nr}, storage), bytes,
-      idx(l.scaleOffset(np, k, nr)), ValueRange{});
+      b, loc, MemRefType::get({np, (k + l.group - 1) / l.group, nr}, storage),
+      bytes, idx(l.scaleOffset(np, k, nr)), ValueRange{});
   return {panels, scales};
 }
 
@@ -97,9 +96,9 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
     SmallVector<SmallVector<Value>> scale(nmat);
     for (int64_t mat = 0; mat < nmat; ++mat)
       for (int64_t v = 0; v < nv; ++v)
-        scale[mat].push_back(Emitter::toF32(vector::LoadOp::create(
-            b, loc, vecStorage, g.scales[mat],
-            ValueRange{panel, gi, idx(v * l.lanes)})));
+        scale[mat].push_back(Emitter::toF32(
+            vector::LoadOp::create(b, loc, vecStorage, g.scales[mat],
+                                   ValueRange{panel, gi, idx(v * l.lanes)})));
     Value k0 = arith::MulIOp::create(b, loc, gi, idx(l.group));
     Value k1 = arith::MinSIOp::create(
         b, loc, arith::AddIOp::create(b, loc, k0, idx(l.group)), kLen);
@@ -115,8 +114,9 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
       for (int64_t r = 0; r < rows; ++r)
         a.push_back(aVector(r, k));
       accumulate(out, a, [&](int64_t mat, int64_t v) {
-        Value q = vector::LoadOp::create(b, loc, bytes, g.panels[mat],
-                                         ValueRange{panel, k, idx(v * l.lanes)});
+        Value q =
+            vector::LoadOp::create(b, loc, bytes, g.panels[mat],
+                                   ValueRange{panel, k, idx(v * l.lanes)});
         return dequant(arith::ExtSIOp::create(b, loc, ints, q), scale[mat][v]);
       });
       prefetch(k);
@@ -131,8 +131,9 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
       auto kLoop = scf::ForOp::create(b, loc, kk0, kk1, idx(1), carried);
       kLoop->setAttr("llvm.loop_annotation", noUnroll());
       auto nibbles = [&](Value kk, int64_t mat, int64_t v) {
-        Value q = vector::LoadOp::create(b, loc, bytes, g.panels[mat],
-                                         ValueRange{panel, kk, idx(v * l.lanes)});
+        Value q =
+            vector::LoadOp::create(b, loc, bytes, g.panels[mat],
+                                   ValueRange{panel, kk, idx(v * l.lanes)});
         Value wide = arith::ExtSIOp::create(b, loc, ints, q);
         Value lo = arith::ShRSIOp::create(
             b, loc, arith::ShLIOp::create(b, loc, wide, splat(28)), splat(28));
