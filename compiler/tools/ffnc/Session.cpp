@@ -94,14 +94,17 @@ static bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   return false;
 }
 
-/// Knobs of --strategy that some FFN of the spec cannot take, reported at
-/// the spec: the fused schedule for a batch-invariant FFN, bf16 pair tiles
-/// for an FFN that is not bf16.
-static bool checkOverridesFit(llvm::ArrayRef<FfnSpec> specs,
-                              const mlir::ffn::CpuStrategy &overrides,
-                              DiagnosticEngine &diags) {
-  int64_t fusedMaxM = overrides.fusedMaxM.value_or(0);
-  bool dot = overrides.bf16Dot.value_or(false);
+/// What some FFN of the spec cannot take from this target and schedule,
+/// reported at the spec: the fused schedule for a batch-invariant FFN, bf16
+/// pair tiles for an FFN that is not bf16, and for quantized weights (built
+/// by the CPU's packed schedule only, never dropped silently) an NVIDIA
+/// target, the baseline, or either knob.
+static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
+                          const TargetInfo &target,
+                          const ScheduleOptions &schedule,
+                          DiagnosticEngine &diags) {
+  int64_t fusedMaxM = schedule.overrides.fusedMaxM.value_or(0);
+  bool dot = schedule.overrides.bf16Dot.value_or(false);
   for (const FfnSpec &spec : specs) {
     if (fusedMaxM > 0 && spec.batchInvariant)
       diags.error(spec.loc,
@@ -114,15 +117,25 @@ static bool checkOverridesFit(llvm::ArrayRef<FfnSpec> specs,
       diags.error(spec.loc, "ffn '" + spec.name +
                                 "' is not bf16, but --strategy=bf16_dot=1 "
                                 "asks for bf16 pair dot products");
-    if (spec.weightQuant != WeightQuant::None && (dot || fusedMaxM > 0))
+    if (spec.weightQuant == WeightQuant::None)
+      continue;
+    std::string format = toString(spec.weightQuant).str();
+    if (dot || fusedMaxM > 0)
       diags.error(spec.loc,
-                  "ffn '" + spec.name + "' has weights = " +
-                      toString(spec.weightQuant).str() +
+                  "ffn '" + spec.name + "' has weights = " + format +
                       ", which take the two-pass schedule with widening "
                       "tiles; --strategy=" +
                       (dot ? std::string("bf16_dot=1")
                            : "fused_max_m=" + std::to_string(fusedMaxM)) +
                       " does not apply to them");
+    if (target.isGpu())
+      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
+                                ", which the NVIDIA back end does not build "
+                                "yet (CPU targets only)");
+    else if (schedule.baseline)
+      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
+                                ", which only the packed schedule builds, "
+                                "not --strategy=baseline");
   }
   if (!diags.hadError())
     return true;
@@ -191,32 +204,6 @@ std::optional<int> ffnc::openTarget(llvm::StringRef name, TargetInfo &target) {
   return std::nullopt;
 }
 
-/// Quantized weights are built by the CPU's packed schedule only: on an
-/// NVIDIA target or the unscheduled baseline they are an error at the spec,
-/// never silently dropped.
-static bool checkWeightFormats(llvm::ArrayRef<FfnSpec> specs,
-                               const TargetInfo &target, bool baseline,
-                               DiagnosticEngine &diags) {
-  for (const FfnSpec &spec : specs) {
-    if (spec.weightQuant == WeightQuant::None)
-      continue;
-    std::string format = toString(spec.weightQuant).str();
-    if (target.isGpu())
-      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                ", which the NVIDIA back end does not build "
-                                "yet (CPU targets only)");
-    else if (baseline)
-      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                ", which only the packed schedule builds, "
-                                "not --strategy=baseline");
-  }
-  if (!diags.hadError())
-    return true;
-  unsigned n = diags.errorCount();
-  llvm::errs() << n << (n == 1 ? " error" : " errors") << " generated.\n";
-  return false;
-}
-
 std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
                                          unsigned threads,
                                          llvm::StringRef threadsFlag,
@@ -224,8 +211,7 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
   schedule.isa = target.name;
   schedule.vectorBits = target.vectorBits;
   if (!parseStrategy(opts::strategyOption, schedule) ||
-      !checkOverridesFit(s.specs, schedule.overrides, *s.diags) ||
-      !checkWeightFormats(s.specs, target, schedule.baseline, *s.diags))
+      !checkSpecsFit(s.specs, target, schedule, *s.diags))
 
     return 1;
   if (threads > 1024)

@@ -9,6 +9,15 @@
 using namespace mlir;
 using namespace mlir::ffn;
 
+func::FuncOp cpu::createPackFunction(OpBuilder &b, Location loc, StringRef name,
+                                     MemRefType src, MemRefType dst) {
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType({src, dst}, {}));
+  func.setPrivate();
+  func.addEntryBlock();
+  return func;
+}
+
 /// A private `func @name(%src, %dst)` whose body fills every element of dst
 /// from src at `source(iv)`, or with zero where that says the element is
 /// padding (past the last row or column).
@@ -18,10 +27,8 @@ buildPack(OpBuilder &b, Location loc, StringRef name, MemRefType src,
           function_ref<std::pair<SmallVector<Value>, Value>(
               OpBuilder &, Location, ValueRange, function_ref<Value(int64_t)>)>
               source) {
-  auto func =
-      func::FuncOp::create(b, loc, name, b.getFunctionType({src, dst}, {}));
-  func.setPrivate();
-  Block *body = func.addEntryBlock();
+  func::FuncOp func = cpu::createPackFunction(b, loc, name, src, dst);
+  Block *body = &func.front();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   Value s = body->getArgument(0), d = body->getArgument(1);
@@ -104,15 +111,17 @@ func::FuncOp cpu::buildVectorPack(OpBuilder &b, Location loc, StringRef name,
 
 /// Source row and column of element (kk, e) of a pair panel p whose k runs
 /// from row0, nr = half the panel row's length.
-static std::pair<Value, Value>
-pairSource(OpBuilder &nb, Location l, Value row0, Value p, Value kk, Value e,
-           int64_t nr, function_ref<Value(int64_t)> c) {
+static std::pair<Value, Value> pairSource(OpBuilder &nb, Location l, Value row0,
+                                          Value p, Value kk, Value e,
+                                          int64_t nr,
+                                          function_ref<Value(int64_t)> c) {
   Value row = arith::AddIOp::create(
       nb, l, row0,
       arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, kk, c(2)),
                             arith::RemUIOp::create(nb, l, e, c(2))));
-  Value col = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, p, c(nr)),
-                                    arith::DivUIOp::create(nb, l, e, c(2)));
+  Value col =
+      arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, p, c(nr)),
+                            arith::DivUIOp::create(nb, l, e, c(2)));
   return {row, col};
 }
 

@@ -13,6 +13,10 @@
 
 namespace mlir::ffn::cpu {
 
+/// A private `func @name(%src, %dst)` with an empty entry block, for a
+/// pack function's body.
+func::FuncOp createPackFunction(OpBuilder &b, Location loc, StringRef name,
+                                MemRefType src, MemRefType dst);
 /// Panel-major: dst[p][k][c] = src[k][p * nr + c], zero past the last column.
 func::FuncOp buildMatrixPack(OpBuilder &b, Location loc, StringRef name,
                              MemRefType src, MemRefType dst);

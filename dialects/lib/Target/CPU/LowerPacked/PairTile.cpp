@@ -37,12 +37,7 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
     return (mat * rows + r) * nv + v;
   };
 
-  SmallVector<Value> init;
-  for (int64_t mat = 0; mat < nmat; ++mat)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        init.push_back(vector::LoadOp::create(
-            b, loc, vecF32, acc[mat], ValueRange{idx(r), idx(v * l.lanes)}));
+  SmallVector<Value> init = loadAccumulators(acc, rows, nv);
 
   // One k-step over pair row kk of the panels: A's word of each row
   // broadcast, then per weight vector one load and one dot per row.
@@ -89,18 +84,7 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
               vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), two);
           return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
         });
-    // See the widening tile (RegisterTile.cpp): the next panel's pair row,
-    // toward L2, for streamed weights and one-row (decode) tiles.
-    if (l.prefetch || rows == 1) {
-      SmallVector<Value> at;
-      if (chunk)
-        at.push_back(chunk);
-      at.append({prefetchPanel, kk, idx(0)});
-      for (int64_t mat = 0; mat < nmat; ++mat)
-        memref::PrefetchOp::create(b, loc, g.panels[mat], at,
-                                   /*isWrite=*/false, /*localityHint=*/2,
-                                   /*isDataCache=*/true);
-    }
+    prefetchPanelRow(g, rows, chunk, prefetchPanel, kk);
     scf::YieldOp::create(b, loc, out);
   }
 
@@ -126,9 +110,5 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
         scf::YieldOp::create(b, loc, loop.getResults());
       });
 
-  for (int64_t mat = 0; mat < nmat; ++mat)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        vector::StoreOp::create(b, loc, tail.getResult(slot(mat, r, v)),
-                                acc[mat], ValueRange{idx(r), idx(v * l.lanes)});
+  storeAccumulators(acc, rows, nv, tail.getResults());
 }

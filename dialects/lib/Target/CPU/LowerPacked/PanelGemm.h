@@ -84,6 +84,17 @@ private:
   /// accumulators stored to C, or to the tile buffer for epilogueRows.
   void tile(const PanelGemm &g, Value row0, int64_t rows, Value panel,
             Value prefetchPanel);
+  /// The accumulators of a `rows`-row tile as values, from its buffers
+  /// `acc` (one per weight matrix), in (matrix, row, vector) order; and
+  /// back.
+  SmallVector<Value> loadAccumulators(ArrayRef<Value> acc, int64_t rows,
+                                      int64_t nv);
+  void storeAccumulators(ArrayRef<Value> acc, int64_t rows, int64_t nv,
+                         ValueRange values);
+  /// Every K loop's prefetch of the next panel's row `row` (of a chunk,
+  /// where not null), for streamed weights and one-row tiles.
+  void prefetchPanelRow(const PanelGemm &g, int64_t rows, Value chunk,
+                        Value prefetchPanel, Value row);
   /// A quantized tile's contraction over k in [0, kLen) (A's columns from
   /// aCol): per group of k, the group's scales loaded once, each weight
   /// vector sign-extended, converted and scaled (exactly: a <= 8-bit

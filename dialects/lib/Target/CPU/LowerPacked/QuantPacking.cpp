@@ -22,10 +22,8 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                                  MemRefType src, MemRefType dst, int64_t nr,
                                  int64_t np, int64_t bits, int64_t group,
                                  int64_t scaleOffset) {
-  auto func =
-      func::FuncOp::create(b, loc, name, b.getFunctionType({src, dst}, {}));
-  func.setPrivate();
-  Block *body = func.addEntryBlock();
+  func::FuncOp func = createPackFunction(b, loc, name, src, dst);
+  Block *body = &func.front();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   Value s = body->getArgument(0), d = body->getArgument(1);

@@ -69,22 +69,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
     return arith::MulFOp::create(
         b, loc, arith::SIToFPOp::create(b, loc, vecF32, q), scale);
   };
-  auto prefetch = [&](Value row) {
-    if (!l.prefetch && rows != 1)
-      return;
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      memref::PrefetchOp::create(b, loc, g.panels[mat],
-                                 ValueRange{prefetchPanel, row, idx(0)},
-                                 /*isWrite=*/false, /*localityHint=*/2,
-                                 /*isDataCache=*/true);
-  };
-
-  SmallVector<Value> init;
-  for (int64_t mat = 0; mat < nmat; ++mat)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        init.push_back(vector::LoadOp::create(
-            b, loc, vecF32, acc[mat], ValueRange{idx(r), idx(v * l.lanes)}));
+  SmallVector<Value> init = loadAccumulators(acc, rows, nv);
 
   Value groups = arith::CeilDivUIOp::create(b, loc, kLen, idx(l.group));
   auto groupLoop = scf::ForOp::create(b, loc, idx(0), groups, idx(1), init);
@@ -119,7 +104,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
                                    ValueRange{panel, k, idx(v * l.lanes)});
         return dequant(arith::ExtSIOp::create(b, loc, ints, q), scale[mat][v]);
       });
-      prefetch(k);
+      prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, k);
       scf::YieldOp::create(b, loc, out);
       b.setInsertionPointAfter(kLoop);
       carried.assign(kLoop.getResults().begin(), kLoop.getResults().end());
@@ -161,7 +146,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
         accumulate(out, aHi, [&](int64_t mat, int64_t v) {
           return dequant(q[mat][v].second, scale[mat][v]);
         });
-        prefetch(kk);
+        prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, kk);
         scf::YieldOp::create(b, loc, out);
       }
       b.setInsertionPointAfter(kLoop);
@@ -188,9 +173,5 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
     scf::YieldOp::create(b, loc, carried);
   }
 
-  for (int64_t mat = 0; mat < nmat; ++mat)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        vector::StoreOp::create(b, loc, groupLoop.getResult(slot(mat, r, v)),
-                                acc[mat], ValueRange{idx(r), idx(v * l.lanes)});
+  storeAccumulators(acc, rows, nv, groupLoop.getResults());
 }

@@ -38,6 +38,48 @@ Value PanelGemmBuilder::registerTile(int64_t mat, int64_t rows, int64_t nr) {
   return buffer;
 }
 
+SmallVector<Value> PanelGemmBuilder::loadAccumulators(ArrayRef<Value> acc,
+                                                      int64_t rows,
+                                                      int64_t nv) {
+  SmallVector<Value> values;
+  for (Value buffer : acc)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        values.push_back(vector::LoadOp::create(
+            b, loc, vecF32, buffer, ValueRange{idx(r), idx(v * l.lanes)}));
+  return values;
+}
+
+void PanelGemmBuilder::storeAccumulators(ArrayRef<Value> acc, int64_t rows,
+                                         int64_t nv, ValueRange values) {
+  auto value = values.begin();
+  for (Value buffer : acc)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        vector::StoreOp::create(b, loc, *value++, buffer,
+                                ValueRange{idx(r), idx(v * l.lanes)});
+}
+
+void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
+                                        Value chunk, Value prefetchPanel,
+                                        Value row) {
+  // Pull the next panel's row toward L2 while this one computes, so the
+  // first tile of the next panel does not wait on DRAM. A one-row tile
+  // (decode) always does: 2 FMAs per 128 bytes of weights cannot hide the
+  // latency even from L3 (BERT-base, m = 1, one thread: 0.317 -> 0.258
+  // ms), while multi-row tiles of cache-resident weights lose 2-20% to it.
+  if (!l.prefetch && rows != 1)
+    return;
+  SmallVector<Value> at;
+  if (chunk)
+    at.push_back(chunk);
+  at.append({prefetchPanel, row, idx(0)});
+  for (Value panels : g.panels)
+    memref::PrefetchOp::create(b, loc, panels, at,
+                               /*isWrite=*/false, /*localityHint=*/2,
+                               /*isDataCache=*/true);
+}
+
 void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
                             Value panel, Value prefetchPanel) {
   int64_t nv = g.nr / l.lanes;
@@ -167,23 +209,8 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
     // The body is already a full register tile of FMAs; unrolling or
     // re-vectorizing the K loop only multiplies code (and compile time).
     loop->setAttr("llvm.loop_annotation", noUnroll());
-    // Pull the next panel's row k toward L2 while this one computes, so the
-    // first tile of the next panel does not wait on DRAM. A one-row tile
-    // (decode) always does: 2 FMAs per 128 bytes of weights cannot hide the
-    // latency even from L3 (BERT-base, m = 1, one thread: 0.317 -> 0.258
-    // ms), while multi-row tiles of cache-resident weights lose 2-20% to it.
-    if (l.prefetch || rows == 1) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      SmallVector<Value> at;
-      if (chunk)
-        at.push_back(chunk);
-      at.append({prefetchPanel, loop.getInductionVar(), idx(0)});
-      for (int64_t mat = 0; mat < nmat; ++mat)
-        memref::PrefetchOp::create(b, loc, g.panels[mat], at,
-                                   /*isWrite=*/false, /*localityHint=*/2,
-                                   /*isDataCache=*/true);
-    }
+    b.setInsertionPointToStart(loop.getBody());
+    prefetchPanelRow(g, rows, chunk, prefetchPanel, loop.getInductionVar());
     b.setInsertionPointAfter(loop);
   };
 
