@@ -54,7 +54,8 @@ if {"avx2", "fma", "f16c"} <= set(flags):
     config.available_features.add("avx2")
 if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
     config.available_features.add("avx512")
-    if "avx512_bf16" in flags:
+    # The x86-64-avx512-bf16 target: AVX-512 BF16 and VNNI.
+    if {"avx512_bf16", "avx512_vnni"} <= set(flags):
         config.available_features.add("avx512-bf16")
 
 

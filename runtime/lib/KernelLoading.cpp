@@ -139,6 +139,15 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
       d->quant_group < 0 || d->quant_group > 65536 || d->quant_group % 2 != 0)
     return bad("quant_group " + std::to_string(d->quant_group) +
                " for weight format " + std::to_string(d->weight_quant));
+  // The matmuls' inputs: kept (f32), rounded to the dtype, or quantized to
+  // int8 (with quantized weights, in whole 16-wide groups).
+  if (d->operand_rounding != FFN_DTYPE_F32 &&
+      d->operand_rounding != d->dtype &&
+      !(d->operand_rounding == FFN_DTYPE_INT8 &&
+        d->weight_quant != FFN_WEIGHTS_DTYPE && d->quant_group % 16 == 0))
+    return bad("operand_rounding " + std::to_string(d->operand_rounding) +
+               " for dtype " + std::to_string(d->dtype) + " and weight format " +
+               std::to_string(d->weight_quant));
   if (d->d_model < 1 || d->d_model > kMaxDim || d->d_ff < 1 ||
       d->d_ff > kMaxDim)
 

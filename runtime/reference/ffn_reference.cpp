@@ -224,7 +224,30 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
   // These roundings only feed the next matmul's sum, where the
   // probabilistic model adds them as root sum of squares: scaled by lambda,
   // that is the Hoeffding bound of a sum of independent roundings.
+  // Int8 operands (ffn_weight_quant): per group of quant_group values, a
+  // quantum of max |v| / 127, the kernel's max taken over its own values
+  // (within err of these); each value is off by at most half a quantum,
+  // plus the f32 rounding of the scale products (a few units of 2^-24).
+  const bool int8Operands = d.operand_rounding == FFN_DTYPE_INT8;
+  auto quantizeOperands = [&](const std::vector<double> &v, RowErrors &err) {
+    const size_t g = static_cast<size_t>(d.quant_group);
+    for (size_t k0 = 0; k0 < v.size(); k0 += g) {
+      size_t k1 = std::min(v.size(), k0 + g);
+      double amax = 0.0;
+      for (size_t j = k0; j < k1; ++j)
+        amax = std::max(amax, std::fabs(v[j]) + err.total(j));
+      double e = amax / 254.0 * (1.0 + 0x1p-20);
+      for (size_t j = k0; j < k1; ++j) {
+        if (model == BoundModel::WorstCase)
+          err.lin[j] += e;
+        else
+          err.rss[j] += kLambda * e;
+      }
+    }
+  };
   auto roundOperands = [&](const std::vector<double> &v, RowErrors &err) {
+    if (int8Operands)
+      return quantizeOperands(v, err);
     if (uOp == 0.0)
       return;
     for (size_t j = 0; j < v.size(); ++j) {
@@ -249,6 +272,8 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
     if (pre) {
       normalize(d, scale, shift, in, &inErr, model);
       roundOperands(in, inErr);
+    } else if (int8Operands) {
+      roundOperands(in, inErr); // x itself is quantized
     }
     for (int64_t j = 0; j < df; ++j) {
       double bu = bUp ? bUp[j] : 0.0, bg = bGate ? bGate[j] : 0.0;

@@ -249,7 +249,7 @@ func.func private @contract_storage() attributes {a = #ffn.kernel_abi<d_model = 
 
 // -----
 
-// expected-error @+1 {{operand_type must be f32 or the storage type}}
+// expected-error @+1 {{operand_type must be f32, the storage type or i8}}
 func.func private @contract_operands() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = bf16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], strategy = "s">}
 
 // -----
@@ -347,3 +347,18 @@ func.func @odd_group(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<6
   %y = ffn.ffn relu weights <int8, group = 3> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
+
+// -----
+
+// Quantized activations come in whole 16-byte vectors per group.
+func.func @act_group(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{weight_quant with int8_activations needs a group that is a multiple of 16, got 24}}
+  %y = ffn.ffn relu weights <int8, group = 24, int8_activations = true> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// A contract's i8 operands go with quantized weights that allow them.
+// expected-error @+1 {{operand_type = i8 goes with a weight_quant that has int8_activations}}
+func.func private @contract_i8() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = i8, params = [], strategy = "s">}

@@ -94,3 +94,11 @@ func.func @quantized(%x: tensor<?x16xbf16>, %wu: tensor<16x64xbf16>, %wg: tensor
   %y = ffn.ffn gated silu weights <int4, group = 32> ins(%x : tensor<?x16xbf16>) up(%wu : tensor<16x64xbf16>) gate(%wg : tensor<16x64xbf16>) down(%wd : tensor<64x16xbf16>) -> tensor<?x16xbf16>
   return %y : tensor<?x16xbf16>
 }
+
+// Integer dot products: the int8_activations flag prints only when set.
+// CHECK-LABEL: func.func @quantized_activations
+// CHECK: ffn.ffn relu weights <int8, group = 128, int8_activations = true> ins(
+func.func @quantized_activations(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  %y = ffn.ffn relu weights <int8, group = 128, int8_activations = true> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

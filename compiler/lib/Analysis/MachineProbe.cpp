@@ -46,55 +46,42 @@ template <typename Work> double together(unsigned threads, Work work) {
   return seconds() - start;
 }
 
+// One instruction `op src1, src2, acc_i` on 16 independent accumulators
+// zmm0..zmm15, from zmm30 and zmm31: enough chains to hide any of these
+// instructions' latency.
+#define FFN_CHAINS_512(op)                                                     \
+  op " %%zmm30, %%zmm31, %%zmm0\n\t" op " %%zmm30, %%zmm31, %%zmm1\n\t" op      \
+     " %%zmm30, %%zmm31, %%zmm2\n\t" op " %%zmm30, %%zmm31, %%zmm3\n\t" op     \
+     " %%zmm30, %%zmm31, %%zmm4\n\t" op " %%zmm30, %%zmm31, %%zmm5\n\t" op     \
+     " %%zmm30, %%zmm31, %%zmm6\n\t" op " %%zmm30, %%zmm31, %%zmm7\n\t" op     \
+     " %%zmm30, %%zmm31, %%zmm8\n\t" op " %%zmm30, %%zmm31, %%zmm9\n\t" op     \
+     " %%zmm30, %%zmm31, %%zmm10\n\t" op " %%zmm30, %%zmm31, %%zmm11\n\t" op   \
+     " %%zmm30, %%zmm31, %%zmm12\n\t" op " %%zmm30, %%zmm31, %%zmm13\n\t" op   \
+     " %%zmm30, %%zmm31, %%zmm14\n\t" op " %%zmm30, %%zmm31, %%zmm15\n\t"
+#define FFN_CHAIN_CLOBBERS                                                     \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",       \
+      "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
 __attribute__((target("avx512f"))) void fmaLoop512(long iterations) {
-  // 16 independent accumulator chains hide the FMA latency.
   __asm__ volatile("vxorps %%xmm0, %%xmm0, %%xmm0" ::: "xmm0");
   for (long i = 0; i < iterations; ++i)
-    __asm__ volatile("vfmadd231ps %%zmm30, %%zmm31, %%zmm0\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm1\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm2\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm3\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm4\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm5\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm6\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm7\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm8\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm9\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm10\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm11\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm12\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm13\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm14\n\t"
-                     "vfmadd231ps %%zmm30, %%zmm31, %%zmm15\n\t" ::
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-                           "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-                           "xmm12", "xmm13", "xmm14", "xmm15");
+    __asm__ volatile(FFN_CHAINS_512("vfmadd231ps")::: FFN_CHAIN_CLOBBERS);
 }
 
-/// 16 chains of vdpbf16ps: each instruction 16 lanes x 2 products and
-/// sums (64 flops).
+/// vdpbf16ps: each instruction 16 lanes x 2 products and sums (64 flops).
 __attribute__((target("avx512f,avx512bf16"))) void dotLoop512(long iterations) {
   __asm__ volatile("vxorps %%xmm0, %%xmm0, %%xmm0" ::: "xmm0");
   for (long i = 0; i < iterations; ++i)
-    __asm__ volatile("vdpbf16ps %%zmm30, %%zmm31, %%zmm0\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm1\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm2\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm3\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm4\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm5\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm6\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm7\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm8\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm9\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm10\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm11\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm12\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm13\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm14\n\t"
-                     "vdpbf16ps %%zmm30, %%zmm31, %%zmm15\n\t" ::
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-                           "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-                           "xmm12", "xmm13", "xmm14", "xmm15");
+    __asm__ volatile(FFN_CHAINS_512("vdpbf16ps")::: FFN_CHAIN_CLOBBERS);
+}
+
+/// vpdpbusd: each instruction 16 lanes x 4 byte products and sums (128
+/// integer operations).
+__attribute__((target("avx512f,avx512vnni"))) void vnniLoop512(
+    long iterations) {
+  __asm__ volatile("vpxord %%zmm0, %%zmm0, %%zmm0" ::: "xmm0");
+  for (long i = 0; i < iterations; ++i)
+    __asm__ volatile(FFN_CHAINS_512("vpdpbusd")::: FFN_CHAIN_CLOBBERS);
 }
 
 __attribute__((target("avx2,fma"))) void fmaLoop256(long iterations) {
@@ -190,6 +177,18 @@ double measureBf16DotGflops(unsigned threads) {
   for (int rep = 0; rep < 3; ++rep) {
     double t = together(threads, [&](unsigned) { dotLoop512(iterations); });
     best = std::max(best, threads * double(iterations) * 16 * 64 / t / 1e9);
+  }
+  return best;
+}
+
+double measureInt8DotGops(unsigned threads) {
+  if (!__builtin_cpu_supports("avx512vnni"))
+    return 0;
+  const long iterations = 20000000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t = together(threads, [&](unsigned) { vnniLoop512(iterations); });
+    best = std::max(best, threads * double(iterations) * 16 * 128 / t / 1e9);
   }
   return best;
 }

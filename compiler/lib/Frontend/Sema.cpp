@@ -178,9 +178,11 @@ const FieldRule kFieldTable[] = {
     {"weights", &DeclSema::handleWeights, false,
      "`dtype`, `int8(...)`, `int4(...)`", "`dtype`",
      "weight-only quantization: symmetric, one scale (in `dtype`) per "
-     "`group` input rows of each output column; named argument `group` "
-     "(even, 2 … 65536; default 128 for int8, 32 for int4); activations "
-     "stay in `dtype`"},
+     "`group` input rows of each output column; named arguments `group` "
+     "(even, 2 … 65536; default 128 for int8, 32 for int4) and "
+     "`activations` (`dtype` default: activations stay in `dtype`; `int8`: "
+     "the matmuls' inputs quantized per row and group too, for integer dot "
+     "products; group a multiple of 16)"},
     {"batch_invariant", &DeclSema::handleBatchInvariant, false,
      "`true` / `false`", "`false`",
      "a row's output bits do not depend on M, the rows batched with it or "
@@ -685,27 +687,40 @@ void DeclSema::handleWeights(const Field &field) {
   // Common choices of weight-only quantizers: per-128-row groups for int8,
   // 32 for int4 (finer, as 4 bits need).
   spec.quantGroup = *quant == WeightQuant::Int8 ? 128 : 32;
-  bool seenGroup = false;
+  bool seenGroup = false, seenActivations = false;
+  const Expr *groupValue = nullptr;
   for (const CallArg &arg : value.args) {
-    if (arg.name != "group") {
+    if (arg.name != "group" && arg.name != "activations") {
       if (arg.name.empty())
         error(*arg.value, "arguments of '" + value.text +
                               "' are named: write 'group = ...'");
       else
         diags.error(arg.nameRange.Start,
                     "unknown argument '" + arg.name + "' of '" + value.text +
-                        "' (arguments: group)",
+                        "' (arguments: group, activations)",
                     arg.nameRange);
       ok = false;
       continue;
     }
-    if (seenGroup) {
-      diags.error(arg.nameRange.Start, "duplicate argument 'group'",
-                  arg.nameRange);
+    bool &seen = arg.name == "group" ? seenGroup : seenActivations;
+    if (seen) {
+      diags.error(arg.nameRange.Start,
+                  "duplicate argument '" + arg.name + "'", arg.nameRange);
       ok = false;
       continue;
     }
-    seenGroup = true;
+    seen = true;
+    if (arg.name == "activations") {
+      const Expr &a = *arg.value;
+      if (a.kind == Expr::Name && (a.text == "int8" || a.text == "dtype")) {
+        spec.int8Activations = a.text == "int8";
+        continue;
+      }
+      error(a, "expected 'dtype' or 'int8' for 'activations', found " +
+                   describeExpr(a));
+      continue;
+    }
+    groupValue = arg.value.get();
     std::optional<Rational> v = eval(*arg.value);
     if (!v)
       continue;
@@ -716,6 +731,12 @@ void DeclSema::handleWeights(const Field &field) {
     }
     spec.quantGroup = v->num;
   }
+  // Integer dot products take whole 16-byte vectors of a group's
+  // quantized activations.
+  if (spec.int8Activations && spec.quantGroup % 16 != 0)
+    error(groupValue ? *groupValue : value,
+          "activations = int8 needs a group that is a multiple of 16, got " +
+              std::to_string(spec.quantGroup));
 }
 
 void DeclSema::checkCombination() {

@@ -20,6 +20,7 @@
 #include "ffnc/CodeGen/Compile.h"
 #include "ffnc/Frontend/Sema.h"
 
+#include "ffn/Target/CPU/CostModel.h"
 #include "ffn/runtime.h"
 #include "ffn_harness.h"
 #include "ffn_reference.h"
@@ -121,6 +122,13 @@ int main(int argc, char **argv) {
     fmt::print("bf16 dot-product peak (vdpbf16ps) {:.1f} GFLOP/s (1 thread), "
                "{:.1f} ({} threads)\n",
                dotPeak[1], dotPeak[mc.cores], mc.cores);
+  // And of the integer-dot tiles (int8 activations).
+  std::map<unsigned, double> int8Peak = {
+      {1u, measureInt8DotGops(1)}, {mc.cores, measureInt8DotGops(mc.cores)}};
+  if (int8Peak[1] > 0)
+    fmt::print("int8 dot-product peak (vpdpbusd) {:.1f} GOP/s (1 thread), "
+               "{:.1f} ({} threads)\n",
+               int8Peak[1], int8Peak[mc.cores], mc.cores);
 
   // Compile the bench specs for this machine.
   auto buffer = llvm::MemoryBuffer::getFile(specPath);
@@ -135,6 +143,18 @@ int main(int argc, char **argv) {
       sm.getMemoryBuffer(sm.getMainFileID())->getBuffer(), diags);
   if (diags.hadError())
     return 1;
+  // Integer dot products need VNNI: without it those FFNs are left out,
+  // and said so.
+  bool vnni = mlir::ffn::cpuTargetHasFeature(target->name, "avx512vnni");
+  if (!vnni) {
+    specs.erase(std::remove_if(specs.begin(), specs.end(),
+                               [](const FfnSpec &s) {
+                                 return s.int8Activations;
+                               }),
+                specs.end());
+    fmt::print("no AVX512-VNNI on {}: the int8-activation rows are left out\n",
+               target->name);
+  }
   // One library per thread count, each tuned for it (--kernel-threads):
   // the cost model picks each token count's schedule for the threads. A
   // second one of the same specs declared batch_invariant prices that
@@ -188,7 +208,15 @@ int main(int argc, char **argv) {
   configs.push_back({"llama7b_swiglu_f16", 256});
   // Weight-only int8 / int4 (bf16 activations): decode against the memory
   // roofline, and one compute-bound size.
-  for (const char *name : {"llama7b_swiglu_int8", "llama7b_swiglu_int4"}) {
+  // With int8 activations too (integer dot products), where the target
+  // has VNNI.
+  std::vector<const char *> quantized = {"llama7b_swiglu_int8",
+                                         "llama7b_swiglu_int4"};
+  if (vnni) {
+    quantized.push_back("llama7b_swiglu_int8_a8");
+    quantized.push_back("llama7b_swiglu_int4_a8");
+  }
+  for (const char *name : quantized) {
     configs.push_back({name, 1});
     configs.push_back({name, 16});
     configs.push_back({name, 256});
@@ -242,13 +270,20 @@ int main(int argc, char **argv) {
                               : desc.dtype == FFN_DTYPE_BF16 ? "bf16"
                                                              : "f16";
       if (desc.weight_quant != FFN_WEIGHTS_DTYPE)
-        dtypeName = (desc.weight_quant == FFN_WEIGHTS_INT8 ? "int8 (" : "int4 (") +
-                    dtypeName + " activations)";
+        dtypeName =
+            (desc.weight_quant == FFN_WEIGHTS_INT8 ? "int8 (" : "int4 (") +
+            (desc.operand_rounding == FFN_DTYPE_INT8 ? std::string("int8")
+                                                     : dtypeName) +
+            " activations)";
       size_t elementBytes = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
       // Pair tiles (vdpbf16ps) round the matmuls' inputs to bf16; their
       // compute peak is the dot product's.
       bool pairTiles = desc.operand_rounding == FFN_DTYPE_BF16;
-      double kernelPeak = pairTiles ? dotPeak[threads] : 0;
+      // Integer-dot tiles' peak is vpdpbusd's.
+      bool intDot = desc.operand_rounding == FFN_DTYPE_INT8;
+      double kernelPeak = intDot      ? int8Peak[threads]
+                          : pairTiles ? dotPeak[threads]
+                                      : 0;
       // The run harness's seeded parameters and input (as `ffnc run`
       // draws them), the same bytes for both implementations.
       ffn_ref::Random rng(17);
@@ -278,11 +313,11 @@ int main(int argc, char **argv) {
       std::vector<unsigned char> y(c.m * spec->dModel * elementBytes),
           yd(y.size());
       // The schedule the kernel's bucket for this M runs, from the kernel
-      // itself: phase 3 of ffnc's CPU kernels is the fused schedule's chunk
+      // itself: phase 4 of ffnc's CPU kernels is the fused schedule's chunk
       // groups (ffn-lower-packed), empty outside its bucket. The
       // batch-invariant kernel differs only where this is fused.
       bool fused =
-          desc.cpu->num_phases > 3 && desc.cpu->phase_units(3, c.m) > 0;
+          desc.cpu->num_phases > 4 && desc.cpu->phase_units(4, c.m) > 0;
       std::vector<unsigned char> yi(y.size());
       // Interleaved: ffnc, oneDNN, [ffnc batch-invariant], ... best of each.
       double bestF = INFINITY, bestD = INFINITY, bestI = INFINITY, spentF = 0,

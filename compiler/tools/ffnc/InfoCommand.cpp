@@ -92,6 +92,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
                          "column\n",
                          "weights", toString(spec.weightQuant).str(),
                          toString(spec.dtype).str(), spec.quantGroup);
+    if (spec.int8Activations)
+      out += fmt::format("  {:<22}int8 per row and group of {} (f32 scale): "
+                         "integer dot products\n",
+                         "matmul inputs", spec.quantGroup);
     out +=
         fmt::format("  {:<22}{} (matrices {}, biases {})\n", "FFN parameters",
                     grouped(counts.ffnParams()), grouped(counts.matrixWeights),
@@ -125,6 +129,7 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         mlir::ffn::cpuTargetHasFeature(schedule->target, "avx512bf16");
     if (spec.weightQuant != WeightQuant::None)
       shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
+    shape.intDot = spec.int8Activations;
 
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);

@@ -7,6 +7,8 @@
 #include "ffnc/CodeGen/StrategyOptions.h"
 #include "ffnc/Frontend/Sema.h"
 
+#include "ffn/Target/CPU/CostModel.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -136,6 +138,13 @@ static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
       diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
                                 ", which only the packed schedule builds, "
                                 "not --strategy=baseline");
+    else if (spec.int8Activations &&
+             !mlir::ffn::cpuTargetHasFeature(target.name, "avx512vnni"))
+      diags.error(spec.loc,
+                  "ffn '" + spec.name + "' has activations = int8, whose "
+                  "integer dot products need AVX512-VNNI, which target '" +
+                      target.name +
+                      "' does not have (x86-64-avx512-bf16 has it)");
   }
   if (!diags.hadError())
     return true;

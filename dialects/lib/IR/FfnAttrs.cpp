@@ -34,11 +34,17 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        WeightQuantKind kind, int64_t group) {
+                        WeightQuantKind kind, int64_t group,
+                        bool int8Activations) {
   // Even: int4 weights are packed two input rows to a byte.
   if (group < 2 || group > 65536 || group % 2 != 0)
     return emitError() << "weight_quant group must be even and in [2, "
                           "65536], got "
+                       << group;
+  // Whole 16-byte vectors of quantized activations per group.
+  if (int8Activations && group % 16 != 0)
+    return emitError() << "weight_quant with int8_activations needs a group "
+                          "that is a multiple of 16, got "
                        << group;
   return success();
 }
@@ -92,7 +98,8 @@ void FfnDialect::registerAttributes() {
 LogicalResult
 KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t dModel, int64_t dFf, Type storage, Activation,
-                      bool, bool, NormAttr, WeightQuantAttr, Type operandType,
+                      bool, bool, NormAttr, WeightQuantAttr weightQuant,
+                      Type operandType,
                       ArrayAttr params,
                       std::optional<int64_t> workspacePerRow,
                       ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
@@ -101,8 +108,13 @@ KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "d_model and d_ff must be positive";
   if (!storage.isF32() && !storage.isBF16() && !storage.isF16())
     return emitError() << "storage must be f32, bf16 or f16, got " << storage;
-  if (!operandType.isF32() && operandType != storage)
-    return emitError() << "operand_type must be f32 or the storage type";
+  if (!operandType.isF32() && operandType != storage &&
+      !operandType.isInteger(8))
+    return emitError() << "operand_type must be f32, the storage type or i8";
+  if (operandType.isInteger(8) !=
+      (weightQuant && weightQuant.getInt8Activations()))
+    return emitError() << "operand_type = i8 goes with a weight_quant that "
+                          "has int8_activations";
   for (Attribute p : params)
     if (!isa<KernelParamAttr>(p))
       return emitError() << "params must be #ffn.kernel_param attributes";

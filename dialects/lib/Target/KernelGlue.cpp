@@ -174,6 +174,8 @@ static int64_t abiDType(Type t) {
     return FFN_DTYPE_BF16;
   if (t.isF16())
     return FFN_DTYPE_F16;
+  if (t.isInteger(8))
+    return FFN_DTYPE_INT8;
   return FFN_DTYPE_F32;
 }
 

@@ -32,6 +32,9 @@ typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
   FFN_DTYPE_BF16 = 1,
   FFN_DTYPE_F16 = 2,
+  /* operand_rounding only: the matmuls' inputs quantized to int8, see
+   * ffn_weight_quant. */
+  FFN_DTYPE_INT8 = 3,
 } ffn_dtype;
 
 /* For a gated FFN, the function applied to the gate projection:
@@ -62,7 +65,16 @@ typedef enum ffn_norm_position {
  * (in the dtype) per `quant_group` input rows of each output column:
  * s = dtype(max |w| / qmax) computed in f32, q = round-to-nearest-even(w / s)
  * in f32, clamped to [-qmax, qmax] (q = 0 where s = 0), with qmax = 127
- * (int8) or 7 (int4). The kernel multiplies by s q exactly. */
+ * (int8) or 7 (int4). The kernel multiplies by s q exactly.
+ *
+ * A kernel with operand_rounding = FFN_DTYPE_INT8 (the spec's `activations
+ * = int8`) also quantizes the matmuls' inputs, per row and per quant_group
+ * of the reduction (quant_group is then a multiple of 16), in f32:
+ * a = max |x| over the group, q = clamp(round-to-nearest-even(x * (127 /
+ * a)), -127, 127) (q = 0 where a = 0), scale a / 127; each group's dot
+ * product sum q_x q_w is exact in int32, and the output accumulates
+ * (a / 127) s sum q_x q_w in f32. Each input is off by at most half a
+ * quantum, a / 254, which the reference's bound includes. */
 typedef enum ffn_weight_quant {
   FFN_WEIGHTS_DTYPE = 0, /* the weights in the dtype, unquantized */
   FFN_WEIGHTS_INT8 = 1,
@@ -195,7 +207,8 @@ typedef struct ffn_kernel_desc {
   /* The dtype the kernel rounds the matmuls' inputs to: the normalized
    * input of a pre-norm FFN and the hidden activations. FFN_DTYPE_F32 (CPU
    * kernels): kept in f32. A GPU kernel stores them in the FFN's dtype, as
-   * tensor-core operands; the reference's error bound includes it. */
+   * tensor-core operands; the reference's error bound includes it.
+   * FFN_DTYPE_INT8: quantized per row and group (ffn_weight_quant). */
   int64_t operand_rounding;
   /* ffn_weight_quant, and the input rows per scale (0 when unquantized). */
   int64_t weight_quant;

@@ -65,6 +65,7 @@ const FeatureBit kFeatureBits[] = {
     {"avx512bw", 7, 0, 1, 30, State::Zmm},
     {"avx512vl", 7, 0, 1, 31, State::Zmm},
     {"avx512bf16", 7, 1, 0, 5, State::Zmm},
+    {"avx512vnni", 7, 0, 2, 11, State::Zmm},
 };
 
 uint64_t xcr0() {

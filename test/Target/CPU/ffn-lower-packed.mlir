@@ -134,7 +134,7 @@
 // pack function (b_down is read as it is).
 // CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 40, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32
 // CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [20, 40], packed = memref<2x20x32xf32>, pack = "f_pack_w_up">, #ffn.kernel_param<name = "w_down", shape = [40, 20], packed = memref<1x40x32xf32>, pack = "f_pack_w_down">, #ffn.kernel_param<name = "b_up", shape = [40], packed = memref<64xf32>, pack = "f_pack_b_up">, #ffn.kernel_param<name = "b_down", shape = [20], packed = memref<20xf32>>]
-// CHECK-SAME: workspace_per_row = 384, phase_units = [array<i64: 0, 2, 1, 0, 0>], bucket_max_m = [-1]
+// CHECK-SAME: workspace_per_row = 384, phase_units = [array<i64: 0, 2, 0, 1, 0, 0>], bucket_max_m = [-1]
 // CHECK-SAME: strategy = "packed 512-bit vectors, register tile 4x32, cache block 8 rows, next-panel prefetch, fused bias+activation epilogue"
 // CHECK: %[[DIM:.*]] = memref.dim %[[X]]
 // CHECK: %[[H:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x64xf32>
@@ -194,18 +194,18 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: vector.store %{{.*}}, %[[FC]]
 // CHECK-LABEL: func.func @g(
 // CHECK-SAME: %[[GX:[^:]*]]: memref<?x20xf32> {ffn.param = "input"}, %[[GWU:[^:]*]]: memref<2x20x32xf32> {ffn.param = "w_up"}, %[[GWD:[^:]*]]: memref<2x1x32x32xf32> {ffn.param = "w_down"}
-// Two buckets: m <= 4 runs phases 3 (2 chunk groups) and 4; larger m the
-// two-pass phases 1, 2 and 4.
-// CHECK-SAME: workspace_per_row = 512, phase_units = [array<i64: 0, 0, 0, 2, -1>, array<i64: 0, 2, 1, 0, 0>], bucket_max_m = [4, -1]
+// Two buckets: m <= 4 runs phases 4 (2 chunk groups) and 5; larger m the
+// two-pass phases 1 and 3 (phase 2 quantizes H, for integer dot products).
+// CHECK-SAME: workspace_per_row = 512, phase_units = [array<i64: 0, 0, 0, 0, 2, -1>, array<i64: 0, 2, 0, 1, 0, 0>], bucket_max_m = [4, -1]
 // CHECK-SAME: strategy = "m <= 4: fused whole-FFN, d_ff in chunks of 32 over 2 groups; m > 4: two-pass;
 // CHECK: %[[GM:.*]] = memref.dim %[[GX]]
 // The two-pass GEMM 2: all chunks (0 to 2), A's column = d_ff row, no
 // accumulation, finishing y.
-// CHECK: arith.cmpi eq, %{{.*}}, %c2
-// CHECK: call @g.gemm_down(%{{.*}}, %{{.*}}, %[[GM]], %{{.*}}, %{{.*}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %[[GWD]], %[[GY:[^)]*]])
-// Phase 3, over groups [begin, end): each group has its chunk buffer Hc and
-// its partial output Og.
 // CHECK: arith.cmpi eq, %{{.*}}, %c3
+// CHECK: call @g.gemm_down(%{{.*}}, %{{.*}}, %[[GM]], %{{.*}}, %{{.*}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %[[GWD]], %[[GY:[^)]*]])
+// Phase 4, over groups [begin, end): each group has its chunk buffer Hc and
+// its partial output Og.
+// CHECK: arith.cmpi eq, %{{.*}}, %c4
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[HC:.*]] = memref.view {{.*}} to memref<?x32xf32>
 // CHECK: %[[OG:.*]] = memref.view {{.*}} to memref<?x32xf32>
@@ -227,12 +227,12 @@ func.func @f(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> 
 // CHECK: %[[HCD2:.*]] = memref.cast %[[HC]]
 // CHECK: %[[OGD:.*]] = memref.cast %[[OG]]
 // CHECK: call @g.gemm_down(%[[HCD2]], %[[OGD]], %[[GM]], %c0{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %[[CH]], %[[CH1]], %[[K0]], %[[GMODE1]], %[[GWD]], %[[GY]])
-// Phase 4, which only the fused bucket runs (the two-pass GEMM 2 finished
+// Phase 5, which only the fused bucket runs (the two-pass GEMM 2 finished
 // y itself): the output is the sum of the groups' partials, in group
 // order.
 // CHECK: %[[P0:.*]] = memref.view
 // CHECK: %[[P1:.*]] = memref.view
-// CHECK: arith.cmpi eq, %{{.*}}, %c4
+// CHECK: arith.cmpi eq, %{{.*}}, %c5
 // CHECK: %[[A0:.*]] = memref.load %[[P0]]
 // CHECK: %[[A1:.*]] = memref.load %[[P1]]
 // CHECK: %[[SUM:.*]] = arith.addf %[[A0]], %[[A1]]
@@ -375,6 +375,67 @@ module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits =
 func.func @qf(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {ffn.param = "w_up"}, %w2: tensor<9x5xf32> {ffn.param = "w_down"}) -> tensor<?x5xf32> {
   // expected-error @+1 {{has quantized weights, which take the two-pass schedule with widening tiles: fused_max_m = 0 and no bf16_dot}}
   %y = ffn.ffn relu weights <int8, group = 4> ins(%x : tensor<?x5xf32>) up(%w1 : tensor<5x9xf32>) down(%w2 : tensor<9x5xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 4, chunk = 32, groups = 1> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+}
+
+// -----
+
+// Integer dot products (int8_activations), int4 group 16, d_model 5: the
+// pack function stores unsigned nibbles (q + 8), k and k + 4 of a column in
+// one byte, four k per 32-bit lane: W_up is one row of 4 x 32 bytes, then
+// the scales (1 group x 32 columns) from byte 128.
+// DOT-LABEL: func.func private @i_pack_w_up(
+// DOT-SAME: memref<5x9xf32>, %[[BUF:.*]]: memref<256xi8>)
+// DOT: memref.view %[[BUF]][%c0{{.*}}][] : memref<256xi8> to memref<1x1x128xi8>
+// DOT: memref.view %[[BUF]][%c128{{.*}}][] : memref<256xi8> to memref<1x1x32xf32>
+// DOT: math.roundeven
+// DOT: arith.addi
+// DOT: arith.shli
+// DOT: arith.ori
+// DOT-LABEL: func.func private @i_pack_w_down(
+// DOT-SAME: memref<9x5xf32>, %{{.*}}: memref<384xi8>)
+// The K loop: per panel row one 64-byte weight load per vector, the low
+// and high nibbles masked out, the input's quads broadcast, vpdpbusd into
+// int32 sums; per group the offset removed, converted, times both scales.
+// DOT-LABEL: func.func private @i.gemm_up(
+// DOT-SAME: memref<?x?xi8>, %{{[^:]*}}: memref<?x?xf32>, %{{[^:]*}}: memref<?x?xi32>
+// DOT: scf.for {{.*}} iter_args(
+// DOT: scf.for {{.*}} iter_args(
+// DOT: vector.load {{.*}} : memref<?x?xi8>, vector<4xi8>
+// DOT: vector.load {{.*}} : memref<1x1x128xi8>, vector<64xi8>
+// DOT: arith.andi
+// DOT: arith.shrui
+// DOT: call @llvm.x86.avx512.vpdpbusd.512({{.*}}) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// DOT: call @llvm.x86.avx512.vpdpbusd.512
+// DOT: arith.subi {{.*}} : vector<16xi32>
+// DOT: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// DOT: vector.fma
+// The kernel quantizes x (phase 0) and H (phase 2) per row: masked loads,
+// the group's max |x|, round to nearest even, clamp, the group's sum.
+// DOT-LABEL: func.func @i(
+// DOT-SAME: operand_type = i8
+// DOT-SAME: phase_units = [array<i64: -1, 1, -1, 1, 0, 0>]
+// DOT: vector.maskedload
+// DOT: vector.reduction <maximumf>
+// DOT: math.roundeven
+// DOT: arith.maxnumf
+// DOT: arith.minnumf
+// DOT: vector.reduction <add>
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512-bf16", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @i(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {ffn.param = "w_up"}, %w2: tensor<9x5xf32> {ffn.param = "w_down"}) -> tensor<?x5xf32> {
+  %y = ffn.ffn relu weights <int4, group = 16, int8_activations = true> ins(%x : tensor<?x5xf32>) up(%w1 : tensor<5x9xf32>) down(%w2 : tensor<9x5xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 0> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+}
+
+// -----
+
+// Integer dot products need VNNI: refused on a target without it.
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {ffn.param = "w_up"}, %w2: tensor<9x5xf32> {ffn.param = "w_down"}) -> tensor<?x5xf32> {
+  // expected-error @+1 {{has int8_activations, whose integer dot products need 512-bit vectors on a target with avx512vnni (x86-64-avx512-bf16)}}
+  %y = ffn.ffn relu weights <int8, group = 16, int8_activations = true> ins(%x : tensor<?x5xf32>) up(%w1 : tensor<5x9xf32>) down(%w2 : tensor<9x5xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 2, nr = 32, mc = 8, prefetch = false, fused_max_m = 0> -> tensor<?x5xf32>
   return %y : tensor<?x5xf32>
 }
 }

@@ -17,6 +17,11 @@ double measurePeakGflops(unsigned threads, bool avx512);
 /// 0 on a CPU without avx512bf16.
 double measureBf16DotGflops(unsigned threads);
 
+/// int8 dot-product throughput (VNNI vpdpbusd, 16 chains of 512 bits) in
+/// GOP/s with `threads` threads, counting each byte product and its add; 0
+/// on a CPU without avx512vnni.
+double measureInt8DotGops(unsigned threads);
+
 /// Read bandwidth in GB/s with `threads` threads summing a buffer far larger
 /// than the last-level cache.
 double measureReadBandwidth(unsigned threads);

@@ -75,6 +75,9 @@ struct FfnSpec {
   /// Weight-only quantization (activations stay in `dtype`).
   WeightQuant weightQuant = WeightQuant::None;
   int64_t quantGroup = 0; ///< input rows per scale; 0 without quantization
+  /// With quantized weights: the matmuls' inputs quantized to int8 per row
+  /// and group as well (integer dot products; a numerics contract change).
+  bool int8Activations = false;
 
   bool isGated() const { return gate != Gate::None; }
   bool hasBiasGate() const { return isGated() && biasGate; }

@@ -83,11 +83,23 @@ def Ffn_WeightQuantAttr : AttrDef<Ffn_Dialect, "WeightQuant"> {
     quantization itself loses is a property of the model, reported apart.
     `group` is even, in [2, 65536].
 
-    Example: `#ffn.weight_quant<int4, group = 32>`
+    With `int8_activations = true` the FFN also allows its matmuls' inputs
+    (x or the pre-normed x, and the hidden activations) to be quantized:
+    per row and per `group` of the reduction, symmetric int8 with an f32
+    scale, so the products are integer dot products (x86 VNNI `vpdpbusd`).
+    That changes the numerics contract, so it is the spec's choice, never
+    the compiler's: the kernel declares `operand_type = i8` and the f64
+    reference widens its bound by one int8 quantum per input. `group` is
+    then a multiple of 16.
+
+    Example: `#ffn.weight_quant<int4, group = 32>`,
+    `#ffn.weight_quant<int8, group = 128, int8_activations = true>`
   }];
   let parameters = (ins EnumParameter<Ffn_WeightQuantKind>:$kind,
-                        "int64_t":$group);
-  let assemblyFormat = "`<` $kind `,` `group` `=` $group `>`";
+                        "int64_t":$group,
+                        DefaultValuedParameter<"bool", "false">:$int8_activations);
+  let assemblyFormat = "`<` $kind `,` `group` `=` $group "
+                       "(`,` `int8_activations` `=` $int8_activations^)? `>`";
   let genVerifyDecl = 1;
 }
 

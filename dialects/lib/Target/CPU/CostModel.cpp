@@ -198,7 +198,12 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
   int64_t downPanels = ceilDiv(s.dModel, nr);
   // A vdpbf16ps does the multiply-adds of two FMAs: pair tiles count half
   // the f32 peak's time per flop.
-  double perFlop = c.bf16Dot.value_or(false) ? 0.5 : 1.0;
+  // A vpdpbusd does the multiply-adds of four; with the per-group
+  // conversion and scaling, integer-dot tiles measure 3.6x the f32 peak
+  // (Zen 4, LLaMA-7B M = 256): a quarter of its time per flop, less 10%.
+  double perFlop = s.intDot                     ? 0.28
+                   : c.bf16Dot.value_or(false) ? 0.5
+                                                : 1.0;
   double upFlops = perFlop * 2.0 * m * s.dModel * s.dFf * mats;
   double downFlops = perFlop * 2.0 * m * s.dFf * s.dModel;
 

@@ -65,6 +65,7 @@ struct FfnSelectStrategyPass
       std::optional<WeightQuantAttr> quant = op.getWeightQuant();
       if (quant)
         shape.weightBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
+      shape.intDot = quant && quant->getInt8Activations();
       shape.bf16Dot =
           op.getStorageType().isBF16() && bf16DotTarget && !quant;
       CpuStrategy o = fixed;

@@ -143,6 +143,8 @@ struct FfnShape {
   bool bf16Dot = false;
   /// Bits per weight of quantized weights (8, 4; 0: the storage type's).
   int64_t weightBits = 0;
+  /// Quantized weights times int8 activations (VNNI integer dot products).
+  bool intDot = false;
 
   /// Bytes of one weight, scales left out (under 2% for groups of 32+).
   double bytesPerWeight() const {

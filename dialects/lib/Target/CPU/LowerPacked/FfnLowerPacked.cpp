@@ -43,6 +43,15 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     return op.emitOpError("has quantized weights, which take the two-pass "
                           "schedule with widening tiles: fused_max_m = 0 and "
                           "no bf16_dot");
+  if (l.intDot) {
+    TargetAttr target = TargetAttr::lookup(func);
+    if (!target ||
+        !cpuTargetHasFeature(target.getIsa().str(), "avx512vnni") ||
+        l.lanes != 16)
+      return op.emitOpError("has int8_activations, whose integer dot products "
+                            "need 512-bit vectors on a target with avx512vnni "
+                            "(x86-64-avx512-bf16)");
+  }
   if (l.dot) {
     // The strategy may come from an attribute written by hand: the
     // instruction must exist on the target and the weights must be bf16.
@@ -82,7 +91,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
           {l.quantBytes(np, k, nr, t.getIntOrFloatBitWidth() / 8)},
           b.getI8Type());
       buildQuantPack(b, loc, packName, source, packed, nr, np, l.quantBits,
-                     l.group, l.scaleOffset(np, k, nr));
+                     l.group, l.intDot, l.scaleOffset(np, k, nr));
     } else if (name == "w_up" || name == "w_gate") {
       packed = MemRefType::get({l.npUp, l.packedRows(l.d), pair * l.nrUp}, t);
       (l.dot ? buildPairPack : buildMatrixPack)(b, loc, packName, source,
@@ -126,27 +135,37 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                                      b.getFunctionType(argTypes, {}));
   for (auto [i, name] : llvm::enumerate(argNames))
     kernel.setArgAttr(i, "ffn.param", name);
-  // Work units of the phases per token-count bucket: rows (-1 = m), up
-  // panels, down panels, chunk groups, rows. Each bucket runs only its own
-  // phases (0 units = skipped).
-  int64_t rowsIfA = l.needA ? -1 : 0;
+  // Work units of the phases per token-count bucket (KernelBuilder.h): rows
+  // (-1 = m), up panels, rows, down panels, chunk groups, rows. Each bucket
+  // runs only its own phases (0 units = skipped).
+  int64_t rowsIfA = l.needA || l.intDot ? -1 : 0;
+  int64_t rowsIfQuant = l.intDot ? -1 : 0;
   SmallVector<Attribute> units;
   SmallVector<int64_t> bucketMaxM;
   if (l.fusedMaxM > 0) {
-    units.push_back(b.getDenseI64ArrayAttr({rowsIfA, 0, 0, l.groups, -1}));
+    units.push_back(b.getDenseI64ArrayAttr({rowsIfA, 0, 0, 0, l.groups, -1}));
     bucketMaxM.push_back(l.fusedMaxM);
   }
-  units.push_back(b.getDenseI64ArrayAttr(
-      {rowsIfA, l.npUp, l.npDown, 0, l.finishInGemm ? 0 : -1}));
+  units.push_back(b.getDenseI64ArrayAttr({rowsIfA, l.npUp, rowsIfQuant,
+                                          l.npDown, 0,
+                                          l.finishInGemm ? 0 : -1}));
   bucketMaxM.push_back(-1);
   std::string text =
       strategy.describe(op.getGated(), l.f, op.getBatchInvariant());
-  if (l.quantBits)
+  if (l.quantBits && l.intDot)
+    text += "; int" + std::to_string(l.quantBits) + " weights (scale per " +
+            std::to_string(l.group) +
+            " rows) times int8 activations (per row and group): integer dot "
+            "products (vpdpbusd)";
+  else if (l.quantBits)
     text += "; int" + std::to_string(l.quantBits) + " weights (scale per " +
             std::to_string(l.group) + " rows) dequantized in registers";
   // Widening tiles keep the matmuls' inputs in f32; pair tiles round the
-  // pre-normed input and the hidden activations to bf16.
-  Type operand = l.dot ? Type(b.getBF16Type()) : Type(b.getF32Type());
+  // pre-normed input and the hidden activations to bf16; integer dot
+  // products quantize every matmul input to int8.
+  Type operand = l.dot      ? Type(b.getBF16Type())
+                 : l.intDot ? Type(b.getI8Type())
+                            : Type(b.getF32Type());
   kernel->setAttr(KernelAbiAttr::kAttrName,
                   buildKernelAbi(op, operand, contractParams,
 

@@ -48,7 +48,7 @@ void KernelBuilder::callOutlined(StringRef suffix, StringRef key,
 
 void KernelBuilder::callUpGemm(const UpGemmArgs &args) {
   callOutlined("gemm_up", upKey(), args.operands(), [&](ValueRange in) {
-    buildUpGemm(UpGemmArgs::fromArguments(in, op));
+    buildUpGemm(UpGemmArgs::fromArguments(in, op, l));
   });
 }
 
@@ -65,7 +65,7 @@ std::string KernelBuilder::layoutKey() {
   for (int64_t v :
        {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
         int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch),
-        int64_t(l.dot), l.quantBits, l.group})
+        int64_t(l.dot), l.quantBits, l.group, int64_t(l.intDot)})
 
     os << "," << v;
   return key;
@@ -89,6 +89,8 @@ void KernelBuilder::buildUpGemm(const UpGemmArgs &in) {
   allocTileBuffers(gated ? 2 : 1, l.nrUp);
   PanelGemm up;
   up.a = in.a;
+  up.aScales = in.aScales;
+  up.aSums = in.aSums;
   up.c = in.c;
   up.colBase = in.colBase;
   up.k = idx(l.d);
@@ -133,6 +135,8 @@ void KernelBuilder::buildUpGemm(const UpGemmArgs &in) {
 void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
   PanelGemm down;
   down.a = in.a;
+  down.aScales = in.aScales;
+  down.aSums = in.aSums;
   down.c = in.c;
   down.k = idx(l.f);
   if (l.quantBits) {

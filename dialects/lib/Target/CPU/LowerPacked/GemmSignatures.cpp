@@ -25,13 +25,17 @@ static Value take(ValueRange &in, bool has) {
 }
 
 SmallVector<Value> UpGemmArgs::operands() const {
-  return present({a, c, colBase, m, p0, p1, wUp, wGate, bUp, bGate});
+  return present(
+      {a, aScales, aSums, c, colBase, m, p0, p1, wUp, wGate, bUp, bGate});
 }
 
-UpGemmArgs UpGemmArgs::fromArguments(ValueRange in, FfnOp op) {
+UpGemmArgs UpGemmArgs::fromArguments(ValueRange in, FfnOp op,
+                                     const Layout &l) {
   UpGemmArgs args;
   bool gated = op.getGated();
   args.a = take(in, true);
+  args.aScales = take(in, l.intDot);
+  args.aSums = take(in, l.intDot);
   args.c = take(in, true);
   args.colBase = take(in, true);
   args.m = take(in, true);
@@ -46,7 +50,8 @@ UpGemmArgs UpGemmArgs::fromArguments(ValueRange in, FfnOp op) {
 }
 
 SmallVector<Value> DownGemmArgs::operands() const {
-  return present({a, c, m, p0, p1, q0, q1, aColBase, mode, wDown, y, x, bDown});
+  return present({a, aScales, aSums, c, m, p0, p1, q0, q1, aColBase, mode,
+                  wDown, y, x, bDown});
 }
 
 DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
@@ -54,6 +59,8 @@ DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
   DownGemmArgs args;
   bool fused = l.fusedMaxM > 0;
   args.a = take(in, true);
+  args.aScales = take(in, l.intDot);
+  args.aSums = take(in, l.intDot);
   args.c = take(in, true);
   args.m = take(in, true);
   args.p0 = take(in, true);

@@ -22,12 +22,15 @@ namespace mlir::ffn::cpu {
 /// activation (times the gate's).
 struct UpGemmArgs {
   Value a, c, colBase, m, p0, p1;
+  // Integer dot products: a is the int8 input, these its per-group scales
+  // (f32) and sums (i32), [m, groups] (null otherwise).
+  Value aScales, aSums;
   Value wUp, wGate, bUp, bGate; // null where the FFN has none
 
   /// The call's operands, in the function's argument order.
   SmallVector<Value> operands() const;
   /// The record of the function's arguments `in`, for FFN `op`.
-  static UpGemmArgs fromArguments(ValueRange in, FfnOp op);
+  static UpGemmArgs fromArguments(ValueRange in, FfnOp op, const Layout &l);
 };
 
 /// GEMM 2 over down panels [p0, p1); with a chunk-major W_down, over chunks
@@ -37,6 +40,7 @@ struct UpGemmArgs {
 /// copy of the function from LLVM's function specialization.
 struct DownGemmArgs {
   Value a, c, m, p0, p1;
+  Value aScales, aSums;   // integer dot products only, as in UpGemmArgs
   Value q0, q1, aColBase; // the fused schedule only
   Value mode;             // the fused schedule or finishing in GEMM 2 only
   Value wDown;

@@ -1,11 +1,12 @@
 //===- KernelBuilder.h - the body of one packed FFN kernel ------*- C++ -*-===//
 //
 // The kernel runs one phase over a range of work units per call (the
-// runtime's threads split each phase): 0 rows (A = f32(pre-norm(x))), 1 up
-// panels (GEMM 1), 2 down panels (GEMM 2), 3 chunk groups (the fused small-m
-// schedule), 4 rows (bias, residual, post-norm, storage type). The phase
-// schedules are in Phases.cpp, the outlined GEMM functions in
-// GemmFunctions.cpp.
+// runtime's threads split each phase): 0 rows (A = f32(pre-norm(x)); with
+// integer dot products A quantized to int8), 1 up panels (GEMM 1), 2 rows
+// (integer dot products only: H quantized to int8), 3 down panels (GEMM
+// 2), 4 chunk groups (the fused small-m schedule), 5 rows (bias, residual,
+// post-norm, storage type). The phase schedules are in Phases.cpp, the
+// outlined GEMM functions in GemmFunctions.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,12 @@ private:
   void normRow(function_ref<Value(Value)> load,
                function_ref<void(Value, Value)> store, Value scale,
                Value shift);
+  /// Row r of `src` (k columns, f32 or the storage type) quantized to int8
+  /// per group into q [.., >= k rounded up to 16] (zero past k), with each
+  /// group's f32 scale and i32 sum of values into scales and sums
+  /// (InputQuant.cpp).
+  void quantizeRow(Value src, Value r, int64_t k, Value q, Value scales,
+                   Value sums);
   /// Fused schedule, group g's section: its chunk buffer Hc [rows, chunk],
   /// or (`output`) its partial output Og [rows, oWidth] right after it.
   Value groupView(Value ws, Value rows, Value g, bool output);

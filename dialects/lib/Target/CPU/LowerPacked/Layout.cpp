@@ -32,10 +32,12 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   if (std::optional<WeightQuantAttr> q = op.getWeightQuant()) {
     l.quantBits = q->getKind() == WeightQuantKind::int8 ? 8 : 4;
     l.group = q->getGroup();
+    l.intDot = q->getInt8Activations();
   }
   // Widening tiles read an f32 copy of a bf16/f16 input; pair tiles read
   // bf16 input as is.
-  l.needA = preNorm || (!f32 && !l.dot);
+  // Integer dot products quantize x itself unless it is pre-normed.
+  l.needA = preNorm || (!f32 && !l.dot && !l.intDot);
 
   l.finishInGemm =
       !(op.getNorm() && op.getNorm()->getPosition() == NormPosition::post);

@@ -38,16 +38,41 @@ struct Layout {
   // byte, the even k in the low nibble), then from a 64-byte boundary the
   // scales [N/nr][ceil(K/group)][nr] in the storage type.
   int64_t quantBits = 0, group = 0;
+  // Integer dot products (#ffn.weight_quant int8_activations, VNNI): the
+  // panels hold unsigned bytes, q + 128 (int8) or q + 8 (int4), four k of a
+  // column in each 32-bit lane: [N/nr][K/4][4 nr] with byte 4c + j of row
+  // kq = W[4 kq + j][c] (int8), or [N/nr][K/8][4 nr] with the low nibble
+  // W[8 kq + j][c] and the high one W[8 kq + 4 + j][c] (int4). The
+  // matmuls' inputs are quantized per row and group into the workspace.
+  bool intDot = false;
+  // k per panel row, and bytes per panel row.
+  int64_t kPerQuantRow() const {
+    if (intDot)
+      return quantBits == 4 ? 8 : 4;
+    return quantBits == 4 ? 2 : 1;
+  }
+  int64_t quantRowWidth(int64_t nr) const { return intDot ? 4 * nr : nr; }
   int64_t quantRows(int64_t k) const {
-    return quantBits == 4 ? (k + 1) / 2 : k;
+    return (k + kPerQuantRow() - 1) / kPerQuantRow();
   }
   int64_t scaleOffset(int64_t np, int64_t k, int64_t nr) const {
-    return (np * quantRows(k) * nr + 63) / 64 * 64;
+    return (np * quantRows(k) * quantRowWidth(nr) + 63) / 64 * 64;
   }
   int64_t quantBytes(int64_t np, int64_t k, int64_t nr,
                      int64_t storageBytes) const {
     return scaleOffset(np, k, nr) +
            np * ((k + group - 1) / group) * nr * storageBytes;
+  }
+  // The quantized copy of a matmul input of K columns, per row: the int8
+  // values (zero past K), then per group its f32 scale and its i32 sum of
+  // the values (for the unsigned weights' offset), in sections of these
+  // widths.
+  int64_t actQuantBytes(int64_t k) const { return (k + 63) / 64 * 64; }
+  int64_t actQuantGroups(int64_t k) const {
+    return ((k + group - 1) / group + 15) / 16 * 16;
+  }
+  int64_t actQuantRowBytes(int64_t k) const {
+    return intDot ? actQuantBytes(k) + 8 * actQuantGroups(k) : 0;
   }
 
   // Without a post-norm, the two-pass GEMM 2 finishes the output itself
@@ -60,8 +85,12 @@ struct Layout {
   // partial output.
   int64_t groupWidth() const { return chunk + oWidth; }
   int64_t workspacePerRow() const {
-    return 4 * (aWidth + std::max(hWidth + oWidth, groups * groupWidth()));
+    return 4 * (aWidth + std::max(hWidth + oWidth, groups * groupWidth())) +
+           actQuantRowBytes(d) + actQuantRowBytes(f);
   }
+  // Where the quantized inputs start in a workspace row (after the f32
+  // sections; the fused schedule never quantizes).
+  int64_t actQuantOffset() const { return 4 * (aWidth + hWidth + oWidth); }
 };
 
 Layout layoutFor(FfnOp op, CpuStrategyAttr s);

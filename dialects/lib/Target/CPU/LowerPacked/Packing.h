@@ -37,11 +37,12 @@ func::FuncOp buildChunkedPairPack(OpBuilder &b, Location loc, StringRef name,
 /// Layout.h): per panel p, group g and column c, the scale s = T(max |w| /
 /// qmax) computed in f32, then q = roundeven(w / s) clamped to [-qmax,
 /// qmax] (0 where s = 0), qmax = 127 for 8 bits, 7 for 4; zero past the
-/// last row and column. `scaleOffset`: where the scales start.
+/// last row and column. `scaleOffset`: where the scales start. `intDot`:
+/// the integer dot products' unsigned, four-k-interleaved panels (Layout.h).
 func::FuncOp buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                             MemRefType src, MemRefType dst, int64_t nr,
                             int64_t np, int64_t bits, int64_t group,
-                            int64_t scaleOffset);
+                            bool intDot, int64_t scaleOffset);
 /// dst[i] = src[i], zero past the end.
 
 

@@ -15,6 +15,8 @@
 #include "Emitter.h"
 #include "Layout.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 #include <functional>
@@ -23,7 +25,9 @@ namespace mlir::ffn::cpu {
 
 /// One GEMM as the panel loops see it.
 struct PanelGemm {
-  Value a;                   // memref<?xK x f32>
+  Value a;                   // memref<?xK x f32> (integer dot: i8)
+  Value aScales, aSums;      // integer dot products: a's per-group f32
+                             // scales and i32 sums, memref<?x?>
   Value k;                   // reduction length
   SmallVector<Value> panels; // memref<NP x K' x NR x T>, K' >= k
   // Quantized weights: panels are memref<NP x K' x NR x i8> and these their
@@ -103,6 +107,14 @@ private:
   void quantContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
                      int64_t rows, Value panel, Value prefetchPanel,
                      Value aCol, Value kLen);
+  /// An integer-dot tile's contraction over k in [0, kLen) (IntDotTile.cpp):
+  /// per group, the int8 inputs times the unsigned weights in int32
+  /// (vpdpbusd), less the weights' offset times the inputs' group sum, then
+  /// converted and accumulated in f32 times the two scales.
+  void intDotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
+                      int64_t rows, Value panel, Value prefetchPanel,
+                      Value kLen);
+  func::FuncOp vpdpbusdDeclaration(VectorType ints, VectorType bytes);
   /// A pair tile's contraction over k in [0, kLen) (A's columns from aCol):
   /// acc[mat][rows, nr] += A[rows, k] W[mat][k, nr] with vdpbf16ps, k in
   /// pairs, and an odd last k paired with zero.

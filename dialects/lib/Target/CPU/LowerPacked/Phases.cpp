@@ -2,13 +2,16 @@
 //
 //   A  = x, or f32(pre-norm(x)) in ws            (phase 0, rows)
 //   H  = act(A W_up + b_up) [* act(A W_gate + b_gate)]   (phase 1, GEMM 1)
-//   O  = H W_down                                 (phase 2, GEMM 2)
-//   y  = T(post-norm(O + b_down [+ x]))          (phase 4, rows)
+//   O  = H W_down                                 (phase 3, GEMM 2)
+//   y  = T(post-norm(O + b_down [+ x]))          (phase 5, rows)
 //
-// Runs with m <= fused_max_m take phase 3 instead of 1 and 2: d_ff in
+// With integer dot products, phase 0 also quantizes A to int8 and phase 2
+// (rows) quantizes H, once per row, for the GEMMs to read.
+//
+// Runs with m <= fused_max_m take phase 4 instead of 1 and 3: d_ff in
 // chunks, Hc = act(A W_up[:, c]) into an L1-sized buffer immediately
 // multiplied into a partial output Og += Hc W_down[c, :] per chunk group;
-// phase 4 sums the groups' Og in a fixed order, so results depend on the
+// phase 5 sums the groups' Og in a fixed order, so results depend on the
 // strategy, never on the thread count.
 //
 //===----------------------------------------------------------------------===//
@@ -84,8 +87,36 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     a = view(ws, m, 0, l.aWidth, operandType());
   Value h = view(ws, m, 4 * l.aWidth, l.hWidth, operandType());
   Value o = view(ws, m, 4 * (l.aWidth + l.hWidth), l.oWidth);
+  // Integer dot products: A and H quantized, each as int8 values, f32
+  // scales and i32 sums per group (Layout.h).
+  struct Quantized {
+    Value q, scales, sums;
+  } aq, hq;
+  if (l.intDot) {
+    int64_t at = l.actQuantOffset();
+    auto sections = [&](int64_t k) {
+      Quantized out;
+      int64_t groups = l.actQuantGroups(k);
+      out.q = view(ws, m, at, l.actQuantBytes(k), b.getI8Type());
+      at += l.actQuantBytes(k);
+      out.scales = view(ws, m, at, groups);
+      at += 4 * groups;
+      out.sums = view(ws, m, at, groups, b.getI32Type());
+      at += 4 * groups;
+      return out;
+    };
+    aq = sections(l.d);
+    hq = sections(l.f);
+  }
 
-  // Phase 0, over rows: A = f32(pre-norm(x)) (bf16 for pair tiles).
+  // Phase 0, over rows: A = f32(pre-norm(x)) (bf16 for pair tiles; int8
+  // for integer dot products).
+  if (l.intDot && !l.needA)
+    inPhase(phase, 0, [&] {
+      loop(begin, end, idx(1), [&](Value r) {
+        quantizeRow(x, r, l.d, aq.q, aq.scales, aq.sums);
+      });
+    });
   if (l.needA)
     inPhase(phase, 0, [&] {
       loop(begin, end, idx(1), [&](Value r) {
@@ -102,6 +133,8 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
           normRow(load, store, scale, shift);
         else
           loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
+        if (l.intDot)
+          quantizeRow(a, r, l.d, aq.q, aq.scales, aq.sums);
       });
     });
 
@@ -110,8 +143,14 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   Value wUp = params.lookup("w_up"), wGate = params.lookup("w_gate"),
         bUp = params.lookup("b_up"), bGate = params.lookup("b_gate");
   auto callUp = [&](Value c, Value colBase, Value p0, Value p1) {
-    callUpGemm(
-        {dynamic(a), dynamic(c), colBase, m, p0, p1, wUp, wGate, bUp, bGate});
+    UpGemmArgs args{dynamic(a), dynamic(c), colBase, m,   p0,   p1,
+                    {},         {},         wUp,     wGate, bUp, bGate};
+    if (l.intDot) {
+      args.a = dynamic(aq.q);
+      args.aScales = dynamic(aq.scales);
+      args.aSums = dynamic(aq.sums);
+    }
+    callUpGemm(args);
   };
   Value wDown = params.lookup("w_down");
   Value bDown = params.lookup("b_down");
@@ -119,6 +158,11 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
                       Value aColBase, Value mode) {
     DownGemmArgs args;
     args.a = dynamic(a2);
+    if (l.intDot) {
+      args.a = dynamic(hq.q);
+      args.aScales = dynamic(hq.scales);
+      args.aSums = dynamic(hq.sums);
+    }
     args.c = dynamic(c);
     args.m = m;
     args.p0 = p0;
@@ -141,15 +185,21 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   };
 
   inPhase(phase, 1, [&] { callUp(h, idx(0), begin, end); }); // up panels
+  if (l.intDot) // over rows: only the first d_ff columns of H are real
+    inPhase(phase, 2, [&] {
+      loop(begin, end, idx(1), [&](Value r) {
+        quantizeRow(h, r, l.f, hq.q, hq.scales, hq.sums);
+      });
+    });
   // Into O; only the first d_ff columns of H are real.
-  inPhase(phase, 2, [&] { // over down panels
+  inPhase(phase, 3, [&] { // over down panels
     callDown(h, o, begin, end, idx(0), idx(l.chunks), idx(0),
              idx(l.finishInGemm ? 2 : 0));
   });
 
-  // Phase 3 (small m), over chunk groups: the fused schedule.
+  // Phase 4 (small m), over chunk groups: the fused schedule.
   if (l.fusedMaxM > 0)
-    inPhase(phase, 3, [&] {
+    inPhase(phase, 4, [&] {
       loop(begin, end, idx(1), [&](Value g) {
         // This group's chunk buffer Hc [m, chunk] and partial output Og.
         Value hc = groupView(ws, m, g, /*output=*/false);
@@ -179,7 +229,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
       });
     });
 
-  // Phase 4, over rows: down bias, residual, post-norm, storage conversion.
+  // Phase 5, over rows: down bias, residual, post-norm, storage conversion.
   // O is the two-pass output, or the sum of the groups' partial outputs;
   // when GEMM 2 finishes the output itself, only the fused bucket has it.
   if (l.finishInGemm && l.fusedMaxM == 0)
@@ -192,7 +242,7 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
     for (int64_t g = 0; g < l.groups; ++g)
       partials.push_back(groupView(ws, m, idx(g), /*output=*/true));
   }
-  inPhase(phase, 4, [&] {
+  inPhase(phase, 5, [&] {
     loop(begin, end, idx(1), [&](Value r) {
       auto finish = [&](Value j) -> Value {
         Value v = memref::LoadOp::create(b, loc, o, ValueRange{r, j});

@@ -21,7 +21,7 @@ using namespace mlir::ffn;
 func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                                  MemRefType src, MemRefType dst, int64_t nr,
                                  int64_t np, int64_t bits, int64_t group,
-                                 int64_t scaleOffset) {
+                                 bool intDot, int64_t scaleOffset) {
   func::FuncOp func = createPackFunction(b, loc, name, src, dst);
   Block *body = &func.front();
   OpBuilder::InsertionGuard guard(b);
@@ -31,7 +31,10 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
   Type i8 = b.getI8Type();
   int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
   int64_t groups = (rows + group - 1) / group;
-  int64_t qRows = bits == 4 ? (rows + 1) / 2 : rows;
+  // k per panel row and bytes per panel row (Layout.h).
+  int64_t kPerRow = intDot ? (bits == 4 ? 8 : 4) : (bits == 4 ? 2 : 1);
+  int64_t qRows = (rows + kPerRow - 1) / kPerRow;
+  int64_t rowWidth = intDot ? 4 * nr : nr;
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -39,7 +42,8 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   };
   auto panels = memref::ViewOp::create(
-      b, loc, MemRefType::get({np, qRows, nr}, i8), d, c(0), ValueRange{});
+      b, loc, MemRefType::get({np, qRows, rowWidth}, i8), d, c(0),
+      ValueRange{});
   auto scales =
       memref::ViewOp::create(b, loc, MemRefType::get({np, groups, nr}, t), d,
                              c(scaleOffset), ValueRange{});
@@ -111,7 +115,39 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
           r = arith::SelectOp::create(b, loc, isZero, zero, r);
           return arith::FPToSIOp::create(b, loc, i32, r);
         };
-        if (bits == 8) {
+        auto i32c = [&](int64_t v) -> Value {
+          return arith::ConstantIntOp::create(b, loc, i32, v);
+        };
+        if (intDot) {
+          // Unsigned: q + 128 (int8) or q + 8 (int4); four k of column cc
+          // in bytes 4 cc .. 4 cc + 3 of a row. Rows past K hold the
+          // offset (q = 0), multiplied by zero activations.
+          Value lane = arith::MulIOp::create(b, loc, cc, c(4));
+          Value kq0 = arith::DivUIOp::create(b, loc, k0, c(kPerRow));
+          Value kq1 = arith::CeilDivUIOp::create(b, loc, k1, c(kPerRow));
+          loop(kq0, kq1, {}, [&](Value kq, ValueRange) {
+            Value kBase = arith::MulIOp::create(b, loc, kq, c(kPerRow));
+            for (int64_t j = 0; j < 4; ++j) {
+              Value k = arith::AddIOp::create(b, loc, kBase, c(j));
+              Value v;
+              if (bits == 8) {
+                v = arith::AddIOp::create(b, loc, quantize(k), i32c(128));
+              } else {
+                Value hiK = arith::AddIOp::create(b, loc, k, c(4));
+                v = arith::OrIOp::create(
+                    b, loc, arith::AddIOp::create(b, loc, quantize(k), i32c(8)),
+                    arith::ShLIOp::create(
+                        b, loc,
+                        arith::AddIOp::create(b, loc, quantize(hiK), i32c(8)),
+                        i32c(4)));
+              }
+              memref::StoreOp::create(
+                  b, loc, arith::TruncIOp::create(b, loc, i8, v), panels,
+                  ValueRange{p, kq, arith::AddIOp::create(b, loc, lane, c(j))});
+            }
+            return SmallVector<Value>{};
+          });
+        } else if (bits == 8) {
           loop(k0, k1, {}, [&](Value k, ValueRange) {
             Value q = arith::TruncIOp::create(b, loc, i8, quantize(k));
             memref::StoreOp::create(b, loc, q, panels, ValueRange{p, k, cc});

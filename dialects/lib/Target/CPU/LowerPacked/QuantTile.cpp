@@ -22,8 +22,10 @@ using namespace mlir::ffn::cpu;
 std::pair<Value, Value> PanelGemmBuilder::quantViews(Value bytes, int64_t np,
                                                      int64_t k, int64_t nr) {
   Value panels = memref::ViewOp::create(
-      b, loc, MemRefType::get({np, l.quantRows(k), nr}, b.getI8Type()), bytes,
-      idx(0), ValueRange{});
+      b, loc,
+      MemRefType::get({np, l.quantRows(k), l.quantRowWidth(nr)},
+                      b.getI8Type()),
+      bytes, idx(0), ValueRange{});
   Value scales = memref::ViewOp::create(
       b, loc, MemRefType::get({np, (k + l.group - 1) / l.group, nr}, storage),
       bytes, idx(l.scaleOffset(np, k, nr)), ValueRange{});

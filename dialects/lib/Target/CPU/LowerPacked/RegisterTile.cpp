@@ -141,6 +141,10 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
     if (l.dot)
       return dotContract(g, acc, row0, rows, panel, prefetchPanel, chunk, aCol,
                          kLen);
+    if (l.intDot) {
+      assert(!chunk && "quantized weights take the two-pass schedule");
+      return intDotContract(g, acc, row0, rows, panel, prefetchPanel, kLen);
+    }
     if (l.quantBits) {
       assert(!chunk && "quantized weights take the two-pass schedule");
       return quantContract(g, acc, row0, rows, panel, prefetchPanel, aCol,
