@@ -131,7 +131,9 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel '" + name + "' has unknown dtype " +
                     std::to_string(d->dtype));
   if (d->weight_quant != FFN_WEIGHTS_DTYPE &&
-      d->weight_quant != FFN_WEIGHTS_INT8 && d->weight_quant != FFN_WEIGHTS_INT4)
+      d->weight_quant != FFN_WEIGHTS_INT8 &&
+      d->weight_quant != FFN_WEIGHTS_INT4 &&
+      d->weight_quant != FFN_WEIGHTS_INT4_ZP)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' has unknown weight format " +
                     std::to_string(d->weight_quant));

@@ -362,3 +362,12 @@ func.func @act_group(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<6
 // A contract's i8 operands go with quantized weights that allow them.
 // expected-error @+1 {{operand_type = i8 goes with a weight_quant that has int8_activations}}
 func.func private @contract_i8() attributes {a = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f32, activation = relu, gated = false, residual = false, operand_type = i8, params = [], strategy = "s">}
+
+// -----
+
+// Zero points are an int4 option.
+func.func @zp8(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{weight_quant zero_points are for int4}}
+  %y = ffn.ffn relu weights <int8, group = 32, zero_points = true> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

@@ -98,7 +98,9 @@ func.func @quantized(%x: tensor<?x16xbf16>, %wu: tensor<16x64xbf16>, %wg: tensor
 // Integer dot products: the int8_activations flag prints only when set.
 // CHECK-LABEL: func.func @quantized_activations
 // CHECK: ffn.ffn relu weights <int8, group = 128, int8_activations = true> ins(
+// CHECK: ffn.ffn relu weights <int4, group = 64, zero_points = true> ins(
 func.func @quantized_activations(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<?x16xf32> {
   %y = ffn.ffn relu weights <int8, group = 128, int8_activations = true> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
-  return %y : tensor<?x16xf32>
+  %z = ffn.ffn relu weights <int4, group = 64, zero_points = true> ins(%y : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return %z : tensor<?x16xf32>
 }

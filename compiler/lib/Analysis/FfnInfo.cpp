@@ -41,7 +41,8 @@ uint64_t ffnc::weightBytes(const FfnSpec &spec) {
   uint64_t integers = spec.weightQuant == WeightQuant::Int8
                           ? c.matrixWeights
                           : (c.matrixWeights + 1) / 2;
-  return integers + scales * element +
+  // Zero points: one byte per group and column.
+  return integers + scales * element + (spec.zeroPoints ? scales : 0) +
          (c.totalParams() - c.matrixWeights) * element;
 }
 

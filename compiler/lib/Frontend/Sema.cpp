@@ -182,7 +182,9 @@ const FieldRule kFieldTable[] = {
      "(even, 2 … 65536; default 128 for int8, 32 for int4) and "
      "`activations` (`dtype` default: activations stay in `dtype`; `int8`: "
      "the matmuls' inputs quantized per row and group too, for integer dot "
-     "products; group a multiple of 16)"},
+     "products; group a multiple of 16) and, for int4, `zero_points` "
+     "(`false` default; `true`: asymmetric, one zero point per group and "
+     "column)"},
     {"batch_invariant", &DeclSema::handleBatchInvariant, false,
      "`true` / `false`", "`false`",
      "a row's output bits do not depend on M, the rows batched with it or "
@@ -687,22 +689,25 @@ void DeclSema::handleWeights(const Field &field) {
   // Common choices of weight-only quantizers: per-128-row groups for int8,
   // 32 for int4 (finer, as 4 bits need).
   spec.quantGroup = *quant == WeightQuant::Int8 ? 128 : 32;
-  bool seenGroup = false, seenActivations = false;
+  bool seenGroup = false, seenActivations = false, seenZeroPoints = false;
   const Expr *groupValue = nullptr;
   for (const CallArg &arg : value.args) {
-    if (arg.name != "group" && arg.name != "activations") {
+    if (arg.name != "group" && arg.name != "activations" &&
+        arg.name != "zero_points") {
       if (arg.name.empty())
         error(*arg.value, "arguments of '" + value.text +
                               "' are named: write 'group = ...'");
       else
         diags.error(arg.nameRange.Start,
                     "unknown argument '" + arg.name + "' of '" + value.text +
-                        "' (arguments: group, activations)",
+                        "' (arguments: group, activations, zero_points)",
                     arg.nameRange);
       ok = false;
       continue;
     }
-    bool &seen = arg.name == "group" ? seenGroup : seenActivations;
+    bool &seen = arg.name == "group"         ? seenGroup
+                 : arg.name == "activations" ? seenActivations
+                                             : seenZeroPoints;
     if (seen) {
       diags.error(arg.nameRange.Start,
                   "duplicate argument '" + arg.name + "'", arg.nameRange);
@@ -718,6 +723,18 @@ void DeclSema::handleWeights(const Field &field) {
       }
       error(a, "expected 'dtype' or 'int8' for 'activations', found " +
                    describeExpr(a));
+      continue;
+    }
+    if (arg.name == "zero_points") {
+      const Expr &z = *arg.value;
+      if (z.kind == Expr::Name && (z.text == "true" || z.text == "false")) {
+        spec.zeroPoints = z.text == "true";
+        if (spec.zeroPoints && *quant != WeightQuant::Int4)
+          error(z, "zero points are for int4 weights (int8 is symmetric)");
+        continue;
+      }
+      error(z, "expected 'true' or 'false' for 'zero_points', found " +
+                   describeExpr(z));
       continue;
     }
     groupValue = arg.value.get();

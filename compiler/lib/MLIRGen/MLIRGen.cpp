@@ -106,7 +106,7 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
         &ctx,
         spec.weightQuant == WeightQuant::Int8 ? ffn::WeightQuantKind::int8
                                               : ffn::WeightQuantKind::int4,
-        spec.quantGroup, spec.int8Activations);
+        spec.quantGroup, spec.int8Activations, spec.zeroPoints);
 
   auto op = ffn::FfnOp::create(
       builder, loc, ioType, arg("input"), arg("w_up"), arg("w_gate"),

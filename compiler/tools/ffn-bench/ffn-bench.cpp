@@ -271,7 +271,9 @@ int main(int argc, char **argv) {
                                                              : "f16";
       if (desc.weight_quant != FFN_WEIGHTS_DTYPE)
         dtypeName =
-            (desc.weight_quant == FFN_WEIGHTS_INT8 ? "int8 (" : "int4 (") +
+            (desc.weight_quant == FFN_WEIGHTS_INT8      ? "int8 ("
+             : desc.weight_quant == FFN_WEIGHTS_INT4_ZP ? "int4 zp ("
+                                                        : "int4 (") +
             (desc.operand_rounding == FFN_DTYPE_INT8 ? std::string("int8")
                                                      : dtypeName) +
             " activations)";

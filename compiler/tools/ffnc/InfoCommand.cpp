@@ -88,10 +88,12 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     out += fmt::format("  {:<22}{} (accumulate f32)\n", "dtype",
                        toString(spec.dtype).str());
     if (spec.weightQuant != WeightQuant::None)
-      out += fmt::format("  {:<22}{}, one {} scale per {} input rows of a "
+      out += fmt::format("  {:<22}{}, one {} scale{} per {} input rows of a "
                          "column\n",
                          "weights", toString(spec.weightQuant).str(),
-                         toString(spec.dtype).str(), spec.quantGroup);
+                         toString(spec.dtype).str(),
+                         spec.zeroPoints ? " and zero point" : "",
+                         spec.quantGroup);
     if (spec.int8Activations)
       out += fmt::format("  {:<22}int8 per row and group of {} (f32 scale): "
                          "integer dot products\n",

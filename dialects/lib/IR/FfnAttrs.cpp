@@ -35,12 +35,14 @@ LogicalResult NormAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         WeightQuantKind kind, int64_t group,
-                        bool int8Activations) {
+                        bool int8Activations, bool zeroPoints) {
   // Even: int4 weights are packed two input rows to a byte.
   if (group < 2 || group > 65536 || group % 2 != 0)
     return emitError() << "weight_quant group must be even and in [2, "
                           "65536], got "
                        << group;
+  if (zeroPoints && kind != WeightQuantKind::int4)
+    return emitError() << "weight_quant zero_points are for int4";
   // Whole 16-byte vectors of quantized activations per group.
   if (int8Activations && group % 16 != 0)
     return emitError() << "weight_quant with int8_activations needs a group "

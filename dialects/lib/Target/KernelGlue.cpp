@@ -252,7 +252,8 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   int64_t weightQuant = !quant ? FFN_WEIGHTS_DTYPE
                         : quant.getKind() == WeightQuantKind::int8
                             ? FFN_WEIGHTS_INT8
-                            : FFN_WEIGHTS_INT4;
+                        : quant.getZeroPoints() ? FFN_WEIGHTS_INT4_ZP
+                                                : FFN_WEIGHTS_INT4;
   auto init = [&] {
     Value fields[] = {constant(FFN_KERNEL_ABI_VERSION),
                       constant(sizeof(ffn_kernel_desc)),

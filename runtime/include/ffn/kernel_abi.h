@@ -79,6 +79,11 @@ typedef enum ffn_weight_quant {
   FFN_WEIGHTS_DTYPE = 0, /* the weights in the dtype, unquantized */
   FFN_WEIGHTS_INT8 = 1,
   FFN_WEIGHTS_INT4 = 2,
+  /* int4, asymmetric: per group and column, in f32, lo = min(min w, 0),
+   * hi = max(max w, 0), s = dtype((hi - lo) / 15), z = clamp(roundeven(-lo
+   * / s), 0, 15), q = clamp(roundeven(w / s) + z, 0, 15) (q = z = 0 where
+   * s = 0); the kernel multiplies by s (q - z) exactly. */
+  FFN_WEIGHTS_INT4_ZP = 3,
 } ffn_weight_quant;
 
 /* What a kernel computes. */

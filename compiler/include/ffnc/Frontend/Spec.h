@@ -78,6 +78,8 @@ struct FfnSpec {
   /// With quantized weights: the matmuls' inputs quantized to int8 per row
   /// and group as well (integer dot products; a numerics contract change).
   bool int8Activations = false;
+  /// int4 only: asymmetric, a zero point per group and column.
+  bool zeroPoints = false;
 
   bool isGated() const { return gate != Gate::None; }
   bool hasBiasGate() const { return isGated() && biasGate; }

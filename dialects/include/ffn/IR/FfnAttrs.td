@@ -92,14 +92,22 @@ def Ffn_WeightQuantAttr : AttrDef<Ffn_Dialect, "WeightQuant"> {
     reference widens its bound by one int8 quantum per input. `group` is
     then a multiple of 16.
 
+    With `zero_points = true` (int4 only) the quantization is asymmetric:
+    per group and column a scale s and an integer zero point z in [0, 15],
+    q in [0, 15], w = s (q - z), the range [min(w, 0), max(w, 0)] mapped
+    onto [0, 15] (the formula is kernel_abi.h's).
+
     Example: `#ffn.weight_quant<int4, group = 32>`,
-    `#ffn.weight_quant<int8, group = 128, int8_activations = true>`
+    `#ffn.weight_quant<int8, group = 128, int8_activations = true>`,
+    `#ffn.weight_quant<int4, group = 64, zero_points = true>`
   }];
   let parameters = (ins EnumParameter<Ffn_WeightQuantKind>:$kind,
                         "int64_t":$group,
-                        DefaultValuedParameter<"bool", "false">:$int8_activations);
-  let assemblyFormat = "`<` $kind `,` `group` `=` $group "
-                       "(`,` `int8_activations` `=` $int8_activations^)? `>`";
+                        DefaultValuedParameter<"bool", "false">:$int8_activations,
+                        DefaultValuedParameter<"bool", "false">:$zero_points);
+  // The flags print only when set.
+  let assemblyFormat =
+      "`<` $kind `,` struct($group, $int8_activations, $zero_points) `>`";
   let genVerifyDecl = 1;
 }
 

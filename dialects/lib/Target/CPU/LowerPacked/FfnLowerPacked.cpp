@@ -91,7 +91,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
           {l.quantBytes(np, k, nr, t.getIntOrFloatBitWidth() / 8)},
           b.getI8Type());
       buildQuantPack(b, loc, packName, source, packed, nr, np, l.quantBits,
-                     l.group, l.intDot, l.scaleOffset(np, k, nr));
+                     l.group, l.intDot, l.zeroPoints, l.scaleOffset(np, k, nr),
+                     l.zeroOffset(np, k, nr, t.getIntOrFloatBitWidth() / 8));
     } else if (name == "w_up" || name == "w_gate") {
       packed = MemRefType::get({l.npUp, l.packedRows(l.d), pair * l.nrUp}, t);
       (l.dot ? buildPairPack : buildMatrixPack)(b, loc, packName, source,

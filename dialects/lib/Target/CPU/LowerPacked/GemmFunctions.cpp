@@ -65,7 +65,8 @@ std::string KernelBuilder::layoutKey() {
   for (int64_t v :
        {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
         int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch),
-        int64_t(l.dot), l.quantBits, l.group, int64_t(l.intDot)})
+        int64_t(l.dot), l.quantBits, l.group, int64_t(l.intDot),
+        int64_t(l.zeroPoints)})
 
     os << "," << v;
   return key;
@@ -100,9 +101,11 @@ void KernelBuilder::buildUpGemm(const UpGemmArgs &in) {
       up.panels.push_back(w);
       continue;
     }
-    auto [panels, scales] = quantViews(w, l.npUp, l.d, l.nrUp);
-    up.panels.push_back(panels);
-    up.scales.push_back(scales);
+    QuantViews q = quantViews(w, l.npUp, l.d, l.nrUp);
+    up.panels.push_back(q.panels);
+    up.scales.push_back(q.scales);
+    if (q.zeros)
+      up.zeros.push_back(q.zeros);
   }
   Value bUp = in.bUp, bGate = in.bGate;
   up.nr = l.nrUp;
@@ -140,9 +143,11 @@ void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
   down.c = in.c;
   down.k = idx(l.f);
   if (l.quantBits) {
-    auto [panels, scales] = quantViews(in.wDown, l.npDown, l.f, l.nrDown);
-    down.panels.push_back(panels);
-    down.scales.push_back(scales);
+    QuantViews q = quantViews(in.wDown, l.npDown, l.f, l.nrDown);
+    down.panels.push_back(q.panels);
+    down.scales.push_back(q.scales);
+    if (q.zeros)
+      down.zeros.push_back(q.zeros);
   } else {
     down.panels.push_back(in.wDown);
   }

@@ -146,16 +146,25 @@ void PanelGemmBuilder::intDotContract(const PanelGemm &g, ArrayRef<Value> acc,
     scf::YieldOp::create(b, loc, out);
   }
 
-  // sum q_x (q_w + offset) - offset sum q_x, in f32 times both scales.
+  // sum q_x (q_w + offset) - offset sum q_x, in f32 times both scales;
+  // with zero points the stored q_w is unsigned already and the offset is
+  // each column's zero point z: sum q_x (q_w - z).
   int64_t offset = l.quantBits == 8 ? 128 : 8;
+  SmallVector<SmallVector<Value>> zeroPoint(nmat);
+  if (l.zeroPoints)
+    for (int64_t mat = 0; mat < nmat; ++mat)
+      for (int64_t v = 0; v < nv; ++v)
+        zeroPoint[mat].push_back(arith::ExtUIOp::create(
+            b, loc, ints,
+            vector::LoadOp::create(b, loc, VectorType::get({16}, i8),
+                                   g.zeros[mat],
+                                   ValueRange{panel, gi, idx(v * l.lanes)})));
   SmallVector<Value> next(groupLoop.getRegionIterArgs());
   for (int64_t r = 0; r < rows; ++r) {
     Value xSum =
         memref::LoadOp::create(b, loc, g.aSums, ValueRange{rowOf(r), gi});
-    Value corr = vector::BroadcastOp::create(
-        b, loc, ints,
-        arith::MulIOp::create(
-            b, loc, xSum, arith::ConstantIntOp::create(b, loc, i32, offset)));
+    Value sumV = vector::BroadcastOp::create(b, loc, ints, xSum);
+    Value corr = arith::MulIOp::create(b, loc, sumV, splat(offset));
     Value xScale = vector::BroadcastOp::create(
         b, loc, vecF32,
         memref::LoadOp::create(b, loc, g.aScales, ValueRange{rowOf(r), gi}));
@@ -165,7 +174,11 @@ void PanelGemmBuilder::intDotContract(const PanelGemm &g, ArrayRef<Value> acc,
             vector::LoadOp::create(b, loc, vecStorage, g.scales[mat],
                                    ValueRange{panel, gi, idx(v * l.lanes)}));
         Value exact = arith::SubIOp::create(
-            b, loc, kLoop.getResult(slot(mat, r, v)), corr);
+            b, loc, kLoop.getResult(slot(mat, r, v)),
+            l.zeroPoints
+                ? arith::MulIOp::create(b, loc, sumV, zeroPoint[mat][v])
+                      .getResult()
+                : corr);
         Value &sum = next[slot(mat, r, v)];
         sum = vector::FMAOp::create(
             b, loc, arith::SIToFPOp::create(b, loc, vecF32, exact),

@@ -33,6 +33,7 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
     l.quantBits = q->getKind() == WeightQuantKind::int8 ? 8 : 4;
     l.group = q->getGroup();
     l.intDot = q->getInt8Activations();
+    l.zeroPoints = q->getZeroPoints();
   }
   // Widening tiles read an f32 copy of a bf16/f16 input; pair tiles read
   // bf16 input as is.

@@ -58,8 +58,21 @@ struct Layout {
   int64_t scaleOffset(int64_t np, int64_t k, int64_t nr) const {
     return (np * quantRows(k) * quantRowWidth(nr) + 63) / 64 * 64;
   }
+  // int4 with zero points (asymmetric): the integers are unsigned, and
+  // from the next 64-byte boundary after the scales one zero point byte
+  // per group and column, [N/nr][ceil(K/group)][nr].
+  bool zeroPoints = false;
+  int64_t zeroOffset(int64_t np, int64_t k, int64_t nr,
+                     int64_t storageBytes) const {
+    return (scaleOffset(np, k, nr) +
+            np * ((k + group - 1) / group) * nr * storageBytes + 63) /
+           64 * 64;
+  }
   int64_t quantBytes(int64_t np, int64_t k, int64_t nr,
                      int64_t storageBytes) const {
+    if (zeroPoints)
+      return zeroOffset(np, k, nr, storageBytes) +
+             np * ((k + group - 1) / group) * nr;
     return scaleOffset(np, k, nr) +
            np * ((k + group - 1) / group) * nr * storageBytes;
   }

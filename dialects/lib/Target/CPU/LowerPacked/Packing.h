@@ -37,12 +37,16 @@ func::FuncOp buildChunkedPairPack(OpBuilder &b, Location loc, StringRef name,
 /// Layout.h): per panel p, group g and column c, the scale s = T(max |w| /
 /// qmax) computed in f32, then q = roundeven(w / s) clamped to [-qmax,
 /// qmax] (0 where s = 0), qmax = 127 for 8 bits, 7 for 4; zero past the
-/// last row and column. `scaleOffset`: where the scales start. `intDot`:
+/// last row and column. `zeroPoints` (int4): asymmetric, s = T((max(w, 0) -
+/// min(w, 0)) / 15), z = clamp(roundeven(-min / s), 0, 15) stored from
+/// `zeroOffset`, q = clamp(roundeven(w / s) + z, 0, 15) unsigned.
+/// `scaleOffset`: where the scales start. `intDot`:
 /// the integer dot products' unsigned, four-k-interleaved panels (Layout.h).
 func::FuncOp buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                             MemRefType src, MemRefType dst, int64_t nr,
                             int64_t np, int64_t bits, int64_t group,
-                            bool intDot, int64_t scaleOffset);
+                            bool intDot, bool zeroPoints, int64_t scaleOffset,
+                            int64_t zeroOffset);
 /// dst[i] = src[i], zero past the end.
 
 

@@ -33,6 +33,8 @@ struct PanelGemm {
   // Quantized weights: panels are memref<NP x K' x NR x i8> and these their
   // scales, memref<NP x ceil(K / group) x NR x T>, one per panel matrix.
   SmallVector<Value> scales;
+  // int4 with zero points: memref<NP x ceil(K / group) x NR x i8> each.
+  SmallVector<Value> zeros;
   int64_t nr, np;
   Value c;       // memref<?x W x f32>
   Value colBase; // global column of c's column 0 (null: 0)
@@ -67,8 +69,11 @@ public:
   void gemm(const PanelGemm &g, Value m, Value panelBegin, Value panelEnd);
   /// The integer panels and the scales of a quantized weight matrix's byte
   /// buffer (Layout.h), for K rows in np panels of nr columns.
-  std::pair<Value, Value> quantViews(Value bytes, int64_t np, int64_t k,
-                                     int64_t nr);
+  /// Also the zero points where the weights have them (else null).
+  struct QuantViews {
+    Value panels, scales, zeros;
+  };
+  QuantViews quantViews(Value bytes, int64_t np, int64_t k, int64_t nr);
 
 protected:
   const Layout &l;

@@ -21,7 +21,8 @@ using namespace mlir::ffn;
 func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                                  MemRefType src, MemRefType dst, int64_t nr,
                                  int64_t np, int64_t bits, int64_t group,
-                                 bool intDot, int64_t scaleOffset) {
+                                 bool intDot, bool zeroPoints,
+                                 int64_t scaleOffset, int64_t zeroOffset) {
   func::FuncOp func = createPackFunction(b, loc, name, src, dst);
   Block *body = &func.front();
   OpBuilder::InsertionGuard guard(b);
@@ -47,6 +48,11 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
   auto scales =
       memref::ViewOp::create(b, loc, MemRefType::get({np, groups, nr}, t), d,
                              c(scaleOffset), ValueRange{});
+  Value zeroPointsView;
+  if (zeroPoints)
+    zeroPointsView = memref::ViewOp::create(
+        b, loc, MemRefType::get({np, groups, nr}, i8), d, c(zeroOffset),
+        ValueRange{});
   double qmax = bits == 8 ? 127.0 : 7.0;
   Value zero = f(0.0);
 
@@ -90,14 +96,31 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
         Value k0 = arith::MulIOp::create(b, loc, g, c(group));
         Value k1 = arith::MinSIOp::create(
             b, loc, arith::AddIOp::create(b, loc, k0, c(group)), c(rows));
-        Value amax = loop(k0, k1, {zero}, [&](Value k, ValueRange acc) {
-                       Value a = math::AbsFOp::create(b, loc, weight(k));
-                       return SmallVector<Value>{
-                           arith::MaximumFOp::create(b, loc, acc[0], a)};
-                     }).getResult(0);
-        // The scale as the kernel stores it, in the storage type; the
-        // integers are computed against that rounded value.
-        Value scale = arith::DivFOp::create(b, loc, amax, f(qmax));
+        // Symmetric: max |w| onto qmax. Zero points: [min(w, 0), max(w, 0)]
+        // onto [0, 15].
+        Value scale, lo;
+        if (!zeroPoints) {
+          Value amax = loop(k0, k1, {zero}, [&](Value k, ValueRange acc) {
+                         Value a = math::AbsFOp::create(b, loc, weight(k));
+                         return SmallVector<Value>{
+                             arith::MaximumFOp::create(b, loc, acc[0], a)};
+                       }).getResult(0);
+          // The scale as the kernel stores it, in the storage type; the
+          // integers are computed against that rounded value.
+          scale = arith::DivFOp::create(b, loc, amax, f(qmax));
+        } else {
+          auto range =
+              loop(k0, k1, {zero, zero}, [&](Value k, ValueRange acc) {
+                Value w = weight(k);
+                return SmallVector<Value>{
+                    arith::MinimumFOp::create(b, loc, acc[0], w),
+                    arith::MaximumFOp::create(b, loc, acc[1], w)};
+              });
+          lo = range.getResult(0);
+          scale = arith::DivFOp::create(
+              b, loc, arith::SubFOp::create(b, loc, range.getResult(1), lo),
+              f(15.0));
+        }
         Value stored =
             t.isF32() ? scale
                       : arith::TruncFOp::create(b, loc, t, scale).getResult();
@@ -107,11 +130,31 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                        : arith::ExtFOp::create(b, loc, f32, stored).getResult();
         Value isZero =
             arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sf, zero);
+        auto clamp = [&](Value v, double lo, double hi) -> Value {
+          return arith::MinimumFOp::create(
+              b, loc, arith::MaximumFOp::create(b, loc, v, f(lo)), f(hi));
+        };
+        // The zero point z = clamp(roundeven(-lo / s), 0, 15) (0 where s =
+        // 0), stored as a byte.
+        Value zp = zero;
+        if (zeroPoints) {
+          zp = clamp(math::RoundEvenOp::create(
+                         b, loc,
+                         arith::DivFOp::create(
+                             b, loc, arith::NegFOp::create(b, loc, lo), sf)),
+                     0.0, 15.0);
+          zp = arith::SelectOp::create(b, loc, isZero, zero, zp);
+          memref::StoreOp::create(
+              b, loc,
+              arith::TruncIOp::create(
+                  b, loc, i8, arith::FPToSIOp::create(b, loc, i32, zp)),
+              zeroPointsView, ValueRange{p, g, cc});
+        }
         auto quantize = [&](Value k) -> Value {
           Value r = math::RoundEvenOp::create(
               b, loc, arith::DivFOp::create(b, loc, weight(k), sf));
-          r = arith::MinimumFOp::create(
-              b, loc, arith::MaximumFOp::create(b, loc, r, f(-qmax)), f(qmax));
+          r = zeroPoints ? clamp(arith::AddFOp::create(b, loc, r, zp), 0.0, 15.0)
+                         : clamp(r, -qmax, qmax);
           r = arith::SelectOp::create(b, loc, isZero, zero, r);
           return arith::FPToSIOp::create(b, loc, i32, r);
         };
@@ -130,15 +173,19 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
             for (int64_t j = 0; j < 4; ++j) {
               Value k = arith::AddIOp::create(b, loc, kBase, c(j));
               Value v;
+              // Zero points: q is unsigned already.
+              int64_t offset = zeroPoints ? 0 : bits == 8 ? 128 : 8;
               if (bits == 8) {
-                v = arith::AddIOp::create(b, loc, quantize(k), i32c(128));
+                v = arith::AddIOp::create(b, loc, quantize(k), i32c(offset));
               } else {
                 Value hiK = arith::AddIOp::create(b, loc, k, c(4));
                 v = arith::OrIOp::create(
-                    b, loc, arith::AddIOp::create(b, loc, quantize(k), i32c(8)),
+                    b, loc,
+                    arith::AddIOp::create(b, loc, quantize(k), i32c(offset)),
                     arith::ShLIOp::create(
                         b, loc,
-                        arith::AddIOp::create(b, loc, quantize(hiK), i32c(8)),
+                        arith::AddIOp::create(b, loc, quantize(hiK),
+                                              i32c(offset)),
                         i32c(4)));
               }
               memref::StoreOp::create(

@@ -9,6 +9,9 @@
 // then one FMA per row as in the f32 tile. q s is exact in f32 (q has at
 // most 8 significant bits, s at most 11), so the tile computes with exactly
 // the dequantized weights the reference uses, in the f32 tile's order.
+// With zero points (int4), the nibbles are unsigned (zero-extended, masked
+// and shifted) and each weight is fma(q, s, -z s), z s once per group:
+// exact too, as |q - z| <= 15.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +22,8 @@
 using namespace mlir;
 using namespace mlir::ffn::cpu;
 
-std::pair<Value, Value> PanelGemmBuilder::quantViews(Value bytes, int64_t np,
-                                                     int64_t k, int64_t nr) {
+PanelGemmBuilder::QuantViews
+PanelGemmBuilder::quantViews(Value bytes, int64_t np, int64_t k, int64_t nr) {
   Value panels = memref::ViewOp::create(
       b, loc,
       MemRefType::get({np, l.quantRows(k), l.quantRowWidth(nr)},
@@ -29,7 +32,15 @@ std::pair<Value, Value> PanelGemmBuilder::quantViews(Value bytes, int64_t np,
   Value scales = memref::ViewOp::create(
       b, loc, MemRefType::get({np, (k + l.group - 1) / l.group, nr}, storage),
       bytes, idx(l.scaleOffset(np, k, nr)), ValueRange{});
-  return {panels, scales};
+  Value zeros;
+  if (l.zeroPoints)
+    zeros = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({np, (k + l.group - 1) / l.group, nr}, b.getI8Type()),
+        bytes,
+        idx(l.zeroOffset(np, k, nr, storage.getIntOrFloatBitWidth() / 8)),
+        ValueRange{});
+  return {panels, scales, zeros};
 }
 
 void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
@@ -67,9 +78,15 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
         }
       }
   };
-  auto dequant = [&](Value q, Value scale) -> Value {
-    return arith::MulFOp::create(
-        b, loc, arith::SIToFPOp::create(b, loc, vecF32, q), scale);
+  // s q, or with zero points s (q - z) as fma(q, s, -z s): both products
+  // are exact and so is their difference (|q - z| <= 15), so the FMA
+  // rounds nothing.
+  SmallVector<SmallVector<Value>> scale(nmat), negZs(nmat);
+  auto dequant = [&](Value q, int64_t mat, int64_t v) -> Value {
+    Value qf = arith::SIToFPOp::create(b, loc, vecF32, q);
+    if (l.zeroPoints)
+      return vector::FMAOp::create(b, loc, qf, scale[mat][v], negZs[mat][v]);
+    return arith::MulFOp::create(b, loc, qf, scale[mat][v]);
   };
   SmallVector<Value> init = loadAccumulators(acc, rows, nv);
 
@@ -80,12 +97,24 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(groupLoop.getBody());
     Value gi = groupLoop.getInductionVar();
-    SmallVector<SmallVector<Value>> scale(nmat);
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t v = 0; v < nv; ++v)
+    for (int64_t mat = 0; mat < nmat; ++mat) {
+      scale[mat].clear();
+      negZs[mat].clear();
+      for (int64_t v = 0; v < nv; ++v) {
+        ValueRange at{panel, gi, idx(v * l.lanes)};
         scale[mat].push_back(Emitter::toF32(
-            vector::LoadOp::create(b, loc, vecStorage, g.scales[mat],
-                                   ValueRange{panel, gi, idx(v * l.lanes)})));
+            vector::LoadOp::create(b, loc, vecStorage, g.scales[mat], at)));
+        if (!l.zeroPoints)
+          continue;
+        Value z = arith::UIToFPOp::create(
+            b, loc, vecF32,
+            arith::ExtUIOp::create(
+                b, loc, ints,
+                vector::LoadOp::create(b, loc, bytes, g.zeros[mat], at)));
+        negZs[mat].push_back(arith::NegFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, z, scale[mat].back())));
+      }
+    }
     Value k0 = arith::MulIOp::create(b, loc, gi, idx(l.group));
     Value k1 = arith::MinSIOp::create(
         b, loc, arith::AddIOp::create(b, loc, k0, idx(l.group)), kLen);
@@ -104,7 +133,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
         Value q =
             vector::LoadOp::create(b, loc, bytes, g.panels[mat],
                                    ValueRange{panel, k, idx(v * l.lanes)});
-        return dequant(arith::ExtSIOp::create(b, loc, ints, q), scale[mat][v]);
+        return dequant(arith::ExtSIOp::create(b, loc, ints, q), mat, v);
       });
       prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, k);
       scf::YieldOp::create(b, loc, out);
@@ -121,6 +150,13 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
         Value q =
             vector::LoadOp::create(b, loc, bytes, g.panels[mat],
                                    ValueRange{panel, kk, idx(v * l.lanes)});
+        if (l.zeroPoints) {
+          // Unsigned nibbles.
+          Value wide = arith::ExtUIOp::create(b, loc, ints, q);
+          return std::make_pair(
+              Value(arith::AndIOp::create(b, loc, wide, splat(15))),
+              Value(arith::ShRUIOp::create(b, loc, wide, splat(4))));
+        }
         Value wide = arith::ExtSIOp::create(b, loc, ints, q);
         Value lo = arith::ShRSIOp::create(
             b, loc, arith::ShLIOp::create(b, loc, wide, splat(28)), splat(28));
@@ -143,10 +179,10 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
           for (int64_t v = 0; v < nv; ++v)
             q[mat].push_back(nibbles(kk, mat, v));
         accumulate(out, aLo, [&](int64_t mat, int64_t v) {
-          return dequant(q[mat][v].first, scale[mat][v]);
+          return dequant(q[mat][v].first, mat, v);
         });
         accumulate(out, aHi, [&](int64_t mat, int64_t v) {
-          return dequant(q[mat][v].second, scale[mat][v]);
+          return dequant(q[mat][v].second, mat, v);
         });
         prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, kk);
         scf::YieldOp::create(b, loc, out);
@@ -163,7 +199,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
             for (int64_t r = 0; r < rows; ++r)
               a.push_back(aVector(r, k));
             accumulate(out, a, [&](int64_t mat, int64_t v) {
-              return dequant(nibbles(kk1, mat, v).first, scale[mat][v]);
+              return dequant(nibbles(kk1, mat, v).first, mat, v);
             });
             scf::YieldOp::create(b, loc, out);
           },
