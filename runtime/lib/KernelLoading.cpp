@@ -22,8 +22,8 @@
 
 using namespace ffn_rt;
 
-static_assert(sizeof(ffn_kernel_desc) == 25 * 8,
-              "ffn_kernel_desc must have twenty-five 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 26 * 8,
+              "ffn_kernel_desc must have twenty-six 8-byte fields");
 static_assert(sizeof(ffn_cpu_code) == 4 * 8 && sizeof(ffn_cuda_code) == 4 * 8,
               "the code entries must have four 8-byte fields");
 static_assert(sizeof(ffn_param_desc) == 5 * 8,
@@ -82,6 +82,9 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                     std::to_string(d->device));
   if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
     return bad("no pack function");
+  if (d->pack_quantized &&
+      !inLoadedImage(reinterpret_cast<const void *>(d->pack_quantized)))
+    return bad("pack_quantized outside the kernel's image");
   // Exactly the device's own code entry is set, and it lies in a loaded
   // object before anything behind it is read.
   if ((d->device == FFN_DEVICE_CPU) != (d->cpu != nullptr) ||
@@ -141,6 +144,8 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
       d->quant_group < 0 || d->quant_group > 65536 || d->quant_group % 2 != 0)
     return bad("quant_group " + std::to_string(d->quant_group) +
                " for weight format " + std::to_string(d->weight_quant));
+  if ((d->weight_quant == FFN_WEIGHTS_DTYPE) != !d->pack_quantized)
+    return bad("pack_quantized goes with quantized weights");
   // The matmuls' inputs: kept (f32), rounded to the dtype, or quantized to
   // int8 (with quantized weights, in whole 16-wide groups).
   if (d->operand_rounding != FFN_DTYPE_F32 &&

@@ -28,12 +28,57 @@ std::vector<Buffer> ffn_ref::makeParams(const ffn_kernel_desc &desc,
   return params;
 }
 
+/// [rows, cols] elements of `es` bytes to [cols, rows].
+static std::vector<unsigned char> transposed(const void *data, size_t rows,
+                                             size_t cols, size_t es) {
+  const auto *in = static_cast<const unsigned char *>(data);
+  std::vector<unsigned char> out(rows * cols * es);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c)
+      std::memcpy(&out[(c * rows + r) * es], &in[(r * cols + c) * es], es);
+  return out;
+}
+
+/// Weight matrix `p` as blocks quantized here, through the runtime's
+/// pre-quantized entry point.
+static ffn_status setQuantized(ffn_kernel *kernel, const ffn_kernel_desc &desc,
+                               const ffn_param_desc &p, const Buffer &b,
+                               bool outIn) {
+  QuantBlocks blocks = ffn_ref::quantizeBlocks(desc, p, b.values.data());
+  size_t in = p.shape[0], out = p.shape[1];
+  size_t groups = blocks.scales.size() / out;
+  Buffer scales = makeBuffer(desc.dtype, blocks.scales.size());
+  for (size_t i = 0; i < blocks.scales.size(); ++i)
+    store(desc.dtype, scales.bytes.data(), i, blocks.scales[i]);
+  std::vector<unsigned char> q(blocks.q.size()), s = scales.bytes,
+                                                 z = blocks.zeroPoints;
+  std::memcpy(q.data(), blocks.q.data(), q.size());
+  ffn_weight_layout layout = FFN_LAYOUT_IN_OUT;
+  if (outIn) {
+    size_t es = s.size() / blocks.scales.size();
+    q = transposed(q.data(), in, out, 1);
+    s = transposed(s.data(), groups, out, es);
+    if (!z.empty())
+      z = transposed(z.data(), groups, out, 1);
+    layout = FFN_LAYOUT_OUT_IN;
+  }
+  return ffn_kernel_set_quantized_param(
+      kernel, p.name, q.data(), q.size(), s.data(), s.size(),
+      z.empty() ? nullptr : z.data(), z.size(), layout);
+}
+
 ffn_status ffn_ref::setParams(ffn_kernel *kernel,
-                              const std::vector<Buffer> &params, bool outIn) {
+                              const std::vector<Buffer> &params, bool outIn,
+                              bool prequantized) {
   const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel);
   for (int64_t i = 0; i < desc.num_params; ++i) {
     const ffn_param_desc &p = desc.params[i];
     const Buffer &b = params[i];
+    if (prequantized && p.rank == 2 && desc.weight_quant != FFN_WEIGHTS_DTYPE) {
+      if (ffn_status s = setQuantized(kernel, desc, p, b, outIn))
+        return s;
+      continue;
+    }
     const void *data = b.bytes.data();
     std::vector<unsigned char> transposed;
     ffn_weight_layout layout = FFN_LAYOUT_IN_OUT;

@@ -24,10 +24,13 @@ namespace ffn_ref {
 std::vector<Buffer> makeParams(const ffn_kernel_desc &desc, Random &rng);
 
 /// Sets every parameter of `kernel` from `params`; with `outIn`, matrices
-/// are handed over transposed, as PyTorch stores them ([out, in]). Returns
-/// the first failing status (the context's last error says why).
+/// are handed over transposed, as PyTorch stores them ([out, in]); with
+/// `prequantized`, a quantized kernel's weight matrices are quantized here
+/// (quantizeBlocks) and handed over as blocks
+/// (ffn_kernel_set_quantized_param). Returns the first failing status (the
+/// context's last error says why).
 ffn_status setParams(ffn_kernel *kernel, const std::vector<Buffer> &params,
-                     bool outIn = false);
+                     bool outIn = false, bool prequantized = false);
 
 /// m rows of input U(-scale, scale).
 Buffer makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,

@@ -15,18 +15,23 @@
 
 namespace ffn_ref {
 
-std::vector<double> dequantize(const ffn_kernel_desc &d,
-                               const ffn_param_desc &p, const double *w) {
-  int64_t rows = p.shape[0], cols = p.rank == 2 ? p.shape[1] : 1;
-  std::vector<double> out(w, w + rows * cols);
-  if (d.weight_quant == FFN_WEIGHTS_DTYPE || p.rank != 2)
-    return out;
-  const float qmax = d.weight_quant == FFN_WEIGHTS_INT8 ? 127.0f : 7.0f;
+QuantBlocks quantizeBlocks(const ffn_kernel_desc &d, const ffn_param_desc &p,
+                           const double *w) {
+  int64_t rows = p.shape[0], cols = p.shape[1];
   const int64_t group = d.quant_group;
+  int64_t groups = (rows + group - 1) / group;
+  QuantBlocks b;
+  b.q.assign(rows * cols, 0);
+  b.scales.assign(groups * cols, 0.0);
+  bool zp = d.weight_quant == FFN_WEIGHTS_INT4_ZP;
+  if (zp)
+    b.zeroPoints.assign(groups * cols, 0);
+  const float qmax = d.weight_quant == FFN_WEIGHTS_INT8 ? 127.0f : 7.0f;
   for (int64_t c = 0; c < cols; ++c) {
-    for (int64_t k0 = 0; k0 < rows; k0 += group) {
-      int64_t k1 = std::min(rows, k0 + group);
-      if (d.weight_quant == FFN_WEIGHTS_INT4_ZP) {
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t k0 = g * group, k1 = std::min(rows, k0 + group);
+      float s, z = 0.0f;
+      if (zp) {
         // Asymmetric: [min(w, 0), max(w, 0)] onto q in [0, 15].
         float lo = 0.0f, hi = 0.0f;
         for (int64_t k = k0; k < k1; ++k) {
@@ -34,33 +39,45 @@ std::vector<double> dequantize(const ffn_kernel_desc &d,
           lo = std::min(lo, v);
           hi = std::max(hi, v);
         }
-        float s = static_cast<float>(roundTo(d.dtype, (hi - lo) / 15.0f));
-        float z = s == 0.0f ? 0.0f
-                            : std::clamp(std::nearbyint(-lo / s), 0.0f, 15.0f);
-        for (int64_t k = k0; k < k1; ++k) {
-          float q = 0.0f;
-          if (s != 0.0f)
-            q = std::clamp(
-                std::nearbyint(static_cast<float>(w[k * cols + c]) / s) + z,
-                0.0f, 15.0f);
-          out[k * cols + c] = static_cast<double>(s) * (q - z);
-        }
-        continue;
+        s = static_cast<float>(roundTo(d.dtype, (hi - lo) / 15.0f));
+        if (s != 0.0f)
+          z = std::clamp(std::nearbyint(-lo / s), 0.0f, 15.0f);
+      } else {
+        float amax = 0.0f;
+        for (int64_t k = k0; k < k1; ++k)
+          amax = std::max(amax, std::fabs(static_cast<float>(w[k * cols + c])));
+        s = static_cast<float>(roundTo(d.dtype, amax / qmax));
       }
-      float amax = 0.0f;
-      for (int64_t k = k0; k < k1; ++k)
-        amax = std::max(amax, std::fabs(static_cast<float>(w[k * cols + c])));
-      float s = static_cast<float>(roundTo(d.dtype, amax / qmax));
+      b.scales[g * cols + c] = s;
+      if (zp)
+        b.zeroPoints[g * cols + c] = static_cast<unsigned char>(z);
       for (int64_t k = k0; k < k1; ++k) {
         float q = 0.0f;
-        if (s != 0.0f)
-          q = std::clamp(
-              std::nearbyint(static_cast<float>(w[k * cols + c]) / s), -qmax,
-              qmax);
-        out[k * cols + c] = static_cast<double>(s) * q;
+        if (s != 0.0f) {
+          float r = std::nearbyint(static_cast<float>(w[k * cols + c]) / s);
+          q = zp ? std::clamp(r + z, 0.0f, 15.0f) : std::clamp(r, -qmax, qmax);
+        }
+        b.q[k * cols + c] = static_cast<signed char>(q);
       }
     }
   }
+  return b;
+}
+
+std::vector<double> dequantize(const ffn_kernel_desc &d,
+                               const ffn_param_desc &p, const double *w) {
+  int64_t rows = p.shape[0], cols = p.rank == 2 ? p.shape[1] : 1;
+  std::vector<double> out(w, w + rows * cols);
+  if (d.weight_quant == FFN_WEIGHTS_DTYPE || p.rank != 2)
+    return out;
+  QuantBlocks b = quantizeBlocks(d, p, w);
+  bool zp = d.weight_quant == FFN_WEIGHTS_INT4_ZP;
+  for (int64_t k = 0; k < rows; ++k)
+    for (int64_t c = 0; c < cols; ++c) {
+      size_t gi = static_cast<size_t>(k / d.quant_group * cols + c);
+      double z = zp ? b.zeroPoints[gi] : 0.0;
+      out[k * cols + c] = b.scales[gi] * (b.q[k * cols + c] - z);
+    }
   return out;
 }
 

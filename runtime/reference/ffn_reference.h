@@ -81,6 +81,17 @@ double roundTo(int64_t dtype, double v);
 /// quantized and dequantized by the ABI's formula; other parameters as given.
 std::vector<double> dequantize(const ffn_kernel_desc &desc,
                                const ffn_param_desc &p, const double *w);
+
+/// A weight matrix [in, out] quantized by the ABI's formula, as blocks:
+/// the integers [in, out], the scales [groups, out] (in the dtype's
+/// values) and, for int4 with zero points, the zero points [groups, out].
+struct QuantBlocks {
+  std::vector<signed char> q;
+  std::vector<double> scales;
+  std::vector<unsigned char> zeroPoints;
+};
+QuantBlocks quantizeBlocks(const ffn_kernel_desc &desc, const ffn_param_desc &p,
+                           const double *w);
 /// Stores `v` (already representable) into `out` at element `i`.
 void store(int64_t dtype, void *out, size_t i, double v);
 double load(int64_t dtype, const void *in, size_t i);

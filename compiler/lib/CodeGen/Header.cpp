@@ -71,6 +71,11 @@ void emitKernel(const KernelSignature &kernel, const TargetInfo &target,
                      "void *workspace);\n",
                      n);
   out += pack;
+  if (kernel.packQuantized)
+    out += fmt::format(
+        "void ffn_{}_pack_quantized(int64_t index, const void *q,\n"
+        "    const void *scales, const void *zero_points, void *dst);\n",
+        n);
   out +=
       fmt::format("int64_t ffn_{}_phase_units(int64_t phase, int64_t m);\n", n);
   out +=

@@ -34,6 +34,7 @@ ffnc::collectKernelSignatures(mlir::ModuleOp module) {
       llvm::ArrayRef<int64_t> shape = p.getShape().asArrayRef();
       sig.paramInfo.push_back(
           {p.getName().str(), shape[0], shape.size() == 2 ? shape[1] : 0});
+      sig.packQuantized |= !p.getPackQuantized().empty();
     }
     sig.phased = bool(abi.getPhaseUnits());
     if (mlir::StringAttr device = abi.getDeviceModule())

@@ -199,6 +199,11 @@ cl::opt<bool> outInLayout(
     "out-in",
     cl::desc("Hand weights to the runtime in PyTorch's [out, in] layout"),
     cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<bool> prequantized(
+    "prequantized",
+    cl::desc("Quantized kernels: quantize the weights here and hand them over "
+             "as blocks (ffn_kernel_set_quantized_param)"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<double> inputScale(
     "input-scale",
     cl::desc("Scale of the random input, uniform in [-s, s] (default 1)"),

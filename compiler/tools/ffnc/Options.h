@@ -49,7 +49,8 @@ extern llvm::cl::list<uint64_t> tokenCounts;
 extern llvm::cl::opt<unsigned> threadCount;
 extern llvm::cl::opt<bool> measureOption;
 // run.
-extern llvm::cl::opt<bool> checkResults, outInLayout, injectNonFinite;
+extern llvm::cl::opt<bool> checkResults, outInLayout, injectNonFinite,
+    prequantized;
 extern llvm::cl::opt<ffn_ref::BoundModel> checkBound;
 extern llvm::cl::opt<double> testActivationError, inputScale;
 extern llvm::cl::opt<uint64_t> seed;

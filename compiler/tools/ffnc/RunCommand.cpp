@@ -14,6 +14,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
@@ -120,7 +121,12 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   // The harness's seeded parameters (ffn_harness.h), handed over in the
   // layout asked for.
   std::vector<Buffer> params = ffn_ref::makeParams(desc, rng);
-  if (ffn_ref::setParams(kernel.get(), params, options.outInLayout) != FFN_OK) {
+  if (options.prequantized && desc.weight_quant == FFN_WEIGHTS_DTYPE)
+    llvm::WithColor::warning(llvm::errs(), "ffnc")
+        << "ffn '" << desc.name
+        << "' has unquantized weights: --prequantized does not apply\n";
+  if (ffn_ref::setParams(kernel.get(), params, options.outInLayout,
+                         options.prequantized) != FFN_OK) {
     llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
     return 1;
   }
@@ -279,6 +285,7 @@ int ffnc::runMain(Session &s) {
     return fail("--repeat must be at most 1000000");
   options.repeat = opts::repeat;
   options.outInLayout = opts::outInLayout;
+  options.prequantized = opts::prequantized;
   options.threads = opts::threadCount;
   options.inputScale = opts::inputScale;
   options.injectNonFinite = opts::injectNonFinite;

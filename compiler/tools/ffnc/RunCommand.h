@@ -22,6 +22,7 @@ struct RunOptions {
   uint64_t seed = 1;
   unsigned repeat = 3;
   bool outInLayout = false;     ///< hand weights over as [out, in]
+  bool prequantized = false;    ///< quantized weights as blocks
   unsigned threads = 0;         ///< 0: one per core
   double inputScale = 1.0;      ///< multiply the random input by this
   bool injectNonFinite = false; ///< NaN, +Inf, -Inf in the first rows

@@ -173,7 +173,8 @@ KernelAbiAttr KernelAbiAttr::of(Operation *op) {
 LogicalResult
 KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         StringRef name, DenseI64ArrayAttr shape,
-                        MemRefType packed, StringRef pack) {
+                        MemRefType packed, StringRef pack,
+                        StringRef packQuantized) {
   ArrayRef<int64_t> logical = shape.asArrayRef();
   if (logical.empty() || logical.size() > 2 ||
       llvm::any_of(logical, [](int64_t d) { return d < 1; }))
@@ -190,6 +191,9 @@ KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (pack.empty() && packed.getShape() != logical)
     return emitError() << "parameter '" << name
                        << "' is not packed, so packed must have its shape";
+  if (!packQuantized.empty() && (pack.empty() || logical.size() != 2))
+    return emitError() << "parameter '" << name
+                       << "': only a packed matrix has pack_quantized";
   return success();
 }
 

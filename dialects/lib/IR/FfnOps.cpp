@@ -187,7 +187,8 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
 
 KernelParamAttr mlir::ffn::buildKernelParam(MLIRContext *ctx, StringRef name,
                                             ArrayRef<int64_t> logical,
-                                            MemRefType packed, StringRef pack) {
+                                            MemRefType packed, StringRef pack,
+                                            StringRef packQuantized) {
   return KernelParamAttr::get(ctx, name, DenseI64ArrayAttr::get(ctx, logical),
-                              packed, pack);
+                              packed, pack, packQuantized);
 }

@@ -9,7 +9,7 @@ using namespace mlir::ffn;
 
 // The descriptor structs are built as LLVM structs of 8-byte fields; the
 // host ABI (x86-64, LP64) must lay the C structs out the same way.
-static_assert(sizeof(ffn_kernel_desc) == 25 * 8, "ffn_kernel_desc layout");
+static_assert(sizeof(ffn_kernel_desc) == 26 * 8, "ffn_kernel_desc layout");
 static_assert(sizeof(ffn_param_desc) == 5 * 8, "ffn_param_desc layout");
 
 SmallVector<GluedKernel> mlir::ffn::takeKernels(ModuleOp module) {
@@ -197,6 +197,66 @@ static int64_t abiActivation(Activation a) {
   return FFN_ACT_IDENTITY;
 }
 
+FailureOr<LLVM::LLVMFuncOp>
+GlueBuilder::buildPackQuantized(const GluedKernel &kernel) {
+  WeightQuantAttr quant = kernel.abi.getWeightQuant();
+  ArrayRef<Attribute> params = kernel.abi.getParams().getValue();
+  if (!quant || llvm::none_of(params, [](Attribute a) {
+        return !cast<KernelParamAttr>(a).getPackQuantized().empty();
+      }))
+    return LLVM::LLVMFuncOp();
+  Type voidType = LLVM::LLVMVoidType::get(b.getContext());
+  LLVM::LLVMFuncOp entry = function("ffn_" + kernel.name + "_pack_quantized",
+                                    voidType, {i64, ptr, ptr, ptr, ptr});
+  if (!entry)
+    return failure();
+  Block *start = b.getInsertionBlock();
+  Value q = entry.getArgument(1), scales = entry.getArgument(2),
+        zeros = entry.getArgument(3), dst = entry.getArgument(4);
+  SmallVector<Block *> cases;
+  SmallVector<APInt> caseValues;
+  for (auto [i, attr] : llvm::enumerate(params)) {
+    auto param = cast<KernelParamAttr>(attr);
+    if (param.getPackQuantized().empty())
+      continue;
+    auto packFn = symbols.lookup<LLVM::LLVMFuncOp>(param.getPackQuantized());
+    if (!packFn) {
+      module.emitError("kernel glue: kernel '")
+          << kernel.name << "' has no pack function '"
+          << param.getPackQuantized() << "'";
+      return failure();
+    }
+    packFn.setLinkage(LLVM::Linkage::Internal);
+    Block *block = &entry.getBody().emplaceBlock();
+    cases.push_back(block);
+    caseValues.push_back(APInt(64, i));
+    b.setInsertionPointToStart(block);
+    // The blocks' shapes: [in, out], and [groups, out] for scales and zero
+    // points.
+    ArrayRef<int64_t> shape = param.getShape().asArrayRef();
+    int64_t groups = (shape[0] + quant.getGroup() - 1) / quant.getGroup();
+    SmallVector<Value> args;
+    appendMemRef(args, q, shape, nullptr);
+    appendMemRef(args, scales, {groups, shape[1]}, nullptr);
+    if (quant.getZeroPoints())
+      appendMemRef(args, zeros, {groups, shape[1]}, nullptr);
+    appendMemRef(args, dst, param.getPacked().getShape(), nullptr);
+    LLVM::CallOp::create(b, packFn, args);
+  }
+  Block *done = &entry.getBody().emplaceBlock();
+  for (Block *block : cases) {
+    b.setInsertionPointToEnd(block);
+    LLVM::BrOp::create(b, done);
+  }
+  b.setInsertionPointToEnd(start);
+  SmallVector<ValueRange> noOperands(cases.size(), ValueRange());
+  LLVM::SwitchOp::create(b, entry.getArgument(0), done, ValueRange(),
+                         caseValues, cases, noOperands);
+  b.setInsertionPointToEnd(done);
+  LLVM::ReturnOp::create(b, ValueRange());
+  return entry;
+}
+
 LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                                            StringRef target, int64_t device,
                                            LLVM::LLVMFuncOp pack,
@@ -205,6 +265,13 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   MLIRContext *ctx = b.getContext();
   KernelAbiAttr abi = kernel.abi;
   const std::string &name = kernel.name;
+  FailureOr<LLVM::LLVMFuncOp> packQuantized;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    packQuantized = buildPackQuantized(kernel);
+  }
+  if (failed(packQuantized))
+    return failure();
 
   // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
   auto paramType =
@@ -237,8 +304,8 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   // Field for field, ffn_kernel_desc of kernel_abi.h.
   Type f64 = Float64Type::get(ctx);
   auto descType = LLVM::LLVMStructType::getLiteral(
-      ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64,
-            i64, i64, f64, i64, i64, i64, i64, ptr, ptr, i64, ptr, ptr, ptr});
+      ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
+            i64, f64, i64, i64, i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr});
   NormAttr norm = abi.getNorm();
   int64_t normKind = !norm ? FFN_NORM_NONE
                      : norm.getKind() == NormKind::layernorm
@@ -276,6 +343,7 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                       constant(abi.getParams().size()),
                       address(params),
                       address(pack),
+                      *packQuantized ? address(*packQuantized) : null(),
                       constant(abi.getWorkspacePerRow().value_or(0)),
                       address(strategyString),
                       cpuCode ? address(cpuCode) : null(),

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 7
+#define FFN_KERNEL_ABI_VERSION 8
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -115,6 +115,17 @@ typedef struct ffn_param_desc {
  * kernel's own blocked layout (`dst`, packed_bytes long), once, at load
  * time. */
 typedef void (*ffn_pack_fn)(int64_t index, const void *src, void *dst);
+
+/* Packs quantized weight matrix `index` from blocks quantized elsewhere
+ * instead of quantizing it: `q` the integers [in, out], one byte each
+ * (int8: any; int4: [-8, 7]; int4 with zero points: [0, 15]), `scales`
+ * [ceil(in / quant_group), out] in the dtype, `zero_points` the same
+ * shape, one byte each in [0, 15] (int4 with zero points; else ignored).
+ * The kernel multiplies by s q (s (q - z)) exactly, as when it quantizes.
+ * Does nothing for a parameter that is not a quantized matrix. */
+typedef void (*ffn_pack_quantized_fn)(int64_t index, const void *q,
+                                      const void *scales,
+                                      const void *zero_points, void *dst);
 
 /* CPU entry point: y[m, d_model] = FFN(x[m, d_model]) for any m >= 1.
  * params[i] points to parameter i, packed by `pack`. x and y are the
@@ -223,6 +234,9 @@ typedef struct ffn_kernel_desc {
   int64_t num_params;
   const ffn_param_desc *params;
   ffn_pack_fn pack;
+  /* From already-quantized blocks: set exactly when weight_quant is not
+   * FFN_WEIGHTS_DTYPE. */
+  ffn_pack_quantized_fn pack_quantized;
   /* Scratch bytes per token row (host memory for a CPU kernel, device
    * memory for a device kernel). */
   int64_t workspace_per_row;

@@ -111,6 +111,24 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                                 const void *data, size_t bytes,
                                 ffn_weight_layout layout);
 
+/* Sets a quantized weight matrix (a kernel built with `weights = int8(...)`
+ * or `int4(...)`) from blocks quantized elsewhere, instead of handing the
+ * unquantized matrix to ffn_kernel_set_param, which quantizes it: `q` one
+ * byte per weight, `q_bytes` = in * out (int8: any value; int4: [-8, 7];
+ * int4 with zero points: [0, 15]); `scales` one per quant_group input rows
+ * of each output column, in the dtype (`scale_bytes` = ceil(in / group) *
+ * out * dtype size); `zero_points` (int4 with zero points only, else NULL)
+ * one byte each in [0, 15], the scales' shape. With FFN_LAYOUT_IN_OUT the
+ * blocks are [in, out], [groups, out], [groups, out]; with
+ * FFN_LAYOUT_OUT_IN, as PyTorch stores weights, [out, in], [out, groups],
+ * [out, groups]. The kernel then multiplies by s q, or s (q - z), exactly.
+ * A value out of range, a wrong size or a parameter that is not a
+ * quantized matrix is an error naming it; the kernel is left unchanged. */
+ffn_status ffn_kernel_set_quantized_param(
+    ffn_kernel *kernel, const char *name, const void *q, size_t q_bytes,
+    const void *scales, size_t scale_bytes, const void *zero_points,
+    size_t zero_point_bytes, ffn_weight_layout layout);
+
 /* y[m, d_model] = FFN(x[m, d_model]) for m >= 1, in the kernel's dtype,
  * row-major. y must not overlap x. x and y are host memory, also for a
  * device kernel (copied to and from the GPU; the call returns when y is

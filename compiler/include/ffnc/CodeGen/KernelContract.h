@@ -32,6 +32,9 @@ struct KernelSignature {
   /// The kernel is split into phases for the runtime's threads (false: one
   /// indivisible call, the baseline path).
   bool phased = false;
+  /// Some parameter has a pack function from quantized blocks
+  /// (`ffn_<name>_pack_quantized`).
+  bool packQuantized = false;
   /// Device kernels (NVIDIA targets): the gpu.module with the kernels.
   std::string deviceModule;
 };

@@ -224,7 +224,12 @@ def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
     buffer the kernel reads after packing (its size is the descriptor's
     `packed_bytes`); `pack` the private function that packs it (empty: the
     kernel reads the parameter as it is, and `packed` has the logical shape).
-    The kernel glue passes each buffer to the kernel and the pack function
+    `pack_quantized` (quantized weight matrices only) the private function
+    that packs the same buffer from blocks quantized elsewhere: integers
+    `[in, out]` i8, scales `[groups, out]` in the storage type and, with
+    zero points, zero points `[groups, out]` i8 (the runtime's
+    `ffn_kernel_set_quantized_param`).
+    The kernel glue passes each buffer to the kernel and the pack functions
     in these shapes, so the contract alone fixes the calling convention.
 
     Example:
@@ -234,7 +239,9 @@ def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
                         "::mlir::DenseI64ArrayAttr":$shape,
                         "::mlir::MemRefType":$packed,
                         StringRefParameter<"pack function (empty: none)",
-                                           "\"\"">:$pack);
+                                           "\"\"">:$pack,
+                        StringRefParameter<"pack function from quantized blocks (empty: none)",
+                                           "\"\"">:$pack_quantized);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -27,7 +27,7 @@ KernelAbiAttr buildKernelAbi(FfnOp op, Type operandType,
 /// kernel as `packed` after the pack function `pack` ("" = none).
 KernelParamAttr buildKernelParam(MLIRContext *ctx, StringRef name,
                                  ArrayRef<int64_t> logical, MemRefType packed,
-                                 StringRef pack);
+                                 StringRef pack, StringRef packQuantized = "");
 
 } // namespace mlir::ffn
 

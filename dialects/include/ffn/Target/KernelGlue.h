@@ -79,6 +79,11 @@ public:
   /// `ffn_<name>_pack(i64 index, ptr src, ptr dst)`: parameter `index`
   /// through its pack function, or copied as it is.
   LLVM::LLVMFuncOp buildPack(const GluedKernel &kernel);
+  /// `ffn_<name>_pack_quantized(index, q, scales, zero_points, dst)`, which
+  /// calls the pack_quantized function of each quantized matrix; null (and
+  /// no function) where the kernel has none; failure when a named pack
+  /// function is missing.
+  FailureOr<LLVM::LLVMFuncOp> buildPackQuantized(const GluedKernel &kernel);
 
   /// The exported `ffn_kernel_<name>`: the model and parameters from the
   /// contract, `target` and `device` (FFN_DEVICE_*), the pack entry point

@@ -79,6 +79,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     MemRefType source = MemRefType::get(logical.getShape(), t);
     MemRefType packed = source;
     std::string packName = (func.getName() + "_pack_" + name).str();
+    std::string packQuantizedName;
     // Pair tiles read two rows per panel row (Layout.h).
     int64_t pair = l.dot ? 2 : 1;
     bool matrix = name == "w_up" || name == "w_gate" || name == "w_down";
@@ -90,9 +91,16 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
       packed = MemRefType::get(
           {l.quantBytes(np, k, nr, t.getIntOrFloatBitWidth() / 8)},
           b.getI8Type());
+      int64_t zeroOffset =
+          l.zeroOffset(np, k, nr, t.getIntOrFloatBitWidth() / 8);
       buildQuantPack(b, loc, packName, source, packed, nr, np, l.quantBits,
                      l.group, l.intDot, l.zeroPoints, l.scaleOffset(np, k, nr),
-                     l.zeroOffset(np, k, nr, t.getIntOrFloatBitWidth() / 8));
+                     zeroOffset);
+      // The same buffer from blocks quantized elsewhere.
+      packQuantizedName = (func.getName() + "_pack_quantized_" + name).str();
+      buildPrequantizedPack(b, loc, packQuantizedName, source, packed, nr, np,
+                            l.quantBits, l.group, l.intDot, l.zeroPoints,
+                            l.scaleOffset(np, k, nr), zeroOffset);
     } else if (name == "w_up" || name == "w_gate") {
       packed = MemRefType::get({l.npUp, l.packedRows(l.d), pair * l.nrUp}, t);
       (l.dot ? buildPairPack : buildMatrixPack)(b, loc, packName, source,
@@ -119,8 +127,9 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     }
     argTypes.push_back(packed);
     argNames.push_back(b.getStringAttr(name));
-    contractParams.push_back(buildKernelParam(
-        b.getContext(), name, logical.getShape(), packed, packName));
+    contractParams.push_back(buildKernelParam(b.getContext(), name,
+                                              logical.getShape(), packed,
+                                              packName, packQuantizedName));
     paramNames.push_back(name);
   }
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.d}, t));

@@ -47,6 +47,16 @@ func::FuncOp buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                             int64_t np, int64_t bits, int64_t group,
                             bool intDot, bool zeroPoints, int64_t scaleOffset,
                             int64_t zeroOffset);
+/// The same byte buffer from blocks quantized elsewhere (the runtime's
+/// ffn_kernel_set_quantized_param): `(%q: memref<KxNxi8>, %scales:
+/// memref<GxNxT>, [%zero_points: memref<GxNxi8>,] %dst)`, integers, scales
+/// and zero points copied as given (zero past the last row and column);
+/// `src` is the unquantized matrix's type, for its shape and element type.
+func::FuncOp buildPrequantizedPack(OpBuilder &b, Location loc, StringRef name,
+                                   MemRefType src, MemRefType dst, int64_t nr,
+                                   int64_t np, int64_t bits, int64_t group,
+                                   bool intDot, bool zeroPoints,
+                                   int64_t scaleOffset, int64_t zeroOffset);
 /// dst[i] = src[i], zero past the end.
 
 
