@@ -342,23 +342,26 @@ func.func @e(%x: tensor<?x5xbf16> {ffn.param = "input"}, %w1: tensor<5x9xbf16> {
 // DOT: arith.ori
 // DOT-LABEL: func.func private @q_pack_w_down(
 // DOT-SAME: memref<9x5xf32>, %{{.*}}: memref<576xi8>)
-// The K loop: per group the scales once, per k pair a byte vector
-// sign-extended, both nibbles shifted out, converted, scaled, one FMA per
-// row and vector.
+// The K loop of these small tiles (2 rows, 2 vectors): per group the
+// scales once; per k pair a byte vector zero-extended, each nibble's value
+// looked up in a table (vpermps), one FMA per row and vector into the
+// group's own sums, which are scaled once per group.
 // DOT-LABEL: func.func private @q.gemm_up(
 // DOT-SAME: memref<384xi8>)
+// DOT: arith.constant dense<[0.000000e+00, 1.000000e+00, {{.*}}, -8.000000e+00, {{.*}}, -1.000000e+00]> : vector<16xf32>
 // DOT: scf.for {{.*}} iter_args(
 // DOT: vector.load {{.*}} : memref<1x2x32xf32>, vector<16xf32>
 // DOT: scf.for {{.*}} iter_args(
 // DOT: vector.load {{.*}} : memref<1x3x32xi8>, vector<16xi8>
-// DOT: arith.extsi {{.*}} : vector<16xi8> to vector<16xi32>
-// DOT: arith.shli
-// DOT: arith.shrsi
-// DOT: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
-// DOT: arith.mulf
+// DOT: arith.extui {{.*}} : vector<16xi8> to vector<16xi32>
+// DOT: call @llvm.x86.avx512.permvar.sf.512(
+// DOT: arith.shrui
+// DOT: call @llvm.x86.avx512.permvar.sf.512(
+// DOT-NOT: arith.mulf
 // DOT: vector.fma
-// An odd K ends with the low nibble alone.
+// An odd K ends with the low nibble alone; then the sums times the scales.
 // DOT: scf.if
+// DOT: vector.fma
 // DOT-LABEL: func.func @q(
 // DOT-SAME: weight_quant = <int4, group = 4>
 module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {

@@ -5,6 +5,7 @@
 #include "ffn/Transforms/Activation.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::ffn::cpu;
@@ -98,4 +99,16 @@ Value Emitter::dynamic(Value v) {
                       cast<MemRefType>(v.getType()).getElementType());
 
   return memref::CastOp::create(b, loc, type, v);
+}
+
+func::FuncOp Emitter::intrinsic(StringRef name, FunctionType type) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto decl = func::FuncOp::create(b, loc, name, type);
+  decl.setPrivate();
+  return decl;
 }

@@ -11,6 +11,7 @@
 #define FFN_TARGET_CPU_LOWERPACKED_EMITTER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -46,6 +47,12 @@ public:
   void inPhase(Value phase, int64_t index, function_ref<void()> body);
   /// An rows x nr f32 accumulator buffer on the stack, 64-byte aligned.
   Value stackBuffer(int64_t rows, int64_t nr);
+  /// An LLVM intrinsic the vector dialect has no op for, as a private
+  /// function declaration of its name: LLVM knows it by name (and its
+  /// attributes: no memory access), and a func.call, unlike
+  /// llvm.call_intrinsic, has the call semantics that buffer deallocation
+  /// understands.
+  func::FuncOp intrinsic(StringRef name, FunctionType type);
   /// `v` as memref<?x?xT>, the one type the GEMM functions take for
   /// every A and C section of element type T.
 

@@ -66,7 +66,7 @@ std::string KernelBuilder::layoutKey() {
        {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
         int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch),
         int64_t(l.dot), l.quantBits, l.group, int64_t(l.intDot),
-        int64_t(l.zeroPoints)})
+        int64_t(l.zeroPoints), int64_t(l.batchInvariant)})
 
     os << "," << v;
   return key;

@@ -25,25 +25,6 @@
 using namespace mlir;
 using namespace mlir::ffn::cpu;
 
-/// The intrinsic as a private function declaration: LLVM knows it by name
-/// (and its attributes: no memory access), and a func.call, unlike
-/// llvm.call_intrinsic, has the call semantics that buffer deallocation
-/// understands.
-func::FuncOp PanelGemmBuilder::vpdpbusdDeclaration(VectorType ints,
-                                                   VectorType bytes) {
-  StringRef name = "llvm.x86.avx512.vpdpbusd.512";
-  auto module =
-      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-    return existing;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  auto decl = func::FuncOp::create(
-      b, loc, name, b.getFunctionType({ints, bytes, bytes}, {ints}));
-  decl.setPrivate();
-  return decl;
-}
-
 void PanelGemmBuilder::intDotContract(const PanelGemm &g, ArrayRef<Value> acc,
                                       Value row0, int64_t rows, Value panel,
                                       Value prefetchPanel, Value kLen) {
@@ -75,7 +56,9 @@ void PanelGemmBuilder::intDotContract(const PanelGemm &g, ArrayRef<Value> acc,
     return vector::BitCastOp::create(
         b, loc, bytes, vector::BroadcastOp::create(b, loc, ints, word));
   };
-  func::FuncOp vpdpbusd = vpdpbusdDeclaration(ints, bytes);
+  func::FuncOp vpdpbusd =
+      intrinsic("llvm.x86.avx512.vpdpbusd.512",
+                b.getFunctionType({ints, bytes, bytes}, {ints}));
   auto dot = [&](Value sum, Value weights, Value inputs) -> Value {
     return func::CallOp::create(b, loc, vpdpbusd,
                                 ValueRange{sum, weights, inputs})

@@ -34,6 +34,7 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
     l.group = q->getGroup();
     l.intDot = q->getInt8Activations();
     l.zeroPoints = q->getZeroPoints();
+    l.batchInvariant = op.getBatchInvariant();
   }
   // Widening tiles read an f32 copy of a bf16/f16 input; pair tiles read
   // bf16 input as is.

@@ -45,6 +45,10 @@ struct Layout {
   // W[8 kq + j][c] and the high one W[8 kq + 4 + j][c] (int4). The
   // matmuls' inputs are quantized per row and group into the workspace.
   bool intDot = false;
+  // The FFN is batch_invariant: every tile height must reduce a row in the
+  // same order (the dequantizing tiles' per-group sums are for small
+  // tiles only, so such FFNs do without them).
+  bool batchInvariant = false;
   // k per panel row, and bytes per panel row.
   int64_t kPerQuantRow() const {
     if (intDot)

@@ -119,7 +119,6 @@ private:
   void intDotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
                       int64_t rows, Value panel, Value prefetchPanel,
                       Value kLen);
-  func::FuncOp vpdpbusdDeclaration(VectorType ints, VectorType bytes);
   /// A pair tile's contraction over k in [0, kLen) (A's columns from aCol):
   /// acc[mat][rows, nr] += A[rows, k] W[mat][k, nr] with vdpbf16ps, k in
   /// pairs, and an odd last k paired with zero.

@@ -17,9 +17,12 @@
 
 #include "PanelGemm.h"
 
+#include "ffn/Transforms/Activation.h"
+
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
+using namespace mlir::ffn;
 using namespace mlir::ffn::cpu;
 
 PanelGemmBuilder::QuantViews
@@ -82,8 +85,32 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
   // are exact and so is their difference (|q - z| <= 15), so the FMA
   // rounds nothing.
   SmallVector<SmallVector<Value>> scale(nmat), negZs(nmat);
+  //
+  // Small tiles (decode: few accumulators) of FFNs that are not
+  // batch-invariant sum each group in accumulators of their own, in units
+  // of the integers, and scale the sums once per group: no multiply per
+  // weight vector. int4 on 512-bit vectors then converts a nibble with one
+  // vpermps from a table of the 16 values (only the index's low 4 bits
+  // count, so neither nibble needs masking).
+  bool perGroup = !l.zeroPoints && !l.batchInvariant && rows * nv * nmat <= 8;
+  bool table = perGroup && l.quantBits == 4 && l.lanes == 16;
+  Value nibbleValues;
+  func::FuncOp vpermps;
+  if (table) {
+    SmallVector<float> values;
+    for (int i = 0; i < 16; ++i)
+      values.push_back(static_cast<float>(i < 8 ? i : i - 16));
+    nibbleValues = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecF32, ArrayRef<float>(values)));
+    vpermps = intrinsic("llvm.x86.avx512.permvar.sf.512",
+                        b.getFunctionType({vecF32, ints}, {vecF32}));
+  }
   auto dequant = [&](Value q, int64_t mat, int64_t v) -> Value {
+    if (isa<FloatType>(getElementTypeOrSelf(q.getType())))
+      return q; // from the table
     Value qf = arith::SIToFPOp::create(b, loc, vecF32, q);
+    if (perGroup)
+      return qf;
     if (l.zeroPoints)
       return vector::FMAOp::create(b, loc, qf, scale[mat][v], negZs[mat][v]);
     return arith::MulFOp::create(b, loc, qf, scale[mat][v]);
@@ -119,9 +146,27 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
     Value k1 = arith::MinSIOp::create(
         b, loc, arith::AddIOp::create(b, loc, k0, idx(l.group)), kLen);
     SmallVector<Value> carried(groupLoop.getRegionIterArgs());
+    // The K loop's accumulators: the tile's, or the group's own sums.
+    SmallVector<Value> kInit = carried;
+    if (perGroup)
+      kInit.assign(carried.size(), f32Constant(b, loc, vecF32, 0.0));
+    // After the group: its sums times the scales into the tile's.
+    auto finishGroup = [&](ValueRange sums) {
+      if (!perGroup) {
+        carried.assign(sums.begin(), sums.end());
+        return;
+      }
+      for (int64_t mat = 0; mat < nmat; ++mat)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t v = 0; v < nv; ++v) {
+            Value &sum = carried[slot(mat, r, v)];
+            sum = vector::FMAOp::create(b, loc, sums[slot(mat, r, v)],
+                                        scale[mat][v], sum);
+          }
+    };
 
     if (l.quantBits == 8) {
-      auto kLoop = scf::ForOp::create(b, loc, k0, k1, idx(1), carried);
+      auto kLoop = scf::ForOp::create(b, loc, k0, k1, idx(1), kInit);
       kLoop->setAttr("llvm.loop_annotation", noUnroll());
       OpBuilder::InsertionGuard kGuard(b);
       b.setInsertionPointToStart(kLoop.getBody());
@@ -138,18 +183,28 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
       prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, k);
       scf::YieldOp::create(b, loc, out);
       b.setInsertionPointAfter(kLoop);
-      carried.assign(kLoop.getResults().begin(), kLoop.getResults().end());
+      finishGroup(kLoop.getResults());
     } else {
       // Pairs of k (a group starts on an even k); an odd K's last k is the
       // low nibble of a byte whose high one is padding.
       Value kk0 = arith::DivUIOp::create(b, loc, k0, idx(2));
       Value kk1 = arith::DivUIOp::create(b, loc, k1, idx(2));
-      auto kLoop = scf::ForOp::create(b, loc, kk0, kk1, idx(1), carried);
+      auto kLoop = scf::ForOp::create(b, loc, kk0, kk1, idx(1), kInit);
       kLoop->setAttr("llvm.loop_annotation", noUnroll());
       auto nibbles = [&](Value kk, int64_t mat, int64_t v) {
         Value q =
             vector::LoadOp::create(b, loc, bytes, g.panels[mat],
                                    ValueRange{panel, kk, idx(v * l.lanes)});
+        if (table) {
+          Value wide = arith::ExtUIOp::create(b, loc, ints, q);
+          auto lookUp = [&](Value index) -> Value {
+            return func::CallOp::create(b, loc, vpermps,
+                                        ValueRange{nibbleValues, index})
+                .getResult(0);
+          };
+          return std::make_pair(lookUp(wide), lookUp(arith::ShRUIOp::create(
+                                                  b, loc, wide, splat(4))));
+        }
         if (l.zeroPoints) {
           // Unsigned nibbles.
           Value wide = arith::ExtUIOp::create(b, loc, ints, q);
@@ -206,7 +261,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
           [&](OpBuilder &, Location) {
             scf::YieldOp::create(b, loc, kLoop.getResults());
           });
-      carried.assign(tail.getResults().begin(), tail.getResults().end());
+      finishGroup(tail.getResults());
     }
     scf::YieldOp::create(b, loc, carried);
   }
