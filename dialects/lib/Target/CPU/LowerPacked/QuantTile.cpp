@@ -128,7 +128,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
       scale[mat].clear();
       negZs[mat].clear();
       for (int64_t v = 0; v < nv; ++v) {
-        ValueRange at{panel, gi, idx(v * l.lanes)};
+        SmallVector<Value, 3> at = {panel, gi, idx(v * l.lanes)};
         scale[mat].push_back(Emitter::toF32(
             vector::LoadOp::create(b, loc, vecStorage, g.scales[mat], at)));
         if (!l.zeroPoints)
