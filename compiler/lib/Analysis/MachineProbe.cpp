@@ -169,28 +169,28 @@ double measurePeakGflops(unsigned threads, bool avx512) {
   return best;
 }
 
-double measureBf16DotGflops(unsigned threads) {
-  if (!__builtin_cpu_supports("avx512bf16"))
-    return 0;
+/// The best of three runs of one of the 16-chain loops on `threads`
+/// threads, in billions of operations per second; `ops` per instruction.
+static double chainLoopRate(unsigned threads, void (*loop)(long), double ops) {
   const long iterations = 20000000;
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
-    double t = together(threads, [&](unsigned) { dotLoop512(iterations); });
-    best = std::max(best, threads * double(iterations) * 16 * 64 / t / 1e9);
+    double t = together(threads, [&](unsigned) { loop(iterations); });
+    best = std::max(best, threads * double(iterations) * 16 * ops / t / 1e9);
   }
   return best;
+}
+
+double measureBf16DotGflops(unsigned threads) {
+  if (!__builtin_cpu_supports("avx512bf16"))
+    return 0;
+  return chainLoopRate(threads, dotLoop512, 64);
 }
 
 double measureInt8DotGops(unsigned threads) {
   if (!__builtin_cpu_supports("avx512vnni"))
     return 0;
-  const long iterations = 20000000;
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    double t = together(threads, [&](unsigned) { vnniLoop512(iterations); });
-    best = std::max(best, threads * double(iterations) * 16 * 128 / t / 1e9);
-  }
-  return best;
+  return chainLoopRate(threads, vnniLoop512, 128);
 }
 
 double measureReadBandwidth(unsigned threads) {

@@ -155,18 +155,24 @@ LLVM::LLVMFuncOp GlueBuilder::buildPack(const GluedKernel &kernel) {
       LLVM::CallOp::create(b, packFn, args);
     }
   }
-  Block *done = &pack.getBody().emplaceBlock();
+  finishParamSwitch(pack, entry, cases, caseValues);
+  return pack;
+}
+
+void GlueBuilder::finishParamSwitch(LLVM::LLVMFuncOp fn, Block *entry,
+                                    ArrayRef<Block *> cases,
+                                    ArrayRef<APInt> caseValues) {
+  Block *done = &fn.getBody().emplaceBlock();
   for (Block *block : cases) {
     b.setInsertionPointToEnd(block);
     LLVM::BrOp::create(b, done);
   }
   b.setInsertionPointToEnd(entry);
   SmallVector<ValueRange> noOperands(cases.size(), ValueRange());
-  LLVM::SwitchOp::create(b, pack.getArgument(0), done, ValueRange(), caseValues,
+  LLVM::SwitchOp::create(b, fn.getArgument(0), done, ValueRange(), caseValues,
                          cases, noOperands);
   b.setInsertionPointToEnd(done);
   LLVM::ReturnOp::create(b, ValueRange());
-  return pack;
 }
 
 static int64_t abiDType(Type t) {
@@ -243,17 +249,7 @@ GlueBuilder::buildPackQuantized(const GluedKernel &kernel) {
     appendMemRef(args, dst, param.getPacked().getShape(), nullptr);
     LLVM::CallOp::create(b, packFn, args);
   }
-  Block *done = &entry.getBody().emplaceBlock();
-  for (Block *block : cases) {
-    b.setInsertionPointToEnd(block);
-    LLVM::BrOp::create(b, done);
-  }
-  b.setInsertionPointToEnd(start);
-  SmallVector<ValueRange> noOperands(cases.size(), ValueRange());
-  LLVM::SwitchOp::create(b, entry.getArgument(0), done, ValueRange(),
-                         caseValues, cases, noOperands);
-  b.setInsertionPointToEnd(done);
-  LLVM::ReturnOp::create(b, ValueRange());
+  finishParamSwitch(entry, start, cases, caseValues);
   return entry;
 }
 

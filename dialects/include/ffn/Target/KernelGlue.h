@@ -84,6 +84,11 @@ public:
   /// no function) where the kernel has none; failure when a named pack
   /// function is missing.
   FailureOr<LLVM::LLVMFuncOp> buildPackQuantized(const GluedKernel &kernel);
+  /// The tail of both pack entry points: each case block branches to a
+  /// return, and `entry` switches on the parameter index (argument 0) to
+  /// the cases (other indices: nothing).
+  void finishParamSwitch(LLVM::LLVMFuncOp fn, Block *entry,
+                         ArrayRef<Block *> cases, ArrayRef<APInt> caseValues);
 
   /// The exported `ffn_kernel_<name>`: the model and parameters from the
   /// contract, `target` and `device` (FFN_DEVICE_*), the pack entry point
