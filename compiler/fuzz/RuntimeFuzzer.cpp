@@ -2,7 +2,8 @@
 //
 // Drives the runtime's C API (ffn/runtime.h) with input-chosen descriptors
 // and call sequences, under ASan and UBSan (runtime sources compiled in):
-//  - a copy of a real kernel descriptor (api.ffn, linked in) with fields and
+//  - a copy of a real kernel descriptor (api.ffn, linked in), sometimes made
+//    a mixture of experts (stacked parameters, a router), with fields and
 //    pointers replaced by input values goes through ffn_kernel_create: it
 //    must be refused or accepted, never crash. Only unmodified descriptors
 //    are run: a descriptor that lies about its own code cannot be caught;
@@ -62,31 +63,77 @@ const void *pointer(Input &in, const void *valid) {
   }
 }
 
+/// Makes `d` (a copy of a dense kernel's descriptor, its parameter table
+/// `params`, room for one more) a consistent mixture of experts: input-chosen
+/// counts, the weights and biases stacked, a w_router appended. The later
+/// mutations then break one field at a time.
+void makeMixture(Input &in, ffn_kernel_desc &d, ffn_param_desc *params) {
+  d.kind = FFN_KIND_MOE;
+  d.experts = 1 + in.byte() % 8;
+  d.shared_experts = in.byte() % 3;
+  d.top_k = 1 + in.byte() % d.experts;
+  d.router = in.byte() & 1;
+  d.router_normalize = in.byte() & 1;
+  for (int64_t i = 0; i < d.num_params; ++i)
+    if (std::strncmp(params[i].name, "norm_", 5) != 0)
+      params[i].experts = d.experts + d.shared_experts;
+  static const char routerName[] = "w_router";
+  int64_t routerBytes = 4 * d.d_model * d.experts;
+  params[d.num_params++] = {
+      routerName, 2, {d.d_model, d.experts}, routerBytes, 0};
+}
+
 void fuzzDescriptor(Input &in, ffn_context *ctx) {
   ffn_kernel_desc d = in.byte() & 1 ? ffn_kernel_small : ffn_kernel_wide;
-  static ffn_param_desc params[8];
+  // As many as a descriptor may have: the dense kernels' and a router.
+  static ffn_param_desc params[9];
+  std::memset(params, 0, sizeof params); // nothing left from the last input
   std::memcpy(params, d.params, sizeof(ffn_param_desc) * d.num_params);
   d.params = params;
   static ffn_cpu_code code;
   code = *d.cpu;
   d.cpu = &code;
+  if (in.byte() % 4 == 0)
+    makeMixture(in, d, params);
   int64_t *fields[] = {reinterpret_cast<int64_t *>(&d.abi_version),
                        reinterpret_cast<int64_t *>(&d.struct_size),
-                       &d.device, &d.d_model, &d.d_ff, &d.dtype,
-                       &d.activation, &d.gated, &d.num_params,
-                       &d.workspace_per_row, &code.num_phases, &d.kind};
+                       &d.device,
+                       &d.d_model,
+                       &d.d_ff,
+                       &d.dtype,
+                       &d.activation,
+                       &d.gated,
+                       &d.num_params,
+                       &d.workspace_per_row,
+                       &code.num_phases,
+                       &d.kind,
+                       &d.experts,
+                       &d.shared_experts,
+                       &d.top_k,
+                       &d.router,
+                       &d.router_normalize};
+  constexpr uint8_t numFields = sizeof fields / sizeof *fields;
   for (int n = in.byte() % 4; n > 0; --n) {
-    uint8_t which = in.byte() % 17;
-    if (which < 12) {
+    uint8_t which = in.byte() % (numFields + 5);
+    if (which < numFields) {
       *fields[which] = in.value();
-    } else if (which == 12) {
-      ffn_param_desc &p = params[in.byte() % 8];
-      (in.byte() & 1 ? p.packed_bytes : p.shape[in.byte() & 1]) = in.value();
-    } else if (which == 13) {
+    } else if (which == numFields) {
+      ffn_param_desc &p = params[in.byte() % 9];
+      switch (in.byte() % 4) {
+      case 0:
+        p.packed_bytes = in.value();
+        break;
+      case 1:
+        p.experts = in.value();
+        break;
+      default:
+        p.shape[in.byte() & 1] = in.value();
+      }
+    } else if (which == numFields + 1) {
       d.name = static_cast<const char *>(pointer(in, d.name));
-    } else if (which == 14) {
+    } else if (which == numFields + 2) {
       d.params = static_cast<const ffn_param_desc *>(pointer(in, params));
-    } else if (which == 15) {
+    } else if (which == numFields + 3) {
       d.strategy = static_cast<const char *>(pointer(in, d.strategy));
     } else if (in.byte() & 1) {
       code.run = reinterpret_cast<ffn_cpu_entry>(
@@ -117,11 +164,12 @@ void fuzzCalls(Input &in, ffn_context *ctx) {
     case 1: { // set_param
       int64_t i = in.byte() % (d.num_params + 1);
       const char *name = i < d.num_params ? d.params[i].name : "w_nope";
-      size_t n = i < d.num_params ? size_t(d.params[i].shape[0]) *
-                                        (d.params[i].rank == 2
-                                             ? size_t(d.params[i].shape[1])
-                                             : 1)
-                                  : 4;
+      size_t n = 4;
+      if (i < d.num_params) {
+        const ffn_param_desc &p = d.params[i];
+        n = size_t(p.shape[0]) * (p.rank == 2 ? size_t(p.shape[1]) : 1) *
+            size_t(p.experts > 0 ? p.experts : 1);
+      }
       buffer.assign(n + 1, 0.03f * float(in.byte()) - 3.0f);
       size_t bytes = n * 4 - (in.byte() % 8 == 0 ? 4 : 0);
       ffn_kernel_set_param(k, in.byte() % 16 ? name : nullptr, buffer.data(),

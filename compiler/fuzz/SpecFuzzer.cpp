@@ -53,6 +53,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (spec.dModel < 1 || spec.dModel > kMaxDimension || spec.dFF < 1 ||
         spec.dFF > kMaxDimension || !(spec.normEps > 0.0))
       std::abort();
+    // A mixture's counts are in range; a dense FFN has none of them.
+    bool countsOk =
+        spec.topK == 0 && spec.sharedExperts == 0 && !spec.routerNormalize;
+    if (spec.isMoe())
+      countsOk = spec.experts <= kMaxExperts && spec.topK >= 1 &&
+                 spec.topK <= spec.experts && spec.sharedExperts >= 0 &&
+                 spec.sharedExperts <= kMaxExperts &&
+                 !(spec.routerNormalize && spec.router == Router::TopKSoftmax);
+    if (!countsOk)
+      std::abort();
     os << summarize(spec) << countParameters(spec).totalParams()
        << weightBytes(spec) << flopsPerToken(spec)
        << arithmeticIntensity(spec, 1) << arithmeticIntensity(spec, 4096);

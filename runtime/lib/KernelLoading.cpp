@@ -22,12 +22,12 @@
 
 using namespace ffn_rt;
 
-static_assert(sizeof(ffn_kernel_desc) == 26 * 8,
-              "ffn_kernel_desc must have twenty-six 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 31 * 8,
+              "ffn_kernel_desc must have thirty-one 8-byte fields");
 static_assert(sizeof(ffn_cpu_code) == 4 * 8 && sizeof(ffn_cuda_code) == 4 * 8,
               "the code entries must have four 8-byte fields");
-static_assert(sizeof(ffn_param_desc) == 5 * 8,
-              "ffn_param_desc must have five 8-byte fields");
+static_assert(sizeof(ffn_param_desc) == 6 * 8,
+              "ffn_param_desc must have six 8-byte fields");
 
 namespace {
 
@@ -47,6 +47,71 @@ bool validString(const char *s, size_t limit = 256) {
 /// descriptor far from overflow.
 constexpr int64_t kMaxDim = int64_t(1) << 20;
 constexpr int64_t kMaxBytes = int64_t(1) << 40;
+/// Routed plus shared experts: a stacked parameter's bytes, given (at most
+/// kMaxExperts x kMaxDim^2 elements of 4 bytes, 2^58) or packed, and
+/// ffn_kernel_run's per-row bound stay far from overflow.
+constexpr int64_t kMaxExperts = int64_t(1) << 16;
+
+/// The mixture-of-experts fields of a descriptor whose kind, dimensions and
+/// parameter table have been checked: "" or what is wrong.
+std::string checkExperts(const ffn_kernel_desc *d) {
+  bool moe = d->kind == FFN_KIND_MOE;
+  if (!moe) {
+    if (d->experts || d->shared_experts || d->top_k || d->router ||
+        d->router_normalize)
+      return "experts " + std::to_string(d->experts) + ", shared_experts " +
+             std::to_string(d->shared_experts) + ", top_k " +
+             std::to_string(d->top_k) + ", router " +
+             std::to_string(d->router) + ", router_normalize " +
+             std::to_string(d->router_normalize) +
+             " in a kernel of kind 0 (ffn), where they must be 0";
+  } else {
+    if (d->experts < 1 || d->experts > kMaxExperts)
+      return "experts " + std::to_string(d->experts) +
+             " (a mixture of experts has 1 to " + std::to_string(kMaxExperts) +
+             ")";
+    if (d->shared_experts < 0 || d->shared_experts > kMaxExperts - d->experts)
+      return "shared_experts " + std::to_string(d->shared_experts) +
+             " beside " + std::to_string(d->experts) + " experts (at most " +
+             std::to_string(kMaxExperts) + " in all)";
+    if (d->top_k < 1 || d->top_k > d->experts)
+      return "top_k " + std::to_string(d->top_k) + " for " +
+             std::to_string(d->experts) + " experts (1 to experts)";
+    if (d->router_normalize != 0 && d->router_normalize != 1)
+      return "router_normalize " + std::to_string(d->router_normalize) +
+             " (0 or 1)";
+  }
+  // Every stacked parameter holds each expert's tensor, routed and shared:
+  // the runtime sizes and packs it by that count.
+  int64_t stacked = 0;
+  const ffn_param_desc *router = nullptr;
+  for (int64_t i = 0; i < d->num_params; ++i) {
+    const ffn_param_desc &p = d->params[i];
+    std::string which =
+        "parameter " + std::to_string(i) + " ('" + p.name + "') ";
+    if (p.experts < 0 || (!moe && p.experts != 0))
+      return which + "stacks " + std::to_string(p.experts) +
+             " experts in a kernel of kind " + std::to_string(d->kind);
+    if (p.experts > 0 && p.experts != d->experts + d->shared_experts)
+      return which + "stacks " + std::to_string(p.experts) +
+             " experts, not experts + shared_experts = " +
+             std::to_string(d->experts + d->shared_experts);
+    stacked += p.experts > 0;
+    if (moe && std::strcmp(p.name, "w_router") == 0)
+      router = &p;
+  }
+  if (!moe)
+    return "";
+  if (!stacked)
+    return "a mixture of experts without stacked expert parameters";
+  // The router's logits come from one plain [d_model, experts] matrix.
+  if (!router || router->rank != 2 || router->experts != 0 ||
+      router->shape[0] != d->d_model || router->shape[1] != d->experts)
+    return "no parameter 'w_router' of shape [d_model, experts] = [" +
+           std::to_string(d->d_model) + ", " + std::to_string(d->experts) +
+           "], unstacked";
+  return "";
+}
 
 /// Checks everything the runtime relies on before trusting a descriptor.
 ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
@@ -71,15 +136,22 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel '" + name +
                     "' has an inconsistent descriptor: " + what);
   };
-  if (d->kind != FFN_KIND_FFN)
+  if (d->kind != FFN_KIND_FFN && d->kind != FFN_KIND_MOE)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' is of kind " + std::to_string(d->kind) +
-                    (d->kind == FFN_KIND_MOE ? " (mixture of experts)" : "") +
                     ", which this runtime does not run");
   if (d->device != FFN_DEVICE_CPU && d->device != FFN_DEVICE_CUDA)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' is for unknown device " +
                     std::to_string(d->device));
+  // The device executor knows neither stacked parameters nor the router.
+  if (d->kind == FFN_KIND_MOE && d->device != FFN_DEVICE_CPU)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name +
+                    "' is a mixture of experts (kind 1) for device " +
+                    std::to_string(d->device) +
+                    " (CUDA); this runtime runs mixtures of experts on the "
+                    "CPU only");
   if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
     return bad("no pack function");
   if (d->pack_quantized &&
@@ -140,6 +212,11 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' has unknown weight format " +
                     std::to_string(d->weight_quant));
+  if (d->kind == FFN_KIND_MOE && d->router != FFN_ROUTER_SOFTMAX_TOPK &&
+      d->router != FFN_ROUTER_TOPK_SOFTMAX)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "kernel '" + name + "' has unknown router " +
+                    std::to_string(d->router));
   if ((d->weight_quant == FFN_WEIGHTS_DTYPE) != (d->quant_group == 0) ||
       d->quant_group < 0 || d->quant_group > 65536 || d->quant_group % 2 != 0)
     return bad("quant_group " + std::to_string(d->quant_group) +
@@ -157,12 +234,12 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                std::to_string(d->weight_quant));
   if (d->d_model < 1 || d->d_model > kMaxDim || d->d_ff < 1 ||
       d->d_ff > kMaxDim)
-
     return bad("d_model " + std::to_string(d->d_model) + ", d_ff " +
                std::to_string(d->d_ff));
   if (d->workspace_per_row < 0 || d->workspace_per_row > kMaxBytes / kMaxDim)
     return bad("workspace_per_row " + std::to_string(d->workspace_per_row));
-  if (d->num_params < 2 || d->num_params > 8)
+  // Up to eight FFN parameters, and a mixture's router.
+  if (d->num_params < 2 || d->num_params > (d->kind == FFN_KIND_MOE ? 9 : 8))
     return bad("num_params " + std::to_string(d->num_params));
   if (!inLoadedImage(d->params) ||
       !inLoadedImage(d->params + d->num_params - 1))
@@ -177,6 +254,9 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                   "kernel '" + name + "' has an invalid parameter " +
                       std::to_string(i));
   }
+  std::string experts = checkExperts(d);
+  if (!experts.empty())
+    return bad(experts);
   return FFN_OK;
 }
 

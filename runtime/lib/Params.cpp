@@ -56,36 +56,56 @@ static int64_t findParam(ffn_kernel *kernel, const char *name) {
   return -1;
 }
 
-/// `rows` x `cols` elements of `esize` bytes, transposed.
+/// `rows` x `cols` elements of `esize` bytes, transposed into `out` (cols x
+/// rows, sized by the caller: the per-expert loops reuse one buffer and
+/// allocate nothing while they pack).
 static void transpose(const void *data, size_t rows, size_t cols, size_t esize,
-                      std::vector<unsigned char> &out) {
+                      unsigned char *out) {
   const auto *in = static_cast<const unsigned char *>(data);
-  out.resize(rows * cols * esize);
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c)
       std::memcpy(&out[(c * rows + r) * esize], &in[(r * cols + c) * esize],
                   esize);
 }
 
-/// Packs parameter `index` into a new buffer with `pack` and swaps it in
-/// (uploads it, for a device kernel).
-static ffn_status installPacked(ffn_kernel *kernel, int64_t index,
-                                const std::function<void(void *dst)> &pack) {
+/// " (4 experts x 96)" after a stacked parameter's byte count, else "".
+static std::string perExpert(const ffn_param_desc &p, size_t each) {
+  if (p.experts <= 0)
+    return "";
+  return " (" + std::to_string(p.experts) + " experts x " +
+         std::to_string(each) + ")";
+}
+
+/// Packs parameter `index` into a new buffer, `packOne(e, dst)` writing
+/// expert e's tensor (e = 0: the one tensor of an unstacked parameter) at
+/// its place in the buffer, and swaps it in (uploads it, for a device
+/// kernel).
+static ffn_status
+installPacked(ffn_kernel *kernel, int64_t index,
+              const std::function<void(int64_t expert, void *dst)> &packOne) {
   ffn_context *ctx = kernel->ctx;
   const ffn_kernel_desc *d = kernel->desc;
   const ffn_param_desc &p = d->params[index];
+  size_t stride = packedStride(p), total = packedSize(p);
   auto packed =
       std::unique_ptr<AlignedBuffer>(new (std::nothrow) AlignedBuffer);
-  if (!packed || !packed->reserve(static_cast<size_t>(p.packed_bytes)))
+  if (!packed || !packed->reserve(total))
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                 std::string("out of memory for parameter '") + p.name + "'");
-  pack(packed->data());
+  auto *base = static_cast<unsigned char *>(packed->data());
+  size_t used = static_cast<size_t>(p.packed_bytes);
+  for (int64_t e = 0; e < paramTensors(p); ++e) {
+    unsigned char *dst = base + static_cast<size_t>(e) * stride;
+    packOne(e, dst);
+    // No kernel reads the padding before the next expert; zeroed, the
+    // packed buffer's bytes do not depend on the heap's.
+    std::memset(dst + used, 0, stride - used);
+  }
   if (kernel->device) {
     // The packed parameter lives in device memory; the host copy goes.
     std::unique_lock<WriterFirstLock> lock(kernel->paramsMutex);
     std::string error;
-    if (!kernel->device->setParam(index, packed->data(),
-                                  static_cast<size_t>(p.packed_bytes), error))
+    if (!kernel->device->setParam(index, packed->data(), total, error))
       return fail(ctx, FFN_ERROR_DEVICE,
                   "kernel '" + std::string(d->name) + "': " + error);
     kernel->paramPointers[index] = kernel; // set (a marker, not a pointer)
@@ -121,34 +141,47 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
   if (index < 0)
     return FFN_ERROR_NOT_FOUND;
   const ffn_param_desc &p = d->params[index];
-  // The descriptor's limits keep this product far from overflow.
-  size_t elements = static_cast<size_t>(p.shape[0]) *
-                    static_cast<size_t>(p.rank == 2 ? p.shape[1] : 1);
+  // One expert's tensor (or the one tensor), and all of them: the
+  // descriptor's limits keep these products at most 2^58.
+  size_t rows = static_cast<size_t>(p.shape[0]),
+         cols = static_cast<size_t>(p.rank == 2 ? p.shape[1] : 1);
+  size_t elements = rows * cols;
   size_t esize = dtypeSize(d->dtype);
-  if (bytes != elements * esize)
+  size_t each = elements * esize;
+  size_t want = static_cast<size_t>(paramTensors(p)) * each;
+  if (bytes != want)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 std::string("parameter '") + name + "' of kernel '" + d->name +
-                    "' needs " + std::to_string(elements * esize) + " bytes (" +
+                    "' needs " + std::to_string(want) + " bytes (" +
+                    (p.experts > 0 ? std::to_string(p.experts) + " experts x "
+                                   : std::string()) +
                     std::to_string(elements) + " elements of " +
                     std::to_string(esize) + " bytes), got " +
                     std::to_string(bytes));
-  // Bring the data to the logical [in, out] layout, then let the kernel's
-  // own pack function put it into the blocked layout its loops read.
-  const void *src = data;
+  // Bring each tensor to the logical [in, out] layout, then let the
+  // kernel's own pack function put it into the blocked layout its loops
+  // read. A stacked [E, out, in] buffer is transposed one expert at a time
+  // through one expert-sized buffer: a copy of the whole stack would double
+  // the memory a large mixture needs while it loads.
+  bool outIn = p.rank == 2 && layoutValue == FFN_LAYOUT_OUT_IN;
   std::vector<unsigned char> transposed;
   try {
-    if (p.rank == 2 && layoutValue == FFN_LAYOUT_OUT_IN) {
-      // [out, in] -> [in, out].
-      transpose(data, static_cast<size_t>(p.shape[1]),
-                static_cast<size_t>(p.shape[0]), esize, transposed);
-      src = transposed.data();
-    }
+    if (outIn)
+      transposed.resize(each);
   } catch (const std::bad_alloc &) {
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                 std::string("out of memory for parameter '") + name + "'");
   }
-  return installPacked(kernel, index,
-                       [&](void *dst) { d->pack(index, src, dst); });
+  const auto *all = static_cast<const unsigned char *>(data);
+  return installPacked(kernel, index, [&](int64_t e, void *dst) {
+    const unsigned char *src = all + static_cast<size_t>(e) * each;
+    if (outIn) {
+      // [out, in] -> [in, out].
+      transpose(src, cols, rows, esize, transposed.data());
+      src = transposed.data();
+    }
+    d->pack(index, src, dst);
+  });
 }
 
 ffn_status ffn_kernel_set_quantized_param(ffn_kernel *kernel, const char *name,
@@ -179,72 +212,100 @@ ffn_status ffn_kernel_set_quantized_param(ffn_kernel *kernel, const char *name,
   if (index < 0)
     return FFN_ERROR_NOT_FOUND;
   const ffn_param_desc &p = d->params[index];
-  if (p.rank != 2)
+  // The router's logits come from a plain matrix in the dtype (kernel_abi.h):
+  // pack_quantized would leave it unpacked.
+  if (p.rank != 2 ||
+      (d->kind == FFN_KIND_MOE && std::strcmp(p.name, "w_router") == 0))
     return invalid(std::string("parameter '") + name +
-                   "' is not a quantized weight matrix");
+                   "' is not a quantized weight matrix" +
+                   (p.rank == 2 ? "; set the router's weights with "
+                                  "ffn_kernel_set_param"
+                                : ""));
   bool zp = d->weight_quant == FFN_WEIGHTS_INT4_ZP;
   if (zp != (zeroPoints != nullptr))
     return invalid(std::string("kernel '") + d->name + "' " +
                    (zp ? "has int4 zero points: zero_points must be given"
                        : "has no zero points: zero_points must be NULL"));
+  // One expert's blocks (or the one matrix's), then all of them stacked,
+  // [E, ...] of the same per-expert layout.
   size_t in = static_cast<size_t>(p.shape[0]),
          out = static_cast<size_t>(p.shape[1]);
   size_t groups = (in + d->quant_group - 1) / d->quant_group;
   size_t esize = dtypeSize(d->dtype);
-  auto sizeError = [&](const char *what, size_t want, size_t got) {
+  size_t tensors = static_cast<size_t>(paramTensors(p));
+  size_t qEach = in * out, sEach = groups * out * esize, zEach = groups * out;
+  auto sizeError = [&](const char *what, size_t each, size_t got) {
     return invalid(std::string(what) + " of parameter '" + name + "' need " +
-                   std::to_string(want) + " bytes, got " + std::to_string(got));
+                   std::to_string(tensors * each) + " bytes" +
+                   perExpert(p, each) + ", got " + std::to_string(got));
   };
-  if (qBytes != in * out)
-    return sizeError("the integers", in * out, qBytes);
-  if (scaleBytes != groups * out * esize)
-    return sizeError("the scales", groups * out * esize, scaleBytes);
-  if (zp && zeroPointBytes != groups * out)
-    return sizeError("the zero points", groups * out, zeroPointBytes);
+  if (qBytes != tensors * qEach)
+    return sizeError("the integers", qEach, qBytes);
+  if (scaleBytes != tensors * sEach)
+    return sizeError("the scales", sEach, scaleBytes);
+  if (zp && zeroPointBytes != tensors * zEach)
+    return sizeError("the zero points", zEach, zeroPointBytes);
   // Values the format cannot hold would be truncated by the packing.
   int lo = -128, hi = 127;
   if (d->weight_quant == FFN_WEIGHTS_INT4)
     lo = -8, hi = 7;
   if (zp)
     lo = 0, hi = 15;
-  auto checkRange = [&](const void *data, size_t n, bool isSigned, int min,
+  // Checks every expert's block of `each` bytes; a value out of range is
+  // named by its index in its expert's block.
+  auto checkRange = [&](const void *data, size_t each, bool isSigned, int min,
                         int max, const char *what) -> bool {
     const auto *bytes = static_cast<const unsigned char *>(data);
-    for (size_t i = 0; i < n; ++i) {
-      int v = isSigned ? static_cast<signed char>(bytes[i]) : bytes[i];
-      if (v < min || v > max) {
+    for (size_t e = 0; e < tensors; ++e)
+      for (size_t i = 0; i < each; ++i) {
+        unsigned char b = bytes[e * each + i];
+        int v = isSigned ? static_cast<signed char>(b) : b;
+        if (v >= min && v <= max)
+          continue;
         invalid(std::string(what) + " " + std::to_string(i) +
+                (p.experts > 0 ? " of expert " + std::to_string(e) : "") +
                 " of parameter '" + name + "' is " + std::to_string(v) +
                 ", outside [" + std::to_string(min) + ", " +
                 std::to_string(max) + "]");
         return false;
       }
-    }
     return true;
   };
-  if (!checkRange(q, qBytes, !zp, lo, hi, "integer") ||
-      (zp &&
-       !checkRange(zeroPoints, zeroPointBytes, false, 0, 15, "zero point")))
+  if (!checkRange(q, qEach, !zp, lo, hi, "integer") ||
+      (zp && !checkRange(zeroPoints, zEach, false, 0, 15, "zero point")))
     return FFN_ERROR_INVALID_ARGUMENT;
+  // [out, in] -> [in, out] and [out, groups] -> [groups, out], one expert at
+  // a time through expert-sized buffers (as in ffn_kernel_set_param).
+  bool outIn = layoutValue == FFN_LAYOUT_OUT_IN;
   std::vector<unsigned char> qT, sT, zT;
-  const void *qSrc = q, *sSrc = scales, *zSrc = zeroPoints;
   try {
-    if (layoutValue == FFN_LAYOUT_OUT_IN) {
-      // [out, in] -> [in, out]; [out, groups] -> [groups, out].
-      transpose(q, out, in, 1, qT);
-      transpose(scales, out, groups, esize, sT);
-      qSrc = qT.data();
-      sSrc = sT.data();
-      if (zp) {
-        transpose(zeroPoints, out, groups, 1, zT);
-        zSrc = zT.data();
-      }
+    if (outIn) {
+      qT.resize(qEach);
+      sT.resize(sEach);
+      if (zp)
+        zT.resize(zEach);
     }
   } catch (const std::bad_alloc &) {
     return fail(ctx, FFN_ERROR_OUT_OF_MEMORY,
                 std::string("out of memory for parameter '") + name + "'");
   }
-  return installPacked(kernel, index, [&](void *dst) {
+  const auto *qAll = static_cast<const unsigned char *>(q);
+  const auto *sAll = static_cast<const unsigned char *>(scales);
+  const auto *zAll = static_cast<const unsigned char *>(zeroPoints);
+  return installPacked(kernel, index, [&](int64_t expert, void *dst) {
+    size_t e = static_cast<size_t>(expert);
+    const unsigned char *qSrc = qAll + e * qEach, *sSrc = sAll + e * sEach;
+    const unsigned char *zSrc = zp ? zAll + e * zEach : nullptr;
+    if (outIn) {
+      transpose(qSrc, out, in, 1, qT.data());
+      transpose(sSrc, out, groups, esize, sT.data());
+      qSrc = qT.data();
+      sSrc = sT.data();
+      if (zp) {
+        transpose(zSrc, out, groups, 1, zT.data());
+        zSrc = zT.data();
+      }
+    }
     d->pack_quantized(index, qSrc, sSrc, zSrc, dst);
   });
 }

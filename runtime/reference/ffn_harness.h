@@ -19,22 +19,33 @@
 namespace ffn_ref {
 
 /// The kernel's parameters, drawn from `rng` in descriptor order: matrices
-/// U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear's default init, norm_scale
-/// U(0.9, 1.1), every other vector U(-0.1, 0.1).
+/// U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear's default init (the router
+/// w_router too), norm_scale U(0.9, 1.1), every other vector U(-0.1, 0.1).
+/// A stacked parameter holds its experts' tensors, drawn one after the
+/// other, each as a tensor of the parameter's shape.
 std::vector<Buffer> makeParams(const ffn_kernel_desc &desc, Random &rng);
 
+/// For a mixture of experts, rewrites the router of `params` (from
+/// makeParams) for `routing` (RoutingData); does nothing otherwise.
+void shapeRouting(const ffn_kernel_desc &desc, std::vector<Buffer> &params,
+                  RoutingData routing);
+
 /// Sets every parameter of `kernel` from `params`; with `outIn`, matrices
-/// are handed over transposed, as PyTorch stores them ([out, in]); with
+/// are handed over transposed, as PyTorch stores them ([out, in]; a stacked
+/// parameter as [E, out, in], each expert's matrix transposed); with
 /// `prequantized`, a quantized kernel's weight matrices are quantized here
 /// (quantizeBlocks) and handed over as blocks
-/// (ffn_kernel_set_quantized_param). Returns the first failing status (the
-/// context's last error says why).
+/// (ffn_kernel_set_quantized_param; a stacked parameter's experts' blocks
+/// stacked, each in the layout asked for). Returns the first failing status
+/// (the context's last error says why).
 ffn_status setParams(ffn_kernel *kernel, const std::vector<Buffer> &params,
                      bool outIn = false, bool prequantized = false);
 
-/// m rows of input U(-scale, scale).
+/// m rows of input U(-scale, scale); for a mixture of experts with Skewed
+/// routing, plus 0.75 scale times the skew pattern (+1 on even columns, -1
+/// on odd ones), the same draws.
 Buffer makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
-                 double scale = 1.0);
+                 double scale = 1.0, RoutingData routing = RoutingData::Random);
 
 /// A kernel's output y (m rows of the kernel's dtype) against the f64
 /// reference for input x and `params`. `got` and `ref` receive the values
@@ -48,6 +59,12 @@ struct Check {
   /// the largest |y - ref| and the relative RMS error.
   bool quantized = false;
   double quantMaxAbs = 0, quantRelRms = 0;
+  /// A mixture of experts: the reference's routing (Routing). Ambiguous rows
+  /// pass if they match any of their plausible selections
+  /// (result.rowsOnAlternative matched another than the reference's).
+  bool moe = false;
+  size_t ambiguousRows = 0, unresolvedRows = 0;
+  std::vector<int64_t> tokensPerExpert;
 };
 Check checkOutput(const ffn_kernel_desc &desc, int64_t m, const Buffer &x,
                   const void *y, const std::vector<Buffer> &params,

@@ -15,7 +15,9 @@
 
 namespace ffn_ref {
 
-QuantBlocks quantizeBlocks(const ffn_kernel_desc &d, const ffn_param_desc &p,
+namespace {
+/// One [rows, cols] matrix's blocks.
+QuantBlocks quantizeMatrix(const ffn_kernel_desc &d, const ffn_param_desc &p,
                            const double *w) {
   int64_t rows = p.shape[0], cols = p.shape[1];
   const int64_t group = d.quant_group;
@@ -63,21 +65,44 @@ QuantBlocks quantizeBlocks(const ffn_kernel_desc &d, const ffn_param_desc &p,
   }
   return b;
 }
+} // namespace
+
+QuantBlocks quantizeBlocks(const ffn_kernel_desc &d, const ffn_param_desc &p,
+                           const double *w) {
+  if (p.experts <= 0)
+    return quantizeMatrix(d, p, w);
+  // A stacked parameter: each expert's matrix on its own, blocks stacked.
+  const size_t size = static_cast<size_t>(p.shape[0] * p.shape[1]);
+  QuantBlocks all;
+  for (int64_t e = 0; e < p.experts; ++e) {
+    QuantBlocks b = quantizeMatrix(d, p, w + e * size);
+    all.q.insert(all.q.end(), b.q.begin(), b.q.end());
+    all.scales.insert(all.scales.end(), b.scales.begin(), b.scales.end());
+    all.zeroPoints.insert(all.zeroPoints.end(), b.zeroPoints.begin(),
+                          b.zeroPoints.end());
+  }
+  return all;
+}
 
 std::vector<double> dequantize(const ffn_kernel_desc &d,
                                const ffn_param_desc &p, const double *w) {
-  int64_t rows = p.shape[0], cols = p.rank == 2 ? p.shape[1] : 1;
-  std::vector<double> out(w, w + rows * cols);
-  if (d.weight_quant == FFN_WEIGHTS_DTYPE || p.rank != 2)
+  std::vector<double> out(w, w + elementCount(p));
+  if (!isQuantized(d, p))
     return out;
+  const int64_t rows = p.shape[0], cols = p.shape[1];
+  const int64_t groups = (rows + d.quant_group - 1) / d.quant_group;
+  const int64_t experts = p.experts > 0 ? p.experts : 1;
   QuantBlocks b = quantizeBlocks(d, p, w);
   bool zp = d.weight_quant == FFN_WEIGHTS_INT4_ZP;
-  for (int64_t k = 0; k < rows; ++k)
-    for (int64_t c = 0; c < cols; ++c) {
-      size_t gi = static_cast<size_t>(k / d.quant_group * cols + c);
-      double z = zp ? b.zeroPoints[gi] : 0.0;
-      out[k * cols + c] = b.scales[gi] * (b.q[k * cols + c] - z);
-    }
+  for (int64_t e = 0; e < experts; ++e)
+    for (int64_t k = 0; k < rows; ++k)
+      for (int64_t c = 0; c < cols; ++c) {
+        size_t gi =
+            static_cast<size_t>((e * groups + k / d.quant_group) * cols + c);
+        size_t wi = static_cast<size_t>((e * rows + k) * cols + c);
+        double z = zp ? b.zeroPoints[gi] : 0.0;
+        out[wi] = b.scales[gi] * (b.q[wi] - z);
+      }
   return out;
 }
 

@@ -195,95 +195,60 @@ void activationErrors(int64_t activation, double v, double fv, double &lin,
   lin = slope * lin + activationRoundoff(activation, v, fv);
   rss = slope * rss;
 }
-} // namespace
 
-void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
-             const std::vector<const double *> &params, double *y,
-             double *bound, const ForwardOptions &options) {
-  const int64_t dm = d.d_model, df = d.d_ff;
-  const BoundModel model = options.model;
-  const double *wUp = find(d, params, "w_up");
-  const double *wGate = find(d, params, "w_gate");
-  const double *wDown = find(d, params, "w_down");
-  const double *bUp = find(d, params, "b_up");
-  const double *bGate = find(d, params, "b_gate");
-  const double *bDown = find(d, params, "b_down");
-  const double *scale = find(d, params, "norm_scale");
-  const double *shift = find(d, params, "norm_shift");
-  const bool pre = d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_PRE;
-  const bool post = d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_POST;
-  const double argScale = 1.0 + options.activationError;
-  // A kernel that rounds the matmuls' inputs to its dtype (GPU tensor-core
-  // operands: the pre-normalized input, the hidden activations) adds one
-  // rounding of unit roundoff uOp to each, after whatever error the value
-  // already had; the reference keeps the unrounded value, and the interval
-  // covers the rounding either way.
-  const double uOp = d.operand_rounding == FFN_DTYPE_BF16  ? 0x1p-8
-                     : d.operand_rounding == FFN_DTYPE_F16 ? 0x1p-11
-                                                           : 0.0;
-  // These roundings only feed the next matmul's sum, where the
-  // probabilistic model adds them as root sum of squares: scaled by lambda,
-  // that is the Hoeffding bound of a sum of independent roundings.
-  // Int8 operands (ffn_weight_quant): per group of quant_group values, a
-  // quantum of max |v| / 127, the kernel's max taken over its own values
-  // (within err of these); each value is off by at most half a quantum,
-  // plus the f32 rounding of the scale products (a few units of 2^-24).
-  const bool int8Operands = d.operand_rounding == FFN_DTYPE_INT8;
-  auto quantizeOperands = [&](const std::vector<double> &v, RowErrors &err) {
-    const size_t g = static_cast<size_t>(d.quant_group);
-    for (size_t k0 = 0; k0 < v.size(); k0 += g) {
-      size_t k1 = std::min(v.size(), k0 + g);
-      double amax = 0.0;
-      for (size_t j = k0; j < k1; ++j)
-        amax = std::max(amax, std::fabs(v[j]) + err.total(j));
-      double e = amax / 254.0 * (1.0 + 0x1p-20);
-      for (size_t j = k0; j < k1; ++j) {
-        if (model == BoundModel::WorstCase)
-          err.lin[j] += e;
-        else
-          err.rss[j] += kLambda * e;
-      }
-    }
-  };
-  auto roundOperands = [&](const std::vector<double> &v, RowErrors &err) {
-    if (int8Operands)
-      return quantizeOperands(v, err);
-    if (uOp == 0.0)
-      return;
-    for (size_t j = 0; j < v.size(); ++j) {
-      double e = uOp * (std::fabs(v[j]) + err.total(j));
-      if (model == BoundModel::WorstCase)
-        err.lin[j] += e;
-      else
-        err.rss[j] += kLambda * e;
-    }
-  };
+/// The weights and biases of one FFN: the dense FFN's, or one expert's of a
+/// mixture (null where absent).
+struct FfnWeights {
+  const double *wUp = nullptr, *wGate = nullptr, *wDown = nullptr;
+  const double *bUp = nullptr, *bGate = nullptr, *bDown = nullptr;
+};
 
-  // Sums run along rows of the [in, out] weights (contiguous in memory); in
-  // double, so their order does not matter at f32 scale. Each carries the
-  // magnitudes it summed, from which the f32 evaluation's error is bounded.
-  std::vector<double> in(dm), h(df), out(dm);
-  RowErrors inErr(dm), upErr(df), gateErr(df), hErr(df), outErr(dm);
-  BoundedSum up(df), gate(df), down(dm);
-  for (int64_t r = 0; r < m; ++r) {
-    const double *xr = x + r * dm;
-    in.assign(xr, xr + dm);
-    inErr.clear(); // storage values are exact
-    if (pre) {
-      normalize(d, scale, shift, in, &inErr, model);
-      roundOperands(in, inErr);
-    } else if (int8Operands) {
-      roundOperands(in, inErr); // x itself is quantized
-    }
+/// One FFN's output for one row before the post-norm: its values, the
+/// magnitudes GEMM 2 summed (bias and residual included), and its errors.
+struct FfnRow {
+  std::vector<double> value, absSum;
+  RowErrors err;
+  explicit FfnRow(size_t n) : value(n), absSum(n), err(n) {}
+};
+
+/// Evaluates a kernel's FFNs on one row at a time, with their error bounds.
+class RowEvaluator {
+public:
+  RowEvaluator(const ffn_kernel_desc &d, const ForwardOptions &options)
+      : d(d), model(options.model), argScale(1.0 + options.activationError),
+        a(d.d_model), aErr(d.d_model), op(d.d_model), opErr(d.d_model),
+        h(d.d_ff), upErr(d.d_ff), gateErr(d.d_ff), hErr(d.d_ff), up(d.d_ff),
+        gate(d.d_ff), down(d.d_model) {}
+
+  /// Loads input row `xr`: `a` is the matmuls' input before the operand
+  /// rounding (x, or pre-norm(x): the router's input), `op` after it.
+  void load(const double *xr, const double *scale, const double *shift) {
+    a.assign(xr, xr + d.d_model);
+    aErr.clear(); // storage values are exact
+    if (pre())
+      normalize(d, scale, shift, a, &aErr, model);
+    op = a;
+    opErr = aErr;
+    // The pre-normalized input is rounded; x itself only when quantized.
+    if (pre() || d.operand_rounding == FFN_DTYPE_INT8)
+      roundOperands(op, opErr);
+  }
+
+  /// The FFN with weights `w` on the loaded row, into `out`; `residual` (or
+  /// null) joins GEMM 2's sum, whose rounding is bounded as that of a sum of
+  /// `downTerms` terms.
+  void ffn(const FfnWeights &w, const double *residual, int64_t downTerms,
+           FfnRow &out) {
+    const int64_t dm = d.d_model, df = d.d_ff;
     for (int64_t j = 0; j < df; ++j) {
-      double bu = bUp ? bUp[j] : 0.0, bg = bGate ? bGate[j] : 0.0;
+      double bu = w.bUp ? w.bUp[j] : 0.0, bg = w.bGate ? w.bGate[j] : 0.0;
       up.start(j, bu, std::fabs(bu));
       gate.start(j, bg, std::fabs(bg));
     }
-    up.add(in.data(), inErr, dm, wUp, df);
+    up.add(op.data(), opErr, dm, w.wUp, df);
     up.finish(model, dm + 1, upErr);
     if (d.gated) {
-      gate.add(in.data(), inErr, dm, wGate, df);
+      gate.add(op.data(), opErr, dm, w.wGate, df);
       gate.finish(model, dm + 1, gateErr);
     }
     for (int64_t j = 0; j < df; ++j) {
@@ -309,20 +274,550 @@ void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
     roundOperands(h, hErr);
     // The residual joins GEMM 2's sum as one more term.
     for (int64_t j = 0; j < dm; ++j) {
-      double b = bDown ? bDown[j] : 0.0, res = d.residual ? xr[j] : 0.0;
+      double b = w.bDown ? w.bDown[j] : 0.0, res = residual ? residual[j] : 0.0;
       down.start(j, b + res, std::fabs(b) + std::fabs(res));
     }
-    down.add(h.data(), hErr, df, wDown, dm);
-    down.finish(model, df + 1 + (d.residual ? 1 : 0), outErr);
-    out = down.value;
-    if (post)
-      normalize(d, scale, shift, out, &outErr, model);
-    for (int64_t j = 0; j < dm; ++j) {
-      y[r * dm + j] = out[j];
+    down.add(h.data(), hErr, df, w.wDown, dm);
+    down.finish(model, downTerms, out.err);
+    out.value = down.value;
+    out.absSum = down.absSum;
+  }
+
+  /// The post-norm of `out` (errors `err`), then the row's values and
+  /// bounds (with the final f32 rounding) into y and, if not null, bound.
+  void finish(std::vector<double> &out, RowErrors &err, const double *scale,
+              const double *shift, double *y, double *bound) const {
+    if (d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_POST)
+      normalize(d, scale, shift, out, &err, model);
+    for (int64_t j = 0; j < d.d_model; ++j) {
+      y[j] = out[j];
       if (bound)
-        bound[r * dm + j] = outErr.total(j) + kU * std::fabs(out[j]);
+        bound[j] = err.total(j) + kU * std::fabs(out[j]);
     }
   }
+
+  const ffn_kernel_desc &d;
+  const BoundModel model;
+  const double argScale;
+  std::vector<double> a;
+  RowErrors aErr;
+
+private:
+  bool pre() const {
+    return d.norm != FFN_NORM_NONE && d.norm_position == FFN_NORM_PRE;
+  }
+
+  // A kernel that rounds the matmuls' inputs to its dtype (GPU tensor-core
+  // operands: the pre-normalized input, the hidden activations) adds one
+  // rounding of unit roundoff uOp to each, after whatever error the value
+  // already had; the reference keeps the unrounded value, and the interval
+  // covers the rounding either way. These roundings only feed the next
+  // matmul's sum, where the probabilistic model adds them as root sum of
+  // squares: scaled by lambda, that is the Hoeffding bound of a sum of
+  // independent roundings.
+  // Int8 operands (ffn_weight_quant): per group of quant_group values, a
+  // quantum of max |v| / 127, the kernel's max taken over its own values
+  // (within err of these); each value is off by at most half a quantum,
+  // plus the f32 rounding of the scale products (a few units of 2^-24).
+  void roundOperands(const std::vector<double> &v, RowErrors &err) const {
+    if (d.operand_rounding == FFN_DTYPE_INT8) {
+      const size_t g = static_cast<size_t>(d.quant_group);
+      for (size_t k0 = 0; k0 < v.size(); k0 += g) {
+        size_t k1 = std::min(v.size(), k0 + g);
+        double amax = 0.0;
+        for (size_t j = k0; j < k1; ++j)
+          amax = std::max(amax, std::fabs(v[j]) + err.total(j));
+        double e = amax / 254.0 * (1.0 + 0x1p-20);
+        for (size_t j = k0; j < k1; ++j) {
+          if (model == BoundModel::WorstCase)
+            err.lin[j] += e;
+          else
+            err.rss[j] += kLambda * e;
+        }
+      }
+      return;
+    }
+    const double uOp = d.operand_rounding == FFN_DTYPE_BF16  ? 0x1p-8
+                       : d.operand_rounding == FFN_DTYPE_F16 ? 0x1p-11
+                                                             : 0.0;
+    if (uOp == 0.0)
+      return;
+    for (size_t j = 0; j < v.size(); ++j) {
+      double e = uOp * (std::fabs(v[j]) + err.total(j));
+      if (model == BoundModel::WorstCase)
+        err.lin[j] += e;
+      else
+        err.rss[j] += kLambda * e;
+    }
+  }
+
+  std::vector<double> op;
+  RowErrors opErr;
+  // Sums run along rows of the [in, out] weights (contiguous in memory); in
+  // double, so their order does not matter at f32 scale. Each carries the
+  // magnitudes it summed, from which the f32 evaluation's error is bounded.
+  std::vector<double> h;
+  RowErrors upErr, gateErr, hErr;
+  BoundedSum up, gate, down;
+};
+
+/// Parameter `name`'s index, or -1.
+int64_t paramIndex(const ffn_kernel_desc &d, const char *name) {
+  for (int64_t i = 0; i < d.num_params; ++i)
+    if (std::strcmp(d.params[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+/// The dense FFN's weights, or expert e's of a mixture's stacked ones.
+FfnWeights ffnWeights(const ffn_kernel_desc &d,
+                      const std::vector<const double *> &params,
+                      int64_t expert = 0) {
+  auto get = [&](const char *name) -> const double * {
+    int64_t i = paramIndex(d, name);
+    if (i < 0)
+      return nullptr;
+    const ffn_param_desc &p = d.params[i];
+    int64_t size = p.shape[0] * std::max<int64_t>(p.shape[1], 1);
+    return params[i] + (p.experts > 0 ? expert * size : 0);
+  };
+  FfnWeights w;
+  w.wUp = get("w_up");
+  w.wGate = get("w_gate");
+  w.wDown = get("w_down");
+  w.bUp = get("b_up");
+  w.bGate = get("b_gate");
+  w.bDown = get("b_down");
+  return w;
+}
+
+/// The order the f64 reference ranks experts in: descending logit, ties to
+/// the lower index; NaN (from non-finite inputs) last.
+bool ranksBefore(const std::vector<double> &l, int64_t e1, int64_t e2) {
+  double k1 = std::isnan(l[e1]) ? -INFINITY : l[e1];
+  double k2 = std::isnan(l[e2]) ? -INFINITY : l[e2];
+  return k1 > k2 || (k1 == k2 && e1 < e2);
+}
+
+/// At most this many candidate selections are tested for one row; beyond
+/// it only the single swaps of the reference's selection are.
+constexpr uint64_t kMaxCombinations = 1 << 16;
+
+/// The selections of top_k experts an f32 router may make for one row:
+/// sets[0] is the f64 reference's; the others are those the logits' f32
+/// errors allow, the likeliest first, at most kMaxAlternatives of them.
+/// Each is ordered by descending f64 logit.
+struct Selections {
+  std::vector<std::vector<int64_t>> sets;
+  bool unresolved = false;
+};
+
+/// Every logit l[e] of the kernel lies within L[e] of the reference's, and
+/// experts whose router columns are identical (the same class, cls[e] = its
+/// lowest member) get bit-identical logits, which the kernel ranks by index.
+/// A selection S is then plausible when some logits within those intervals
+/// make it the top k: within each class S holds a prefix of the members by
+/// index, and max over e outside S of (l - L) <= min over e in S of (l + L)
+/// (a common threshold lies between them; '<=' includes ties, a superset).
+/// Its margin, the gap between the two, ranks it.
+Selections selections(const std::vector<double> &l,
+                      const std::vector<double> &L,
+                      const std::vector<int64_t> &cls, int64_t k,
+                      bool analyse) {
+  const int64_t n = static_cast<int64_t>(l.size());
+  std::vector<int64_t> order(n);
+  for (int64_t e = 0; e < n; ++e)
+    order[e] = e;
+  std::sort(order.begin(), order.end(),
+            [&](int64_t e1, int64_t e2) { return ranksBefore(l, e1, e2); });
+  Selections s;
+  s.sets.emplace_back(order.begin(), order.begin() + k);
+  if (!analyse || k == 0 || k == n)
+    return s;
+  // Non-finite logits have no meaningful interval: the row is judged by
+  // the reference's selection (its output is then not finite anyway).
+  for (int64_t e = 0; e < n; ++e)
+    if (!std::isfinite(l[e]) || !std::isfinite(L[e]))
+      return s;
+  std::vector<double> lo(n), up(n);
+  std::vector<int64_t> pos(n);
+  for (int64_t e = 0; e < n; ++e) {
+    lo[e] = l[e] - L[e];
+    up[e] = l[e] + L[e];
+    pos[order[e]] = e;
+  }
+  auto canBeat = [&](int64_t e2, int64_t e) {
+    return cls[e2] == cls[e] ? e2 < e : up[e2] >= lo[e];
+  };
+  auto surelyBeats = [&](int64_t e2, int64_t e) {
+    return cls[e2] == cls[e] ? e2 < e : lo[e2] > up[e];
+  };
+  // Unambiguous (the common case): no selected expert's interval reaches
+  // down to an unselected one's of another class.
+  bool overlap = false;
+  for (int64_t i = 0; i < k && !overlap; ++i)
+    for (int64_t j = k; j < n && !overlap; ++j)
+      overlap = cls[order[i]] != cls[order[j]] && up[order[j]] >= lo[order[i]];
+  if (!overlap)
+    return s;
+
+  // In every plausible selection: fewer than k others can beat it. In none:
+  // at least k others surely beat it. The rest are the candidates.
+  std::vector<int64_t> sureIn, candidates;
+  for (int64_t e : order) {
+    int64_t can = 0, surely = 0;
+    for (int64_t e2 = 0; e2 < n; ++e2) {
+      if (e2 == e)
+        continue;
+      can += canBeat(e2, e);
+      surely += surelyBeats(e2, e);
+    }
+    if (can < k)
+      sureIn.push_back(e);
+    else if (surely < k)
+      candidates.push_back(e);
+  }
+  const int64_t r = k - static_cast<int64_t>(sureIn.size());
+
+  std::vector<char> in(n);
+  std::vector<int64_t> firstOut(n);
+  // The margin of selection `set`, or -1 if it is not plausible.
+  auto margin = [&](const std::vector<int64_t> &set) {
+    std::fill(in.begin(), in.end(), 0);
+    for (int64_t e : set)
+      in[e] = 1;
+    std::fill(firstOut.begin(), firstOut.end(), n);
+    double maxLo = -INFINITY, minUp = INFINITY;
+    for (int64_t e = 0; e < n; ++e)
+      if (!in[e]) {
+        firstOut[cls[e]] = std::min(firstOut[cls[e]], e);
+        maxLo = std::max(maxLo, lo[e]);
+      }
+    for (int64_t e : set) {
+      if (firstOut[cls[e]] < e)
+        return -1.0; // not a prefix of its class
+      minUp = std::min(minUp, up[e]);
+    }
+    return maxLo <= minUp ? minUp - maxLo : -1.0;
+  };
+  auto byRank = [&](std::vector<int64_t> &set) {
+    std::sort(set.begin(), set.end(),
+              [&](int64_t e1, int64_t e2) { return pos[e1] < pos[e2]; });
+  };
+  std::vector<std::pair<double, std::vector<int64_t>>> found;
+  auto consider = [&](std::vector<int64_t> set) {
+    byRank(set);
+    if (set == s.sets[0])
+      return;
+    double gap = margin(set);
+    if (gap >= 0)
+      found.emplace_back(gap, std::move(set));
+  };
+
+  // C(candidates, r), saturating.
+  uint64_t combinations = 1;
+  const int64_t c = static_cast<int64_t>(candidates.size());
+  for (int64_t i = 0; i < r && combinations <= kMaxCombinations; ++i)
+    combinations = combinations * (c - i) / (i + 1);
+  if (r >= 0 && r <= c && combinations <= kMaxCombinations) {
+    std::vector<int64_t> pick(r);
+    for (int64_t i = 0; i < r; ++i)
+      pick[i] = i;
+    while (true) {
+      std::vector<int64_t> set = sureIn;
+      for (int64_t i : pick)
+        set.push_back(candidates[i]);
+      consider(std::move(set));
+      int64_t i = r - 1;
+      while (i >= 0 && pick[i] == c - r + i)
+        --i;
+      if (i < 0)
+        break;
+      ++pick[i];
+      for (int64_t j = i + 1; j < r; ++j)
+        pick[j] = pick[j - 1] + 1;
+    }
+  } else {
+    s.unresolved = true;
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = k; j < n; ++j) {
+        std::vector<int64_t> set = s.sets[0];
+        set[i] = order[j];
+        consider(std::move(set));
+      }
+  }
+  // The likeliest first; equal margins in the order found (deterministic).
+  std::vector<size_t> rank(found.size());
+  for (size_t i = 0; i < rank.size(); ++i)
+    rank[i] = i;
+  std::sort(rank.begin(), rank.end(), [&](size_t x, size_t y) {
+    return found[x].first > found[y].first ||
+           (found[x].first == found[y].first && x < y);
+  });
+  if (rank.size() > kMaxAlternatives) {
+    s.unresolved = true;
+    rank.resize(kMaxAlternatives);
+  }
+  for (size_t i : rank)
+    s.sets.push_back(std::move(found[i].second));
+  return s;
+}
+
+/// The exp approximation's error (ffn-approximate-math's f32 polynomial), in
+/// units of kU relative to the result: as for the activations.
+constexpr double kExpUlps = kActivationUlps;
+
+/// The router's weights g of selection `sel` (ffn_router) for logits `l`,
+/// and a bound rel[j] on the relative error |g'[j] - g[j]| / |g[j]| of an
+/// f32 kernel's g', whose logits are within L of these.
+///  - The logits' error: log g[j] is l[e_j] minus the log-sum-exp over the
+///    softmax's set, which is 1-Lipschitz in the max norm, so log g moves by
+///    at most L[e_j] + max L over the set (for softmax_topk with
+///    router_normalize, g = exp(l[e_j]) / sum over the selection: the same
+///    with the selection's max).
+///  - The f32 evaluation: exp's argument l - max rounded (u (|l| + |max| +
+///    2 L) covers it, with or without the max subtracted), exp itself
+///    (kExpUlps u), the sum of n positive terms (gamma_n relative), the
+///    division (u); a normalization divides by a sum of k of these (their
+///    largest error, gamma_k, u). Each is a factor (1 + d) with |d| <= rho_i;
+///    their product lies within exp(+-(-log(1 - sum rho_i))).
+/// Together rel = exp(logit part - log(1 - rho)) - 1, where rho is about
+/// (2 kExpUlps + n + 1) u + 2 u (|l| + |max| + 2 L) (doubled again when
+/// normalizing): ~1e-5 relative for realistic logits.
+void routerWeights(const ffn_kernel_desc &d, const std::vector<int64_t> &sel,
+                   const std::vector<double> &l, const std::vector<double> &L,
+                   std::vector<double> &g, std::vector<double> &rel) {
+  const int64_t k = static_cast<int64_t>(sel.size());
+  const bool topkSoftmax = d.router == FFN_ROUTER_TOPK_SOFTMAX;
+  std::vector<int64_t> set;
+  if (topkSoftmax) {
+    set = sel;
+  } else {
+    for (int64_t e = 0; e < d.experts; ++e)
+      set.push_back(e);
+  }
+  const int64_t n = static_cast<int64_t>(set.size());
+  double lmax = -INFINITY, Lset = 0.0, Lsel = 0.0;
+  for (int64_t e : set) {
+    lmax = std::max(lmax, l[e]);
+    Lset = std::max(Lset, L[e]);
+  }
+  for (int64_t e : sel)
+    Lsel = std::max(Lsel, L[e]);
+  double den = 0.0;
+  for (int64_t e : set)
+    den += std::exp(l[e] - lmax);
+  auto rhoNum = [&](int64_t e) {
+    return kExpUlps * kU + kU * (std::fabs(l[e]) + std::fabs(lmax) + 2 * Lset);
+  };
+  double rhoNumMax = 0.0;
+  for (int64_t e : set)
+    rhoNumMax = std::max(rhoNumMax, rhoNum(e));
+  const double rhoDen = rhoNumMax + sumBound(BoundModel::WorstCase, n);
+  auto rhoP = [&](int64_t e) { return rhoNum(e) + rhoDen + kU; };
+  double selSum = 0.0, rhoSelMax = 0.0;
+  for (int64_t e : sel) {
+    selSum += std::exp(l[e] - lmax) / den;
+    rhoSelMax = std::max(rhoSelMax, rhoP(e));
+  }
+  const bool normalize = !topkSoftmax && d.router_normalize;
+  g.resize(k);
+  rel.resize(k);
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t e = sel[j];
+    double p = std::exp(l[e] - lmax) / den;
+    double logitPart = L[e] + (normalize ? Lsel : Lset);
+    double rho = rhoP(e);
+    if (normalize) {
+      p /= selSum;
+      rho += rhoSelMax + sumBound(BoundModel::WorstCase, k) + kU;
+    }
+    g[j] = p;
+    rel[j] = rho < 1 ? std::expm1(logitPart - std::log1p(-rho)) : INFINITY;
+  }
+}
+
+/// forward() and route(): `evaluate` false computes the routing only.
+void run(const ffn_kernel_desc &d, int64_t m, const double *x,
+         const std::vector<const double *> &params, double *y, double *bound,
+         const ForwardOptions &options, Routing *routing, bool evaluate) {
+  const int64_t dm = d.d_model, df = d.d_ff;
+  const BoundModel model = options.model;
+  const double *scale = find(d, params, "norm_scale");
+  const double *shift = find(d, params, "norm_shift");
+  RowEvaluator ev(d, options);
+
+  if (d.kind != FFN_KIND_MOE) {
+    if (!evaluate)
+      return;
+    const FfnWeights w = ffnWeights(d, params);
+    FfnRow out(dm);
+    for (int64_t r = 0; r < m; ++r) {
+      const double *xr = x + r * dm;
+      ev.load(xr, scale, shift);
+      ev.ffn(w, d.residual ? xr : nullptr, df + 1 + (d.residual ? 1 : 0), out);
+      ev.finish(out.value, out.err, scale, shift, y + r * dm,
+                bound ? bound + r * dm : nullptr);
+    }
+    return;
+  }
+
+  // A mixture of experts (ffn_router).
+  const int64_t E = d.experts, S = d.shared_experts;
+  const int64_t k = std::clamp<int64_t>(d.top_k, 0, E);
+  const double *wRouter = find(d, params, "w_router");
+  // Experts with identical router columns: their logits are the same f32
+  // computation on the same values, so bit-identical in the kernel too,
+  // which then ranks them by index, as the reference does.
+  std::vector<int64_t> cls(E);
+  for (int64_t e = 0; e < E; ++e) {
+    cls[e] = e;
+    for (int64_t e2 = 0; e2 < e; ++e2) {
+      if (cls[e2] != e2)
+        continue;
+      bool same = true;
+      for (int64_t i = 0; i < dm && same; ++i)
+        same = wRouter[i * E + e] == wRouter[i * E + e2];
+      if (same) {
+        cls[e] = e2;
+        break;
+      }
+    }
+  }
+  std::vector<FfnWeights> weights;
+  for (int64_t e = 0; e < E + S; ++e)
+    weights.push_back(ffnWeights(d, params, e));
+  // Each expert's GEMM 2 is its own f32 reduction (d_ff products, then the
+  // bias), as kernel_abi.h's sum order says: the experts' outputs are
+  // combined afterwards, in the mixture's sum of k + S terms (and the
+  // residual).
+  const int64_t res = d.residual ? 1 : 0;
+  const int64_t downTerms = df + 1;
+  const int64_t mixTerms = k + S + res;
+
+  std::vector<FfnRow> experts(E + S, FfnRow(dm));
+  std::vector<char> have(E + S);
+  auto expert = [&](int64_t e) -> const FfnRow & {
+    if (!have[e]) {
+      ev.ffn(weights[e], nullptr, downTerms, experts[e]);
+      have[e] = 1;
+    }
+    return experts[e];
+  };
+  BoundedSum router(E);
+  RowErrors logitErr(E);
+  std::vector<double> l(E), L(E), g, rel, mixAbs(dm), out(dm);
+  RowErrors err(dm);
+  // The mixture f = sum_j g_j FFN_{e_j} + sum_s FFN_s (+ x) of selection
+  // `sel` on row xr, post-normed, into yr and br. Each routed term's error:
+  // |g| (1 + rel) times the expert's, rel |g FFN| for g's own error, and
+  // the rounding of multiplying by g (wherever the kernel does it: its
+  // output or its hidden values, u |g| sum |terms| covers both). The
+  // experts' errors add up linearly (they share the input's). Then the
+  // mixture's sum of k + S (+ 1) terms.
+  auto mixture = [&](const std::vector<int64_t> &sel, const double *xr,
+                     double *yr, double *br) {
+    routerWeights(d, sel, l, L, g, rel);
+    err.clear();
+    for (int64_t j = 0; j < dm; ++j) {
+      out[j] = res ? xr[j] : 0.0;
+      mixAbs[j] = std::fabs(out[j]);
+    }
+    auto addTerm = [&](const FfnRow &f, double gj, double rj, bool scaled) {
+      const double ag = std::fabs(gj), grow = ag * (1 + rj);
+      for (int64_t c = 0; c < dm; ++c) {
+        double v = gj * f.value[c];
+        out[c] += v;
+        mixAbs[c] += std::fabs(v);
+        err.lin[c] +=
+            grow * f.err.lin[c] + rj * std::fabs(v) +
+            (scaled ? kU * grow * (f.absSum[c] + f.err.total(c)) : 0.0);
+        err.rss[c] += grow * f.err.rss[c];
+      }
+    };
+    for (size_t j = 0; j < sel.size(); ++j)
+      addTerm(expert(sel[j]), g[j], rel[j], true);
+    for (int64_t s = 0; s < S; ++s)
+      addTerm(expert(E + s), 1.0, 0.0, false);
+    const double gm = sumBound(model, mixTerms);
+    for (int64_t c = 0; c < dm; ++c)
+      (model == BoundModel::WorstCase ? err.lin[c] : err.rss[c]) +=
+          gm * mixAbs[c];
+    ev.finish(out, err, scale, shift, yr, br);
+  };
+
+  if (routing) {
+    *routing = Routing();
+    routing->topK = k;
+    routing->tokensPerExpert.assign(E, 0);
+  }
+  for (int64_t r = 0; r < m; ++r) {
+    const double *xr = x + r * dm;
+    ev.load(xr, scale, shift);
+    std::fill(have.begin(), have.end(), 0);
+    // The logits: an f32 dot product of d_model terms on the router's
+    // input, which carries the pre-norm's errors (not the operand
+    // rounding: the router takes the input in f32).
+    for (int64_t e = 0; e < E; ++e)
+      router.start(e, 0.0, 0.0);
+    router.add(ev.a.data(), ev.aErr, dm, wRouter, E);
+    router.finish(model, dm, logitErr);
+    for (int64_t e = 0; e < E; ++e) {
+      l[e] = router.value[e];
+      L[e] = logitErr.total(e);
+    }
+    Selections sets = selections(l, L, cls, k, routing != nullptr);
+    if (evaluate)
+      mixture(sets.sets[0], xr, y + r * dm, bound ? bound + r * dm : nullptr);
+    if (!routing)
+      continue;
+    for (int64_t e : sets.sets[0]) {
+      routing->selected.push_back(e);
+      ++routing->tokensPerExpert[e];
+    }
+    if (sets.sets.size() > 1)
+      ++routing->ambiguousRows;
+    if (sets.unresolved)
+      ++routing->unresolvedRows;
+    for (size_t i = 1; i < sets.sets.size(); ++i) {
+      Alternative alt;
+      alt.row = r;
+      alt.experts = sets.sets[i];
+      if (evaluate) {
+        alt.y.resize(dm);
+        alt.bound.resize(dm);
+        mixture(alt.experts, xr, alt.y.data(), alt.bound.data());
+      }
+      routing->alternatives.push_back(std::move(alt));
+    }
+  }
+}
+} // namespace
+
+void forward(const ffn_kernel_desc &d, int64_t m, const double *x,
+             const std::vector<const double *> &params, double *y,
+             double *bound, const ForwardOptions &options, Routing *routing) {
+  run(d, m, x, params, y, bound, options, routing, true);
+}
+
+Routing route(const ffn_kernel_desc &d, int64_t m, const double *x,
+              const std::vector<const double *> &params,
+              const ForwardOptions &options) {
+  Routing routing;
+  if (d.kind == FFN_KIND_MOE)
+    run(d, m, x, params, nullptr, nullptr, options, &routing, false);
+  return routing;
+}
+
+size_t elementCount(const ffn_param_desc &p) {
+  size_t one = static_cast<size_t>(p.shape[0]) *
+               static_cast<size_t>(p.rank == 2 ? p.shape[1] : 1);
+  return one * static_cast<size_t>(p.experts > 0 ? p.experts : 1);
+}
+
+bool isQuantized(const ffn_kernel_desc &d, const ffn_param_desc &p) {
+  return d.weight_quant != FFN_WEIGHTS_DTYPE && p.rank == 2 &&
+         std::strcmp(p.name, "w_router") != 0;
 }
 
 uint16_t toBF16(float v) {
@@ -403,51 +898,121 @@ double roundingBound(int64_t dtype, double a) {
 }
 } // namespace
 
+namespace {
+/// Judges element i, output y against reference e with bound b, into r.
+void judge(int64_t dtype, double y, double e, double b, size_t i,
+           Comparison &r) {
+  if (!std::isfinite(e)) {
+    bool same = (std::isnan(e) && std::isnan(y)) || (y == e);
+    if (same)
+      ++r.nonFiniteMatches;
+    if (!same) {
+      ++r.nonFiniteMismatches;
+      if (r.firstMismatch == SIZE_MAX)
+        r.firstMismatch = i;
+      r.pass = false;
+    }
+    return;
+  }
+  // The interval an f32 result within the bound rounds into.
+  double lo = roundTo(dtype, e - b), hi = roundTo(dtype, e + b);
+  bool inside = lo <= y && y <= hi; // false for NaN
+  if (!inside) {
+    r.pass = false;
+    if (!std::isfinite(y)) {
+      ++r.nonFiniteMismatches;
+      if (r.firstMismatch == SIZE_MAX)
+        r.firstMismatch = i;
+      return;
+    }
+  } else if (!std::isfinite(y)) {
+    ++r.nonFiniteMatches; // a correct overflow to +-Inf
+    return;
+  }
+  // For the report: the bound plus the final rounding's half ulp, which
+  // every element inside the interval meets.
+  double abs = std::fabs(y - e);
+  double allowed = b + roundingBound(dtype, std::fabs(e) + b);
+  double ratio = abs / allowed;
+  if (abs > r.maxAbs)
+    r.maxAbs = abs;
+  if (ratio > r.maxRatio) {
+    r.maxRatio = ratio;
+    r.worst = i;
+    r.worstAllowed = allowed;
+  }
+}
+
+/// Adds the verdict on some elements, `part`, to the verdict on others.
+void merge(Comparison &into, const Comparison &part) {
+  into.pass = into.pass && part.pass;
+  into.maxAbs = std::max(into.maxAbs, part.maxAbs);
+  if (part.maxRatio > into.maxRatio) {
+    into.maxRatio = part.maxRatio;
+    into.worst = part.worst;
+    into.worstAllowed = part.worstAllowed;
+  }
+  into.nonFiniteMismatches += part.nonFiniteMismatches;
+  into.nonFiniteMatches += part.nonFiniteMatches;
+  into.firstMismatch = std::min(into.firstMismatch, part.firstMismatch);
+  into.rowsOnAlternative += part.rowsOnAlternative;
+}
+} // namespace
+
 Comparison compare(int64_t dtype, const std::vector<double> &got,
                    const std::vector<double> &ref,
                    const std::vector<double> &bound) {
   Comparison r;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    double y = got[i], e = ref[i];
-    if (!std::isfinite(e)) {
-      bool same = (std::isnan(e) && std::isnan(y)) || (y == e);
-      if (same)
-        ++r.nonFiniteMatches;
-      if (!same) {
-        ++r.nonFiniteMismatches;
-        if (r.firstMismatch == SIZE_MAX)
-          r.firstMismatch = i;
-        r.pass = false;
-      }
-      continue;
-    }
-    // The interval an f32 result within the bound rounds into.
-    double lo = roundTo(dtype, e - bound[i]), hi = roundTo(dtype, e + bound[i]);
-    bool inside = lo <= y && y <= hi; // false for NaN
-    if (!inside) {
-      r.pass = false;
-      if (!std::isfinite(y)) {
-        ++r.nonFiniteMismatches;
-        if (r.firstMismatch == SIZE_MAX)
-          r.firstMismatch = i;
+  for (size_t i = 0; i < ref.size(); ++i)
+    judge(dtype, got[i], ref[i], bound[i], i, r);
+  return r;
+}
+
+Comparison compare(int64_t dtype, const std::vector<double> &got,
+                   std::vector<double> &ref, std::vector<double> &bound,
+                   size_t rowLength,
+                   const std::vector<Alternative> &alternatives) {
+  Comparison r;
+  size_t next = 0; // the first alternative of a row not yet judged
+  const size_t rows = rowLength ? ref.size() / rowLength : 0;
+  for (size_t row = 0; row < rows; ++row) {
+    const size_t begin = row * rowLength;
+    Comparison best;
+    for (size_t i = 0; i < rowLength; ++i)
+      judge(dtype, got[begin + i], ref[begin + i], bound[begin + i], begin + i,
+            best);
+    const Alternative *bestAlt = nullptr;
+    // Only the row's alternatives (they are ordered by row).
+    while (next < alternatives.size() &&
+           alternatives[next].row < static_cast<int64_t>(row))
+      ++next;
+    for (; next < alternatives.size() &&
+           alternatives[next].row == static_cast<int64_t>(row);
+         ++next) {
+      const Alternative &alt = alternatives[next];
+      if (alt.y.size() != rowLength || alt.bound.size() != rowLength)
         continue;
+      Comparison c;
+      for (size_t i = 0; i < rowLength; ++i)
+        judge(dtype, got[begin + i], alt.y[i], alt.bound[i], begin + i, c);
+      // Passing first; then the fewest non-finite mismatches; then the
+      // smallest err/bound.
+      bool better = c.pass != best.pass ? c.pass
+                    : c.nonFiniteMismatches != best.nonFiniteMismatches
+                        ? c.nonFiniteMismatches < best.nonFiniteMismatches
+                        : c.maxRatio < best.maxRatio;
+      if (better) {
+        best = c;
+        bestAlt = &alt;
       }
-    } else if (!std::isfinite(y)) {
-      ++r.nonFiniteMatches; // a correct overflow to +-Inf
-      continue;
     }
-    // For the report: the bound plus the final rounding's half ulp, which
-    // every element inside the interval meets.
-    double abs = std::fabs(y - e);
-    double allowed = bound[i] + roundingBound(dtype, std::fabs(e) + bound[i]);
-    double ratio = abs / allowed;
-    if (abs > r.maxAbs)
-      r.maxAbs = abs;
-    if (ratio > r.maxRatio) {
-      r.maxRatio = ratio;
-      r.worst = i;
-      r.worstAllowed = allowed;
+    if (bestAlt) {
+      std::copy(bestAlt->y.begin(), bestAlt->y.end(), ref.begin() + begin);
+      std::copy(bestAlt->bound.begin(), bestAlt->bound.end(),
+                bound.begin() + begin);
+      best.rowsOnAlternative = 1;
     }
+    merge(r, best);
   }
   return r;
 }

@@ -27,7 +27,8 @@ namespace ffn_ref {
 enum class BoundModel { WorstCase, Probabilistic };
 
 /// y = FFN(x) for `m` rows. `x` is [m, d_model]; params[i] holds parameter i
-/// of the descriptor in [in, out] layout; y is [m, d_model]. If `bound` is
+/// of the descriptor in [in, out] layout (a stacked parameter: all its
+/// experts' tensors, ffn_param_desc); y is [m, d_model]. If `bound` is
 /// not null, bound[i] receives the largest error an f32 evaluation of y[i]
 /// (ffn/kernel_abi.h's contract: storage values widened exactly, every
 /// operation in f32) may have before the output is rounded to the dtype.
@@ -38,9 +39,62 @@ struct ForwardOptions {
   BoundModel model = BoundModel::Probabilistic;
   double activationError = 0;
 };
+
+/// The most selections besides the reference's own that a row of a mixture
+/// of experts is judged against (docs/numerics.md): rows with more
+/// plausible selections are judged against the likeliest ones and counted.
+constexpr size_t kMaxAlternatives = 8;
+
+/// Another selection of experts an f32 router may make for one row, where
+/// the logits that decide it are closer than their f32 error bounds, and
+/// the row's reference and bound under it.
+struct Alternative {
+  int64_t row = 0;
+  std::vector<int64_t> experts; ///< by descending f64 logit
+  std::vector<double> y, bound; ///< d_model each (empty from route())
+};
+
+/// How the reference routes the rows of a mixture of experts.
+struct Routing {
+  int64_t topK = 0;
+  /// [m, top_k]: each row's selection by the f64 logits, descending, ties
+  /// to the lower expert index.
+  std::vector<int64_t> selected;
+  /// Tokens each routed expert receives in `selected`.
+  std::vector<int64_t> tokensPerExpert;
+  /// The other plausible selections of the ambiguous rows, by row.
+  std::vector<Alternative> alternatives;
+  /// Rows with more than one plausible selection.
+  size_t ambiguousRows = 0;
+  /// Ambiguous rows with more plausible selections than kMaxAlternatives + 1
+  /// (or too many to enumerate): only the likeliest are kept.
+  size_t unresolvedRows = 0;
+};
+
+/// As above; for a mixture of experts (kind FFN_KIND_MOE) `routing`, if not
+/// null, receives the routing, with every ambiguous row's alternatives
+/// evaluated (y and bound). Without it only the reference's own selection
+/// is evaluated.
 void forward(const ffn_kernel_desc &desc, int64_t m, const double *x,
              const std::vector<const double *> &params, double *y,
-             double *bound = nullptr, const ForwardOptions &options = {});
+             double *bound = nullptr, const ForwardOptions &options = {},
+             Routing *routing = nullptr);
+
+/// The routing of a mixture of experts alone (no expert FFN is evaluated):
+/// the selections, token counts and ambiguity, as forward() finds them;
+/// alternatives carry their experts only. Empty for a dense FFN.
+Routing route(const ffn_kernel_desc &desc, int64_t m, const double *x,
+              const std::vector<const double *> &params,
+              const ForwardOptions &options = {});
+
+/// Elements of parameter `p`: all experts' tensors of a stacked one.
+size_t elementCount(const ffn_param_desc &p);
+
+/// Whether a kernel with quantized weights quantizes parameter `p`: the
+/// FFN weight matrices (each expert's of a stacked one), never vectors or
+/// the router (w_router), whose logits are f32 dot products on the values
+/// as set.
+bool isQuantized(const ffn_kernel_desc &desc, const ffn_param_desc &p);
 
 struct Comparison {
   bool pass = true;
@@ -52,6 +106,8 @@ struct Comparison {
   size_t nonFiniteMismatches = 0;
   size_t nonFiniteMatches = 0;
   size_t firstMismatch = SIZE_MAX;
+  /// Rows judged against one of their alternatives (a mixture of experts).
+  size_t rowsOnAlternative = 0;
 };
 
 /// Element i passes when `got` lies between the reference interval's ends
@@ -63,6 +119,18 @@ struct Comparison {
 Comparison compare(int64_t dtype, const std::vector<double> &got,
                    const std::vector<double> &ref,
                    const std::vector<double> &bound);
+
+/// The same, for rows of `rowLength` elements of which some have
+/// alternatives (Routing::alternatives): such a row passes when it passes
+/// against the reference or against any of its alternatives, all of its
+/// elements against the same one. The row is reported against the one
+/// that passes with the smallest err/bound (if none passes, the one with
+/// the fewest non-finite mismatches, then the smallest err/bound), whose
+/// values replace the row's in `ref` and `bound`.
+Comparison compare(int64_t dtype, const std::vector<double> &got,
+                   std::vector<double> &ref, std::vector<double> &bound,
+                   size_t rowLength,
+                   const std::vector<Alternative> &alternatives);
 
 /// The activation functions, by their definitions.
 double activate(int64_t activation, double v);
@@ -78,13 +146,16 @@ double roundTo(int64_t dtype, double v);
 
 /// The values a kernel with quantized weights (desc.weight_quant) multiplies
 /// by for parameter `p`, whose set values are `w`: each weight matrix
-/// quantized and dequantized by the ABI's formula; other parameters as given.
+/// (isQuantized; each expert's of a stacked one) quantized and dequantized
+/// by the ABI's formula; other parameters as given.
 std::vector<double> dequantize(const ffn_kernel_desc &desc,
                                const ffn_param_desc &p, const double *w);
 
 /// A weight matrix [in, out] quantized by the ABI's formula, as blocks:
 /// the integers [in, out], the scales [groups, out] (in the dtype's
 /// values) and, for int4 with zero points, the zero points [groups, out].
+/// A stacked parameter's experts are quantized one at a time and their
+/// blocks stacked: [E, in, out], [E, groups, out], [E, groups, out].
 struct QuantBlocks {
   std::vector<signed char> q;
   std::vector<double> scales;
@@ -113,6 +184,14 @@ struct Buffer {
   std::vector<unsigned char> bytes;
   std::vector<double> values;
 };
+
+/// Test data that exercises a mixture of experts' routing (`ffnc run
+/// --routing`; docs/numerics.md): Random leaves the router and the input
+/// as drawn; Skewed makes expert 0 win almost every token and expert 1 come
+/// second (the router's columns 0 and 1 aligned with a pattern added to
+/// every input row); Tied makes every routed column of the router equal to
+/// column 0, so that all logits tie and experts 0..top_k-1 are selected.
+enum class RoutingData { Random, Skewed, Tied };
 
 /// n zero elements of `dtype`.
 Buffer makeBuffer(int64_t dtype, size_t n);

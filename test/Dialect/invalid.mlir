@@ -371,3 +371,75 @@ func.func @zp8(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf
   %y = ffn.ffn relu weights <int8, group = 32, zero_points = true> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
+
+// -----
+
+func.func @moe_unstacked(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{w_up must be a static rank-3 tensor [experts + shared, d_model, d_ff]}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_expert_count(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{w_up must have shape [3, 16, 64], got [2, 16, 64]}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk, shared = 1> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_bias_shape(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %b1: tensor<64xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{b_up must have shape [2, 64], got [64]}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) bias_up(%b1 : tensor<64xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_no_router(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>) {
+  // expected-error @+1 {{a mixture of experts needs a router operand}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_router_shape(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %wr: tensor<16x3xf32>) {
+  // expected-error @+1 {{router must have shape [16, 2], got [16, 3]}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x3xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @router_without_moe(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{router is only allowed with moe}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_top_k(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{moe top_k must be in [1, experts = 2], got 3}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 3, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_zero_experts(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{moe experts must be in [1, 1024], got 0}}
+  %y = ffn.ffn relu moe <experts = 0, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_fused(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{is a mixture of experts, whose experts take the two-pass schedule; its strategy takes the fused one for m <= 8}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x2xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 64, prefetch = false, fused_max_m = 8, chunk = 64, groups = 1> -> tensor<?x16xf32>
+  return
+}

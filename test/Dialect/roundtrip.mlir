@@ -104,3 +104,18 @@ func.func @quantized_activations(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %
   %z = ffn.ffn relu weights <int4, group = 64, zero_points = true> ins(%y : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
   return %z : tensor<?x16xf32>
 }
+
+// A mixture of experts: stacked expert weights and biases (2 routed + 1
+// shared), the router, and the #ffn.moe flags printed only when set.
+// CHECK-LABEL: func.func @moe
+// CHECK: ffn.ffn gated silu moe <experts = 2, top_k = 1, router = softmax_topk, normalize = true, shared = 1> ins(%{{.*}} : tensor<?x16xf32>) up(%{{.*}} : tensor<3x16x32xf32>) gate(%{{.*}} : tensor<3x16x32xf32>) down(%{{.*}} : tensor<3x32x16xf32>) bias_down(%{{.*}} : tensor<3x16xf32>) router(%{{.*}} : tensor<16x2xf32>) -> tensor<?x16xf32>
+// CHECK-LABEL: func.func @moe_plain
+// CHECK: ffn.ffn relu moe <experts = 4, top_k = 2, router = topk_softmax> ins(
+func.func @moe(%x: tensor<?x16xf32>, %wu: tensor<3x16x32xf32>, %wg: tensor<3x16x32xf32>, %wd: tensor<3x32x16xf32>, %bd: tensor<3x16xf32>, %wr: tensor<16x2xf32>) -> tensor<?x16xf32> {
+  %y = ffn.ffn gated silu moe <experts = 2, top_k = 1, router = softmax_topk, normalize = true, shared = 1> ins(%x : tensor<?x16xf32>) up(%wu : tensor<3x16x32xf32>) gate(%wg : tensor<3x16x32xf32>) down(%wd : tensor<3x32x16xf32>) bias_down(%bd : tensor<3x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+func.func @moe_plain(%x: tensor<?x16xbf16>, %wu: tensor<4x16x32xbf16>, %wd: tensor<4x32x16xbf16>, %wr: tensor<16x4xbf16>) -> tensor<?x16xbf16> {
+  %y = ffn.ffn relu moe <experts = 4, top_k = 2, router = topk_softmax> ins(%x : tensor<?x16xbf16>) up(%wu : tensor<4x16x32xbf16>) down(%wd : tensor<4x32x16xbf16>) router(%wr : tensor<16x4xbf16>) -> tensor<?x16xbf16>
+  return %y : tensor<?x16xbf16>
+}

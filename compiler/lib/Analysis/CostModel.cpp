@@ -14,7 +14,8 @@ Prediction ffnc::predict(const FfnSpec &spec, uint64_t tokens,
                          const MachineModel &machine) {
   double efficiency = mlir::ffn::MachineAssumptions().efficiency;
   double flops = static_cast<double>(flopsPerToken(spec)) * tokens;
-  uint64_t weights = weightBytes(spec);
+  // A mixture of experts reads only the experts its tokens can choose.
+  uint64_t weights = weightBytesRead(spec, tokens);
   double bytes = static_cast<double>(weights) +
                  2.0 * tokens * spec.dModel * byteWidth(spec.dtype);
   double compute = flops / (efficiency * machine.peakGflops * 1e9);

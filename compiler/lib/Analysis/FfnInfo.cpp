@@ -2,35 +2,70 @@
 
 #include "ffnc/Analysis/FfnInfo.h"
 
+#include <algorithm>
+
 using namespace ffnc;
 
-FfnCounts ffnc::countParameters(const FfnSpec &spec) {
-  // Dimensions are at most kMaxDimension (2^18), so every product here fits
-  // comfortably in 64 bits.
+// Dimensions are at most kMaxDimension (2^18) and expert counts at most
+// kMaxExperts (2^8, routed and shared each), so every product here, bytes
+// of 512 stacked gated experts included (< 2^50), fits comfortably in 64
+// bits.
+
+static uint64_t normParams(const FfnSpec &spec) {
+  uint64_t d = static_cast<uint64_t>(spec.dModel);
+  switch (spec.norm) {
+  case NormKind::None:
+    return 0;
+  case NormKind::LayerNorm:
+    return 2 * d;
+  case NormKind::RMSNorm:
+    return d;
+  }
+  return 0;
+}
+
+static uint64_t routerParams(const FfnSpec &spec) {
+  return spec.isMoe() ? static_cast<uint64_t>(spec.dModel) *
+                            static_cast<uint64_t>(spec.experts)
+                      : 0;
+}
+
+FfnCounts ffnc::countExpertParameters(const FfnSpec &spec) {
   uint64_t d = static_cast<uint64_t>(spec.dModel);
   uint64_t f = static_cast<uint64_t>(spec.dFF);
   FfnCounts c;
   c.matrixWeights = (spec.isGated() ? 3 : 2) * d * f;
   c.biasParams = (spec.biasUp ? f : 0) + (spec.hasBiasGate() ? f : 0) +
                  (spec.biasDown ? d : 0);
-  switch (spec.norm) {
-  case NormKind::None:
-    break;
-  case NormKind::LayerNorm:
-    c.normParams = 2 * d;
-    break;
-  case NormKind::RMSNorm:
-    c.normParams = d;
-    break;
-  }
   return c;
 }
 
-uint64_t ffnc::weightBytes(const FfnSpec &spec) {
-  FfnCounts c = countParameters(spec);
+/// `experts` expert FFNs, plus the norm and (for a mixture) the router.
+static FfnCounts countWithExperts(const FfnSpec &spec, uint64_t experts) {
+  FfnCounts c = countExpertParameters(spec);
+  c.matrixWeights *= experts;
+  c.biasParams *= experts;
+  c.normParams = normParams(spec);
+  c.routerParams = routerParams(spec);
+  return c;
+}
+
+FfnCounts ffnc::countParameters(const FfnSpec &spec) {
+  return countWithExperts(
+      spec, spec.isMoe() ? static_cast<uint64_t>(spec.totalExperts()) : 1);
+}
+
+FfnCounts ffnc::countActiveParameters(const FfnSpec &spec) {
+  return countWithExperts(
+      spec, spec.isMoe() ? static_cast<uint64_t>(spec.activeExperts()) : 1);
+}
+
+/// Bytes of one expert FFN's matrices and biases.
+static uint64_t expertBytes(const FfnSpec &spec) {
+  FfnCounts c = countExpertParameters(spec);
   uint64_t element = byteWidth(spec.dtype);
   if (spec.weightQuant == WeightQuant::None)
-    return c.totalParams() * element;
+    return c.ffnParams() * element;
   // Quantized matrices: 1 or 1/2 byte per weight, plus one scale (in the
   // dtype) per group of input rows of each column.
   uint64_t d = static_cast<uint64_t>(spec.dModel);
@@ -43,16 +78,42 @@ uint64_t ffnc::weightBytes(const FfnSpec &spec) {
                           : (c.matrixWeights + 1) / 2;
   // Zero points: one byte per group and column.
   return integers + scales * element + (spec.zeroPoints ? scales : 0) +
-         (c.totalParams() - c.matrixWeights) * element;
+         c.biasParams * element;
+}
+
+/// `experts` expert FFNs' bytes, plus the norm's and the router's, which
+/// stay in the dtype (routing is too sensitive to quantize).
+static uint64_t bytesWithExperts(const FfnSpec &spec, uint64_t experts) {
+  return experts * expertBytes(spec) +
+         (normParams(spec) + routerParams(spec)) * byteWidth(spec.dtype);
+}
+
+uint64_t ffnc::weightBytes(const FfnSpec &spec) {
+  return bytesWithExperts(
+      spec, spec.isMoe() ? static_cast<uint64_t>(spec.totalExperts()) : 1);
+}
+
+uint64_t ffnc::weightBytesRead(const FfnSpec &spec, uint64_t tokens) {
+  if (!spec.isMoe())
+    return weightBytes(spec);
+  uint64_t experts = static_cast<uint64_t>(spec.experts);
+  // tokens * top_k cannot overflow once tokens < experts (<= 256).
+  uint64_t routed =
+      tokens >= experts
+          ? experts
+          : std::min(experts, tokens * static_cast<uint64_t>(spec.topK));
+  return bytesWithExperts(spec,
+                          routed + static_cast<uint64_t>(spec.sharedExperts));
 }
 
 uint64_t ffnc::flopsPerToken(const FfnSpec &spec) {
-  return 2 * countParameters(spec).matrixWeights;
+  return 2 * (countActiveParameters(spec).matrixWeights + routerParams(spec));
 }
 
 double ffnc::arithmeticIntensity(const FfnSpec &spec, uint64_t tokens) {
   double flops = static_cast<double>(flopsPerToken(spec)) * tokens;
   double activationBytes =
       2.0 * static_cast<double>(tokens) * spec.dModel * byteWidth(spec.dtype);
-  return flops / (static_cast<double>(weightBytes(spec)) + activationBytes);
+  return flops /
+         (static_cast<double>(weightBytesRead(spec, tokens)) + activationBytes);
 }

@@ -63,6 +63,14 @@ std::string ffnc::summarize(const FfnSpec &spec) {
     os << ", norm=" << toString(spec.norm) << "(" << toString(spec.normPosition)
        << ", eps=" << llvm::format("%g", spec.normEps) << ")";
   os << ", dtype=" << toString(spec.dtype);
+  if (spec.isMoe()) {
+    os << ", experts=" << spec.experts;
+    if (spec.sharedExperts != 0)
+      os << ", shared_experts=" << spec.sharedExperts;
+    os << ", top_k=" << spec.topK << ", router=" << toString(spec.router);
+    if (spec.routerNormalize)
+      os << ", normalize";
+  }
   return out;
 }
 
@@ -85,6 +93,12 @@ void ffnc::printAST(const SpecFile &file, llvm::ArrayRef<FfnSpec> specs,
         os << "  => " << spec->dModel;
       if (spec && field.name == "d_ff")
         os << "  => " << spec->dFF;
+      if (spec && field.name == "experts")
+        os << "  => " << spec->experts;
+      if (spec && field.name == "top_k")
+        os << "  => " << spec->topK;
+      if (spec && field.name == "shared_experts")
+        os << "  => " << spec->sharedExperts;
       os << "\n";
     }
     if (spec)

@@ -20,6 +20,12 @@ using llvm::StringRef;
 namespace {
 
 const StringRef kIntFields[] = {"d_model", "d_ff"};
+/// Integer fields that are counts, not dimensions: expressions cannot use
+/// them (no dimension or count is derived from an expert count).
+const StringRef kCountFields[] = {"experts", "top_k", "shared_experts"};
+/// The fields that only mean something in a mixture of experts.
+const StringRef kMoeOnlyFields[] = {"top_k", "shared_experts", "router",
+                                    "normalize"};
 const StringRef kFunctions[] = {"round_up", "ceil_div", "min", "max"};
 const StringRef kBools[] = {"true", "false"};
 const StringRef kNormArgs[] = {"eps", "position"};
@@ -98,6 +104,25 @@ public:
   void handleNorm(const Field &field);
   void handleDType(const Field &field);
   void handleWeights(const Field &field);
+  void handleExperts(const Field &field) {
+    if (std::optional<int64_t> v = evalCount(field, 1, kMaxExperts))
+      spec.experts = *v;
+  }
+  void handleTopK(const Field &field) {
+    // The upper bound is `experts`, which may come later in the block:
+    // checkMixture compares them.
+    if (std::optional<int64_t> v = evalCount(field, 1, std::nullopt))
+      spec.topK = *v;
+  }
+  void handleSharedExperts(const Field &field) {
+    if (std::optional<int64_t> v = evalCount(field, 0, kMaxExperts))
+      spec.sharedExperts = *v;
+  }
+  void handleRouter(const Field &field);
+  void handleNormalize(const Field &field) {
+    if (std::optional<bool> b = evalBool(field))
+      spec.routerNormalize = *b;
+  }
 
 private:
   void error(const Expr &e, const llvm::Twine &msg,
@@ -115,12 +140,15 @@ private:
   }
 
   std::optional<int64_t> evalDimension(const Field &field);
+  std::optional<int64_t> evalCount(const Field &field, int64_t min,
+                                   std::optional<int64_t> max);
   std::optional<Rational> eval(const Expr &e);
   std::optional<Rational> evalCall(const Expr &e);
   std::optional<bool> evalBool(const Field &field);
   std::optional<StringRef> expectName(const Field &field, StringRef what);
   std::optional<double> evalNumber(const Expr &e, StringRef what);
   void checkCombination();
+  void checkMixture();
 
   const FfnDecl &decl;
   DiagnosticEngine &diags;
@@ -190,6 +218,25 @@ const FieldRule kFieldTable[] = {
      "a row's output bits do not depend on M, the rows batched with it or "
      "the thread count: every M reduces each row in one order (never the "
      "fused small-M schedule; cost in the README)"},
+    {"experts", &DeclSema::handleExperts, false, "integer expression", "—",
+     "a mixture of experts: this many routed expert FFNs of the block's "
+     "family, width and biases, 1 … 256; needs `top_k` (see Mixture of "
+     "experts)"},
+    {"top_k", &DeclSema::handleTopK, false, "integer expression",
+     "required with `experts`",
+     "routed experts each token runs, 1 … `experts`"},
+    {"router", &DeclSema::handleRouter, false, "`softmax_topk` `topk_softmax`",
+     "`softmax_topk`",
+     "how the selected experts are weighted: `softmax_topk` takes the "
+     "softmax over all routed experts' logits, then the k largest; "
+     "`topk_softmax` the k largest logits, then the softmax over them"},
+    {"normalize", &DeclSema::handleNormalize, false, "`true` / `false`",
+     "`false`",
+     "`softmax_topk` only: the k selected weights divided by their sum "
+     "(Hugging Face's `norm_topk_prob`)"},
+    {"shared_experts", &DeclSema::handleSharedExperts, false,
+     "integer expression", "`0`",
+     "always-on expert FFNs with weight 1, besides the routed ones, 0 … 256"},
     {"dropout", &DeclSema::handleDropout, false, "number in [0, 1)", "—",
      "accepted for specs copied from training configs, and ignored with a "
      "note: dropout is the identity at inference"},
@@ -343,6 +390,34 @@ std::optional<int64_t> DeclSema::evalDimension(const Field &field) {
   return v->num;
 }
 
+std::optional<int64_t> DeclSema::evalCount(const Field &field, int64_t min,
+                                           std::optional<int64_t> max) {
+  std::optional<Rational> v = eval(*field.value);
+  if (!v)
+    return std::nullopt;
+  if (!v->isInteger()) {
+    error(*field.value, field.name + " evaluates to " + v->str() +
+                            ", which is not a whole number");
+    return std::nullopt;
+  }
+  if (v->num < min) {
+    // experts = 0 is most likely meant as "no mixture".
+    error(*field.value,
+          field.name + " must be at least " + llvm::Twine(min) + ", got " +
+              llvm::Twine(v->num) +
+              (field.name == "experts" ? "; leave 'experts' out for a dense FFN"
+                                       : ""));
+    return std::nullopt;
+  }
+  if (max && v->num > *max) {
+    error(*field.value, field.name + " = " + llvm::Twine(v->num) +
+                            " is more than the largest supported count, " +
+                            llvm::Twine(*max));
+    return std::nullopt;
+  }
+  return v->num;
+}
+
 std::optional<Rational> DeclSema::eval(const Expr &e) {
   switch (e.kind) {
   case Expr::Integer: {
@@ -373,6 +448,10 @@ std::optional<Rational> DeclSema::eval(const Expr &e) {
                      "on an earlier line");
       else
         error(e, "'" + e.text + "' is not defined in ffn '" + decl.name + "'");
+    } else if (llvm::is_contained(kCountFields, e.text)) {
+      error(e, "'" + e.text +
+                   "' cannot be used in an expression; only d_model and "
+                   "d_ff can");
     } else if (findField(e.text)) {
       error(e, "'" + e.text +
                    "' is not a number; only d_model and d_ff can "
@@ -756,6 +835,69 @@ void DeclSema::handleWeights(const Field &field) {
               std::to_string(spec.quantGroup));
 }
 
+void DeclSema::handleRouter(const Field &field) {
+  std::optional<StringRef> word = expectName(field, "a router");
+  if (!word)
+    return;
+  if (std::optional<Router> r = parseRouter(*word)) {
+    spec.router = *r;
+    return;
+  }
+  errorWithSuggestion(*field.value,
+                      "unknown router '" + *word + "' (routers: " +
+                          llvm::join(routerNames(), ", ") + ")",
+                      *word, routerNames());
+}
+
+/// The mixture-of-experts fields against each other, whatever their order:
+/// the routing fields need `experts`, `experts` needs `top_k`, and top_k
+/// can be at most `experts`.
+void DeclSema::checkMixture() {
+  const Field *experts = seen.lookup("experts");
+  if (!experts) {
+    // A misspelled 'experts', or one dropped for a syntax error, was
+    // reported already; its dependants are not errors of their own.
+    if (misspelled.contains("experts") || !decl.wellFormed)
+      return;
+    // In source order; a duplicate was reported as such.
+    for (const Field &f : decl.fields)
+      if (llvm::is_contained(kMoeOnlyFields, f.name) &&
+          seen.lookup(f.name) == &f) {
+        diags.error(f.nameRange.Start,
+                    "'" + f.name +
+                        "' needs 'experts = N': it only applies to a "
+                        "mixture of experts",
+                    f.nameRange);
+        ok = false;
+      }
+    return;
+  }
+  const Field *topK = seen.lookup("top_k");
+  if (!topK) {
+    if (spec.isMoe() && decl.wellFormed && !misspelled.contains("top_k")) {
+      diags.error(experts->nameRange.Start,
+                  "experts = " + llvm::Twine(spec.experts) +
+                      " needs 'top_k', the number of routed experts each "
+                      "token runs",
+                  experts->nameRange);
+      ok = false;
+    }
+  } else if (spec.isMoe() && spec.topK > spec.experts) {
+    error(*topK->value, "top_k = " + llvm::Twine(spec.topK) +
+                            " exceeds experts = " + llvm::Twine(spec.experts));
+    diags.note(experts->nameRange.Start, "experts set here",
+               experts->nameRange);
+  }
+  const Field *normalize = seen.lookup("normalize");
+  if (normalize && spec.routerNormalize && spec.router == Router::TopKSoftmax) {
+    const Field *router = seen.lookup("router");
+    error(*normalize->value,
+          "normalize = true applies to router = softmax_topk only: "
+          "topk_softmax's weights already sum to 1");
+    diags.note(router->nameRange.Start, "router set here", router->nameRange);
+  }
+}
+
 void DeclSema::checkCombination() {
   const Field *activation = seen.lookup("activation");
   const Field *gate = seen.lookup("gate");
@@ -786,6 +928,8 @@ void DeclSema::checkCombination() {
   spec.biasUp = biasUp.value_or(all);
   spec.biasGate = biasGate.value_or(all);
   spec.biasDown = biasDown.value_or(all);
+
+  checkMixture();
 
   // Missing fields are reported only for blocks that parsed cleanly: a field
   // with a syntax error was dropped and is not really missing.

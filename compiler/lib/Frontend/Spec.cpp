@@ -15,6 +15,7 @@ static const llvm::StringRef kGateNames[] = {"none",  "glu",    "reglu",
 static const llvm::StringRef kNormNames[] = {"none", "layernorm", "rmsnorm"};
 static const llvm::StringRef kPositionNames[] = {"pre", "post"};
 static const llvm::StringRef kDTypeNames[] = {"f32", "bf16", "f16"};
+static const llvm::StringRef kRouterNames[] = {"softmax_topk", "topk_softmax"};
 
 template <typename Enum, size_t N>
 static std::optional<Enum> lookup(const llvm::StringRef (&names)[N],
@@ -48,6 +49,14 @@ llvm::StringRef ffnc::toString(WeightQuant q) {
   }
   return "none";
 }
+
+llvm::StringRef ffnc::toString(Router r) {
+  return kRouterNames[static_cast<int>(r)];
+}
+std::optional<Router> ffnc::parseRouter(llvm::StringRef s) {
+  return lookup<Router>(kRouterNames, s);
+}
+llvm::ArrayRef<llvm::StringRef> ffnc::routerNames() { return kRouterNames; }
 
 llvm::StringRef ffnc::toString(DType d) {
   return kDTypeNames[static_cast<int>(d)];
@@ -117,5 +126,11 @@ std::vector<ParamInfo> ffnc::kernelParams(const FfnSpec &spec) {
     params.push_back({"norm_scale", d, 0});
   if (spec.norm == NormKind::LayerNorm)
     params.push_back({"norm_shift", d, 0});
+  if (spec.isMoe()) {
+    for (ParamInfo &p : params)
+      if (p.name != "norm_scale" && p.name != "norm_shift")
+        p.experts = spec.totalExperts();
+    params.push_back({"w_router", d, spec.experts});
+  }
   return params;
 }

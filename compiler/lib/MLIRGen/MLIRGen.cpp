@@ -70,8 +70,13 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
   SmallVector<StringRef> argNames = {"input"};
   std::vector<ParamInfo> params = kernelParams(spec);
   for (const ParamInfo &p : params) {
-    argTypes.push_back(p.rank() == 2 ? tensor({p.rows, p.cols})
-                                     : tensor({p.rows}));
+    SmallVector<int64_t, 3> shape;
+    if (p.experts > 0)
+      shape.push_back(p.experts);
+    shape.push_back(p.rows);
+    if (p.rank() == 2)
+      shape.push_back(p.cols);
+    argTypes.push_back(tensor(shape));
     argNames.push_back(p.name);
   }
 
@@ -108,14 +113,22 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
                                               : ffn::WeightQuantKind::int4,
         spec.quantGroup, spec.int8Activations, spec.zeroPoints);
 
+  ffn::MoeAttr moe;
+  if (spec.isMoe())
+    moe = ffn::MoeAttr::get(&ctx, spec.experts, spec.topK,
+                            spec.router == Router::SoftmaxTopK
+                                ? ffn::Router::softmax_topk
+                                : ffn::Router::topk_softmax,
+                            spec.routerNormalize, spec.sharedExperts);
+
   auto op = ffn::FfnOp::create(
       builder, loc, ioType, arg("input"), arg("w_up"), arg("w_gate"),
       arg("w_down"), arg("b_up"), arg("b_gate"), arg("b_down"),
-      arg("norm_scale"), arg("norm_shift"),
+      arg("norm_scale"), arg("norm_shift"), arg("w_router"),
       ffn::ActivationAttr::get(&ctx, toDialect(spec.activation)),
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
       spec.residual ? builder.getUnitAttr() : UnitAttr(), norm, weightQuant,
-      spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
+      moe, spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
       ffn::StrategyAttrInterface());
   func::ReturnOp::create(builder, loc, op.getResult());
   return func;

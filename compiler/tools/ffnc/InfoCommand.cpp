@@ -98,20 +98,71 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       out += fmt::format("  {:<22}int8 per row and group of {} (f32 scale): "
                          "integer dot products\n",
                          "matmul inputs", spec.quantGroup);
-    out +=
-        fmt::format("  {:<22}{} (matrices {}, biases {})\n", "FFN parameters",
-                    grouped(counts.ffnParams()), grouped(counts.matrixWeights),
-                    grouped(counts.biasParams));
+    if (spec.isMoe()) {
+      out += fmt::format("  {:<22}{} routed{}\n", "experts", spec.experts,
+                         spec.sharedExperts == 0
+                             ? std::string()
+                             : fmt::format(" + {} shared", spec.sharedExperts));
+      out += fmt::format("  {:<22}{}\n", "top_k", spec.topK);
+      out +=
+          fmt::format("  {:<22}{}{}\n", "router", toString(spec.router).str(),
+                      spec.routerNormalize ? ", normalize = true" : "");
+      FfnCounts expert = countExpertParameters(spec);
+      out += fmt::format("  {:<22}{} each (matrices {}, biases {})\n",
+                         "expert parameters", grouped(expert.ffnParams()),
+                         grouped(expert.matrixWeights),
+                         grouped(expert.biasParams));
+      out += fmt::format(
+          "  {:<22}{} (matrices {}, biases {}, router {})\n", "FFN parameters",
+          grouped(counts.ffnParams()), grouped(counts.matrixWeights),
+          grouped(counts.biasParams), grouped(counts.routerParams));
+    } else {
+      out += fmt::format("  {:<22}{} (matrices {}, biases {})\n",
+                         "FFN parameters", grouped(counts.ffnParams()),
+                         grouped(counts.matrixWeights),
+                         grouped(counts.biasParams));
+    }
     if (counts.normParams != 0)
       out += fmt::format("  {:<22}{}\n", "norm parameters",
                          grouped(counts.normParams));
     out += fmt::format("  {:<22}{}\n", "total parameters",
                        grouped(counts.totalParams()));
+    // A mixture's token runs the router, the norm and these experts.
+    std::string experts =
+        spec.isMoe() ? fmt::format("{} expert{}", spec.activeExperts(),
+                                   spec.activeExperts() == 1 ? "" : "s")
+                     : std::string();
+    if (spec.isMoe())
+      out += fmt::format("  {:<22}{} per token (router, {}{})\n",
+                         "active parameters",
+                         grouped(countActiveParameters(spec).totalParams()),
+                         counts.normParams != 0 ? "norm, " : "", experts);
     uint64_t bytes = weightBytes(spec);
     out += fmt::format("  {:<22}{} ({})\n", "weight bytes", grouped(bytes),
                        humanBytes(bytes));
-    out += fmt::format("  {:<22}{}\n", "FLOPs per token",
-                       grouped(flopsPerToken(spec)));
+    if (spec.isMoe()) {
+      uint64_t active = weightBytesRead(spec, 1);
+      out += fmt::format("  {:<22}{} ({}) per token at decode\n",
+                         "active weight bytes", grouped(active),
+                         humanBytes(active));
+      out += fmt::format(
+          "  {:<22}{} (router {}, {} x {})\n", "FLOPs per token",
+          grouped(flopsPerToken(spec)), grouped(2 * counts.routerParams),
+          experts, grouped(2 * countExpertParameters(spec).matrixWeights));
+      // The intensities below assume the M rows spread over as many routed
+      // experts as they can: the most weight traffic.
+      out += fmt::format(
+          "  {:<22}router, {}{}min({}, M x {}) routed experts\n",
+          "weights read at M", counts.normParams != 0 ? "norm, " : "",
+          spec.sharedExperts == 0
+              ? std::string()
+              : fmt::format("{} shared expert{}, ", spec.sharedExperts,
+                            spec.sharedExperts == 1 ? "" : "s"),
+          spec.experts, spec.topK);
+    } else {
+      out += fmt::format("  {:<22}{}\n", "FLOPs per token",
+                         grouped(flopsPerToken(spec)));
+    }
     if (!schedule) {
       out += fmt::format("  arithmetic intensity (FLOP per byte of weights + "
                          "input + output):\n");

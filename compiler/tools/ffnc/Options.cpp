@@ -208,6 +208,20 @@ cl::opt<double> inputScale(
     "input-scale",
     cl::desc("Scale of the random input, uniform in [-s, s] (default 1)"),
     cl::init(1.0), cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<ffn_ref::RoutingData> routingData(
+    "routing",
+    cl::desc("Mixtures of experts: the routing the data makes "
+             "(docs/numerics.md)"),
+    cl::init(ffn_ref::RoutingData::Random),
+    cl::values(clEnumValN(ffn_ref::RoutingData::Random, "random",
+                          "router and input as drawn (default)"),
+               clEnumValN(ffn_ref::RoutingData::Skewed, "skewed",
+                          "expert 0 wins almost every token, expert 1 mostly "
+                          "comes second"),
+               clEnumValN(ffn_ref::RoutingData::Tied, "tied",
+                          "every routed column of the router equal: all logits "
+                          "tie and experts 0..top_k-1 are selected")),
+    cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<bool> injectNonFinite(
     "inject-nonfinite",
     cl::desc("Put NaN, +Inf and -Inf into the first three input rows"),

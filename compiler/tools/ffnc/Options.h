@@ -52,6 +52,7 @@ extern llvm::cl::opt<bool> measureOption;
 extern llvm::cl::opt<bool> checkResults, outInLayout, injectNonFinite,
     prequantized;
 extern llvm::cl::opt<ffn_ref::BoundModel> checkBound;
+extern llvm::cl::opt<ffn_ref::RoutingData> routingData;
 extern llvm::cl::opt<double> testActivationError, inputScale;
 extern llvm::cl::opt<uint64_t> seed;
 extern llvm::cl::opt<unsigned> repeat;

@@ -81,7 +81,7 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
   double need = 0;
   for (int64_t i = 0; i < desc.num_params; ++i) {
     const ffn_param_desc &p = desc.params[i];
-    double n = double(p.shape[0]) * (p.rank == 2 ? p.shape[1] : 1);
+    double n = double(ffn_ref::elementCount(p));
     // Our values (doubles and storage), a transposed copy, the packed copy.
     need += n * (8 + 2 * esize) + double(p.packed_bytes);
   }
@@ -99,6 +99,34 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
                      "allocated here",
                      desc.name, m, need / (1 << 30),
                      options.check ? ", reference" : "", available / (1 << 30));
+}
+
+/// A mixture of experts: the tokens each routed expert receives in the
+/// f64 reference's routing of input x, and the rows whose routing an f32
+/// router may decide otherwise (which --check judges against every
+/// plausible selection).
+void printRouting(const ffn_kernel_desc &desc, uint64_t m, const Buffer &x,
+                  const std::vector<Buffer> &params,
+                  const RunOptions &options) {
+  // The router and the norm are never quantized (ffn_ref::isQuantized).
+  std::vector<const double *> values;
+  for (const Buffer &p : params)
+    values.push_back(p.values.data());
+  ffn_ref::ForwardOptions reference;
+  reference.model = options.boundModel;
+  ffn_ref::Routing routing =
+      ffn_ref::route(desc, m, x.values.data(), values, reference);
+  std::string counts;
+  for (int64_t n : routing.tokensPerExpert)
+    counts += fmt::format(" {}", n);
+  std::string unresolved =
+      routing.unresolvedRows
+          ? fmt::format(", {} with more than {} other plausible selections",
+                        routing.unresolvedRows, ffn_ref::kMaxAlternatives)
+          : "";
+  llvm::outs() << fmt::format(
+      "  routing: tokens per expert{} (top {} of {}); ambiguous rows {}{}\n",
+      counts, routing.topK, desc.experts, routing.ambiguousRows, unresolved);
 }
 
 int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
@@ -121,6 +149,7 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   // The harness's seeded parameters (ffn_harness.h), handed over in the
   // layout asked for.
   std::vector<Buffer> params = ffn_ref::makeParams(desc, rng);
+  ffn_ref::shapeRouting(desc, params, options.routing);
   if (options.prequantized && desc.weight_quant == FFN_WEIGHTS_DTYPE)
     llvm::WithColor::warning(llvm::errs(), "ffnc")
         << "ffn '" << desc.name
@@ -134,7 +163,8 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   int status = 0;
   for (uint64_t m : options.tokens) {
     size_t n = m * desc.d_model;
-    Buffer x = ffn_ref::makeInput(desc, m, rng, options.inputScale);
+    Buffer x =
+        ffn_ref::makeInput(desc, m, rng, options.inputScale, options.routing);
     if (options.injectNonFinite) {
       const double special[] = {NAN, INFINITY, -INFINITY};
       for (size_t k = 0; k < 3 && k < m; ++k) {
@@ -170,6 +200,8 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
         "median {:.3f} ms), {:.2f} GFLOP/s\n",
         spec.name, desc.target, m, ffn_context_threads(ctx), best * 1e3,
         times.size(), median * 1e3, gflops);
+    if (desc.kind == FFN_KIND_MOE)
+      printRouting(desc, m, x, params, options);
 
     if (!options.check)
       continue;
@@ -197,6 +229,11 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
           "abs {:.3e}, relative RMS {:.3e}\n",
           c.quantMaxAbs, c.quantRelRms);
 
+    if (r.rowsOnAlternative)
+      llvm::outs() << fmt::format(
+          "  rows matching another plausible routing than the reference's: "
+          "{}\n",
+          r.rowsOnAlternative);
     if (r.nonFiniteMatches)
       llvm::outs() << fmt::format(
           "  non-finite outputs matching the reference: {}\n",
@@ -289,6 +326,13 @@ int ffnc::runMain(Session &s) {
   options.threads = opts::threadCount;
   options.inputScale = opts::inputScale;
   options.injectNonFinite = opts::injectNonFinite;
+  if (opts::routingData.getNumOccurrences())
+    for (const FfnSpec &spec : s.specs)
+      if (!spec.isMoe())
+        return fail("--routing applies to mixtures of experts, and ffn '" +
+                    spec.name +
+                    "' is a dense FFN (select the mixtures with --ffn)");
+  options.routing = opts::routingData;
   options.boundModel = opts::checkBound;
   if (!std::isfinite(opts::testActivationError) ||
       std::fabs(opts::testActivationError) >= 1)

@@ -98,7 +98,8 @@ static bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
 
 /// What some FFN of the spec cannot take from this target and schedule,
 /// reported at the spec: the fused schedule for a batch-invariant FFN, bf16
-/// pair tiles for an FFN that is not bf16, and for quantized weights (built
+/// pair tiles for an FFN that is not bf16, an NVIDIA target for a mixture
+/// of experts (CPU kernels only so far), and for quantized weights (built
 /// by the CPU's packed schedule only, never dropped silently) an NVIDIA
 /// target, the baseline, or either knob.
 static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
@@ -119,6 +120,12 @@ static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
       diags.error(spec.loc, "ffn '" + spec.name +
                                 "' is not bf16, but --strategy=bf16_dot=1 "
                                 "asks for bf16 pair dot products");
+    if (spec.isMoe() && target.isGpu())
+      diags.error(spec.loc, "ffn '" + spec.name +
+                                "' is a mixture of experts (experts = " +
+                                std::to_string(spec.experts) +
+                                "), and mixtures of experts have no NVIDIA "
+                                "kernels yet (CPU targets only)");
     if (spec.weightQuant == WeightQuant::None)
       continue;
     std::string format = toString(spec.weightQuant).str();

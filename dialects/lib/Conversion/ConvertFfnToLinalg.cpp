@@ -346,6 +346,11 @@ struct ConvertFfnToLinalgPass
                        "only ffn-lower-packed lowers");
         return signalPassFailure();
       }
+      if (op.getMoe()) {
+        op.emitOpError("is a mixture of experts (#ffn.moe), which only "
+                       "ffn-lower-packed lowers");
+        return signalPassFailure();
+      }
       recordContract(op);
       rewriter.setInsertionPoint(op);
       Value result = FfnLowering(rewriter, op).lower();

@@ -101,8 +101,7 @@ LogicalResult
 KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t dModel, int64_t dFf, Type storage, Activation,
                       bool, bool, NormAttr, WeightQuantAttr weightQuant,
-                      Type operandType,
-                      ArrayAttr params,
+                      MoeAttr moe, Type operandType, ArrayAttr params,
                       std::optional<int64_t> workspacePerRow,
                       ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
                       StringRef, StringAttr deviceModule, ArrayAttr launches) {
@@ -117,9 +116,18 @@ KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       (weightQuant && weightQuant.getInt8Activations()))
     return emitError() << "operand_type = i8 goes with a weight_quant that "
                           "has int8_activations";
-  for (Attribute p : params)
-    if (!isa<KernelParamAttr>(p))
+  for (Attribute p : params) {
+    auto param = dyn_cast<KernelParamAttr>(p);
+    if (!param)
       return emitError() << "params must be #ffn.kernel_param attributes";
+    // Stacked parameters hold every expert's, routed and shared.
+    int64_t experts = moe ? moe.totalExperts() : 0;
+    if (param.getExperts() != experts && param.getName() != "w_router" &&
+        param.getName() != "norm_scale" && param.getName() != "norm_shift")
+      return emitError() << "parameter '" << param.getName() << "' has "
+                         << param.getExperts() << " experts, the kernel "
+                         << experts;
+  }
   if (workspacePerRow && *workspacePerRow < 0)
     return emitError() << "workspace_per_row must not be negative";
   if (bool(phaseUnits) != bool(bucketMaxM))
@@ -158,7 +166,7 @@ int64_t KernelAbiAttr::numExpandedArguments() const {
   auto expanded = [](int64_t rank) { return 3 + 2 * rank; };
   int64_t n = 2 * expanded(2);
   for (Attribute p : getParams())
-    n += expanded(cast<KernelParamAttr>(p).getPacked().getRank());
+    n += expanded(cast<KernelParamAttr>(p).kernelType().getRank());
   if (getWorkspacePerRow())
     n += expanded(1);
   if (getPhaseUnits())
@@ -174,7 +182,10 @@ LogicalResult
 KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         StringRef name, DenseI64ArrayAttr shape,
                         MemRefType packed, StringRef pack,
-                        StringRef packQuantized) {
+                        StringRef packQuantized, int64_t experts) {
+  if (experts < 0)
+    return emitError() << "parameter '" << name
+                       << "': experts must not be negative, got " << experts;
   ArrayRef<int64_t> logical = shape.asArrayRef();
   if (logical.empty() || logical.size() > 2 ||
       llvm::any_of(logical, [](int64_t d) { return d < 1; }))
@@ -202,6 +213,27 @@ int64_t KernelParamAttr::packedBytes() const {
          (getPacked().getElementTypeBitWidth() / 8);
 }
 
+MemRefType KernelParamAttr::kernelType() const {
+  if (getExperts() == 0)
+    return getPacked();
+  return MemRefType::get({getExperts() * expertStride()},
+                         IntegerType::get(getContext(), 8));
+}
+
+LogicalResult MoeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t experts, int64_t topK, Router,
+                              bool normalize, int64_t shared) {
+  // The bound keeps every per-row routing table and expert loop small.
+  if (experts < 1 || experts > 1024)
+    return emitError() << "moe experts must be in [1, 1024], got " << experts;
+  if (topK < 1 || topK > experts)
+    return emitError() << "moe top_k must be in [1, experts = " << experts
+                       << "], got " << topK;
+  if (shared < 0 || shared > 1024)
+    return emitError() << "moe shared must be in [0, 1024], got " << shared;
+  return success();
+}
+
 /// A kernel function's signature against its contract: before
 /// ffn-kernel-interface (tensors, the output returned) the count; on
 /// memrefs each parameter's packed type; in the LLVM dialect (memrefs
@@ -223,11 +255,11 @@ static LogicalResult verifyKernelSignature(FunctionOpInterface func,
   for (auto [i, attr] : llvm::enumerate(abi.getParams())) {
     auto param = cast<KernelParamAttr>(attr);
     auto type = dyn_cast<MemRefType>(types[1 + i]);
-    if (type && (type.getShape() != param.getPacked().getShape() ||
-                 type.getElementType() != param.getPacked().getElementType()))
-      return func.emitError()
-             << "parameter '" << param.getName() << "' is " << type
-             << ", its contract says " << param.getPacked();
+    MemRefType expected = param.kernelType();
+    if (type && (type.getShape() != expected.getShape() ||
+                 type.getElementType() != expected.getElementType()))
+      return func.emitError() << "parameter '" << param.getName() << "' is "
+                              << type << ", its contract says " << expected;
   }
   return success();
 }

@@ -31,8 +31,16 @@ static void printKind(OpAsmPrinter &printer, Operation *, UnitAttr gated,
   printer << stringifyActivation(activation.getValue());
 }
 
-int64_t FfnOp::getDModel() { return getWUp().getType().getDimSize(0); }
-int64_t FfnOp::getDFf() { return getWUp().getType().getDimSize(1); }
+// The last two dimensions: a mixture of experts stacks its experts' weights
+// along a leading one.
+int64_t FfnOp::getDModel() {
+  RankedTensorType t = getWUp().getType();
+  return t.getDimSize(t.getRank() - 2);
+}
+int64_t FfnOp::getDFf() {
+  RankedTensorType t = getWUp().getType();
+  return t.getDimSize(t.getRank() - 1);
+}
 
 namespace {
 /// Checks one operand against its expected static shape and the common
@@ -82,10 +90,20 @@ LogicalResult FfnOp::verify() {
     return emitOpError() << "input must be a rank-2 tensor [M, d_model], got "
                          << inputType;
   RankedTensorType upType = getWUp().getType();
-  if (upType.getRank() != 2 || !upType.hasStaticShape())
-    return emitOpError()
-           << "w_up must be a static rank-2 tensor [d_model, d_ff], got "
-           << upType;
+  std::optional<MoeAttr> moe = getMoe();
+  // A mixture of experts' weights and biases: one slice per expert.
+  SmallVector<int64_t, 1> stack;
+  if (moe)
+    stack.push_back(moe->totalExperts());
+  if (upType.getRank() != 2 + int64_t(stack.size()) || !upType.hasStaticShape())
+    return emitOpError() << "w_up must be a static rank-" << 2 + stack.size()
+                         << " tensor [" << (moe ? "experts + shared, " : "")
+                         << "d_model, d_ff], got " << upType;
+  auto stacked = [&](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> out(stack.begin(), stack.end());
+    out.append(shape.begin(), shape.end());
+    return out;
+  };
 
   int64_t dModel = getDModel();
   int64_t dFf = getDFf();
@@ -101,14 +119,23 @@ LogicalResult FfnOp::verify() {
 
   Type elementType = inputType.getElementType();
   OperandChecker checker(*this, elementType);
-  if (failed(checker.check(getWUp(), "w_up", {dModel, dFf})) ||
-      failed(checker.check(getWDown(), "w_down", {dFf, dModel})))
+  if (failed(checker.check(getWUp(), "w_up", stacked({dModel, dFf}))) ||
+      failed(checker.check(getWDown(), "w_down", stacked({dFf, dModel}))))
     return failure();
+  if (moe) {
+    if (!getRouter())
+      return emitOpError() << "a mixture of experts needs a router operand";
+    if (failed(
+            checker.check(getRouter(), "router", {dModel, moe->getExperts()})))
+      return failure();
+  } else if (getRouter()) {
+    return emitOpError() << "router is only allowed with moe";
+  }
 
   if (getGated()) {
     if (!getWGate())
       return emitOpError() << "a gated FFN needs a w_gate operand";
-    if (failed(checker.check(getWGate(), "w_gate", {dModel, dFf})))
+    if (failed(checker.check(getWGate(), "w_gate", stacked({dModel, dFf}))))
       return failure();
   } else {
     if (getWGate())
@@ -116,11 +143,12 @@ LogicalResult FfnOp::verify() {
     if (getBGate())
       return emitOpError() << "b_gate is only allowed on a gated FFN";
   }
-  if (getBUp() && failed(checker.check(getBUp(), "b_up", {dFf})))
+  if (getBUp() && failed(checker.check(getBUp(), "b_up", stacked({dFf}))))
     return failure();
-  if (getBGate() && failed(checker.check(getBGate(), "b_gate", {dFf})))
+  if (getBGate() && failed(checker.check(getBGate(), "b_gate", stacked({dFf}))))
     return failure();
-  if (getBDown() && failed(checker.check(getBDown(), "b_down", {dModel})))
+  if (getBDown() &&
+      failed(checker.check(getBDown(), "b_down", stacked({dModel}))))
     return failure();
 
   if (StrategyAttrInterface strategy = getStrategyAttr()) {
@@ -134,6 +162,11 @@ LogicalResult FfnOp::verify() {
           })))
         return failure();
     auto cpu = dyn_cast<CpuStrategyAttr>(strategy);
+    if (moe && cpu && *cpu.getKnobs().fusedMaxM > 0)
+      return emitOpError() << "is a mixture of experts, whose experts take "
+                              "the two-pass schedule; its strategy takes the "
+                              "fused one for m <= "
+                           << *cpu.getKnobs().fusedMaxM;
     if (getBatchInvariant() && cpu && *cpu.getKnobs().fusedMaxM > 0)
       return emitOpError() << "is batch_invariant, but its strategy takes the "
                               "fused schedule for m <= "
@@ -180,7 +213,7 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
       ctx, op.getDModel(), op.getDFf(), op.getStorageType(), op.getActivation(),
       op.getGated(), op.getResidual(), norm,
       op.getWeightQuant() ? *op.getWeightQuant() : WeightQuantAttr(),
-      operandType,
+      op.getMoe() ? *op.getMoe() : MoeAttr(), operandType,
       ArrayAttr::get(ctx, params), workspacePerRow, phaseUnits, bucketMaxM,
       strategy, deviceModule, launches);
 }
@@ -188,7 +221,8 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
 KernelParamAttr mlir::ffn::buildKernelParam(MLIRContext *ctx, StringRef name,
                                             ArrayRef<int64_t> logical,
                                             MemRefType packed, StringRef pack,
-                                            StringRef packQuantized) {
+                                            StringRef packQuantized,
+                                            int64_t experts) {
   return KernelParamAttr::get(ctx, name, DenseI64ArrayAttr::get(ctx, logical),
-                              packed, pack, packQuantized);
+                              packed, pack, packQuantized, experts);
 }

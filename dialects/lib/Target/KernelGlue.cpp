@@ -9,8 +9,8 @@ using namespace mlir::ffn;
 
 // The descriptor structs are built as LLVM structs of 8-byte fields; the
 // host ABI (x86-64, LP64) must lay the C structs out the same way.
-static_assert(sizeof(ffn_kernel_desc) == 26 * 8, "ffn_kernel_desc layout");
-static_assert(sizeof(ffn_param_desc) == 5 * 8, "ffn_param_desc layout");
+static_assert(sizeof(ffn_kernel_desc) == 31 * 8, "ffn_kernel_desc layout");
+static_assert(sizeof(ffn_param_desc) == 6 * 8, "ffn_param_desc layout");
 
 SmallVector<GluedKernel> mlir::ffn::takeKernels(ModuleOp module) {
   SmallVector<GluedKernel> kernels;
@@ -269,9 +269,9 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   if (failed(packQuantized))
     return failure();
 
-  // ffn_param_desc[] { name, rank, shape[2], packed_bytes }
+  // ffn_param_desc[] { name, rank, shape[2], packed_bytes, experts }
   auto paramType =
-      LLVM::LLVMStructType::getLiteral(ctx, {ptr, i64, i64, i64, i64});
+      LLVM::LLVMStructType::getLiteral(ctx, {ptr, i64, i64, i64, i64, i64});
   SmallVector<std::pair<LLVM::GlobalOp, KernelParamAttr>> paramNames;
   for (Attribute attr : abi.getParams()) {
     auto param = cast<KernelParamAttr>(attr);
@@ -283,11 +283,11 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
     SmallVector<Value> descs;
     for (auto [nameString, param] : paramNames) {
       ArrayRef<int64_t> shape = param.getShape().asArrayRef();
-      descs.push_back(
-          aggregate(paramType, {address(nameString), constant(shape.size()),
-                                constant(shape[0]),
-                                constant(shape.size() == 2 ? shape[1] : 0),
-                                constant(param.packedBytes())}));
+      descs.push_back(aggregate(
+          paramType,
+          {address(nameString), constant(shape.size()), constant(shape[0]),
+           constant(shape.size() == 2 ? shape[1] : 0),
+           constant(param.packedBytes()), constant(param.getExperts())}));
     }
     return aggregate(paramsType, descs);
   });
@@ -300,8 +300,9 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   // Field for field, ffn_kernel_desc of kernel_abi.h.
   Type f64 = Float64Type::get(ctx);
   auto descType = LLVM::LLVMStructType::getLiteral(
-      ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64,
-            i64, f64, i64, i64, i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr});
+      ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64,
+            i64, i64, i64, f64, i64, i64, i64, i64, i64, i64, i64,
+            i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr});
   NormAttr norm = abi.getNorm();
   int64_t normKind = !norm ? FFN_NORM_NONE
                      : norm.getKind() == NormKind::layernorm
@@ -317,12 +318,13 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                             ? FFN_WEIGHTS_INT8
                         : quant.getZeroPoints() ? FFN_WEIGHTS_INT4_ZP
                                                 : FFN_WEIGHTS_INT4;
+  MoeAttr moe = abi.getMoe();
   auto init = [&] {
     Value fields[] = {constant(FFN_KERNEL_ABI_VERSION),
                       constant(sizeof(ffn_kernel_desc)),
                       address(nameString),
                       address(targetString),
-                      constant(FFN_KIND_FFN),
+                      constant(moe ? FFN_KIND_MOE : FFN_KIND_FFN),
                       constant(device),
                       constant(abi.getDModel()),
                       constant(abi.getDFf()),
@@ -336,6 +338,14 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                       constant(abiDType(abi.getOperandType())),
                       constant(weightQuant),
                       constant(quant ? quant.getGroup() : 0),
+                      constant(moe ? moe.getExperts() : 0),
+                      constant(moe ? moe.getShared() : 0),
+                      constant(moe ? moe.getTopK() : 0),
+                      constant(!moe ? 0
+                               : moe.getRouter() == Router::softmax_topk
+                                   ? FFN_ROUTER_SOFTMAX_TOPK
+                                   : FFN_ROUTER_TOPK_SOFTMAX),
+                      constant(moe && moe.getNormalize() ? 1 : 0),
                       constant(abi.getParams().size()),
                       address(params),
                       address(pack),

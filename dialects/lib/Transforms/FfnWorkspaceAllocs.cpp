@@ -111,9 +111,9 @@ struct FfnWorkspaceAllocsPass
                   ffn::KernelAbiAttr::get(
                       ctx, abi.getDModel(), abi.getDFf(), abi.getStorage(),
                       abi.getActivation(), abi.getGated(), abi.getResidual(),
-                      abi.getNorm(), abi.getWeightQuant(), abi.getOperandType(),
-                      abi.getParams(),
-                      perRow, abi.getPhaseUnits(), abi.getBucketMaxM(),
+                      abi.getNorm(), abi.getWeightQuant(), abi.getMoe(),
+                      abi.getOperandType(), abi.getParams(), perRow,
+                      abi.getPhaseUnits(), abi.getBucketMaxM(),
                       abi.getStrategy(), abi.getDeviceModule(),
                       abi.getLaunches()));
   }

@@ -13,8 +13,10 @@
  *
  * Versioning: FFN_KERNEL_ABI_VERSION changes whenever the layout or meaning
  * of anything here changes (6: the kind, and the code moved into the
- * per-device entries; 7: weight-only quantization). Every field is 8 bytes wide, so the layout is the
- * same for any C or C++ compiler on a 64-bit target.
+ * per-device entries; 7: weight-only quantization; 8: already-quantized
+ * weights; 9: mixtures of experts, stacked per-expert parameters). Every
+ * field is 8 bytes wide, so the layout is the same for any C or C++
+ * compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
 #ifndef FFN_KERNEL_ABI_H
@@ -26,7 +28,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 8
+#define FFN_KERNEL_ABI_VERSION 9
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -89,9 +91,27 @@ typedef enum ffn_weight_quant {
 /* What a kernel computes. */
 typedef enum ffn_kernel_kind {
   FFN_KIND_FFN = 0, /* one FFN block: y = FFN(x) */
-  FFN_KIND_MOE = 1, /* a mixture of experts (reserved: ffnc generates none
-                       yet; the runtime refuses it) */
+  FFN_KIND_MOE = 1, /* a mixture of experts: see ffn_router */
 } ffn_kernel_kind;
+
+/* A mixture of experts (kind FFN_KIND_MOE) holds `experts` routed expert
+ * FFNs and `shared_experts` always-on ones, each an FFN of the descriptor's
+ * family, width and biases without residual or norm. With a the matmuls'
+ * input (x, or pre-norm(x)) in f32, the router computes logits
+ * l[e] = sum_i a[i] w_router[i, e] for the routed experts e < experts, and
+ * selects the top_k largest logits, in descending order, ties to the lower
+ * expert index. Their weights g[j]:
+ *   SOFTMAX_TOPK: p = softmax(l) over all routed experts, g[j] = p[e_j],
+ *                 divided by sum_j p[e_j] when router_normalize is set;
+ *   TOPK_SOFTMAX: g = softmax over the selected logits only.
+ * Then f = sum_j g[j] FFN_{e_j}(a) + sum_s FFN_{experts + s}(a), the
+ * selected experts in selection order, then the shared ones in index order,
+ * each expert's output computed on its own (its own f32 reductions) first;
+ * the residual and a post-norm apply to f as for one FFN. */
+typedef enum ffn_router {
+  FFN_ROUTER_SOFTMAX_TOPK = 0,
+  FFN_ROUTER_TOPK_SOFTMAX = 1,
+} ffn_router;
 
 /* Where the kernel runs: which entry of the descriptor holds its code. */
 typedef enum ffn_device {
@@ -103,12 +123,21 @@ typedef enum ffn_device {
  * row-major layout (shape[0] = in, shape[1] = out); vectors have rank 1 and
  * shape[1] = 0. The element type is the kernel's dtype. Names: "w_up",
  * "w_gate", "w_down", "b_up", "b_gate", "b_down", "norm_scale",
- * "norm_shift". packed_bytes is the size of the parameter after `pack`. */
+ * "norm_shift", and for a mixture of experts "w_router" ([d_model,
+ * experts]). packed_bytes is the size of the parameter after `pack`.
+ *
+ * `experts` = 0: one tensor. experts = n > 0 (the expert FFNs' weights and
+ * biases): n tensors of this shape, stacked ([n, shape...] row-major, expert
+ * e's tensor at element e * shape[0] * max(shape[1], 1)); `pack` and
+ * `pack_quantized` pack one expert's tensor at a time, expert e's packed
+ * bytes starting at e * round_up(packed_bytes, 64) of the parameter's
+ * packed buffer. */
 typedef struct ffn_param_desc {
   const char *name;
   int64_t rank;
   int64_t shape[2];
   int64_t packed_bytes;
+  int64_t experts;
 } ffn_param_desc;
 
 /* Packs parameter `index` from its logical [in, out] layout (`src`) into the
@@ -229,6 +258,13 @@ typedef struct ffn_kernel_desc {
   /* ffn_weight_quant, and the input rows per scale (0 when unquantized). */
   int64_t weight_quant;
   int64_t quant_group;
+  /* A mixture of experts (kind FFN_KIND_MOE; all 0 otherwise): routed and
+   * shared experts, the experts each token selects, ffn_router, and 0 or 1. */
+  int64_t experts;
+  int64_t shared_experts;
+  int64_t top_k;
+  int64_t router;
+  int64_t router_normalize;
   /* The parameters, packed once by `pack` (on the host; a device kernel's
    * are then uploaded). */
   int64_t num_params;

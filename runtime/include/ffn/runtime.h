@@ -102,11 +102,26 @@ ffn_status ffn_kernel_load_library(ffn_context *ctx, const char *path,
                                    const char *name, ffn_kernel **out);
 void ffn_kernel_destroy(ffn_kernel *kernel);
 
+/* The kernel's descriptor (ffn/kernel_abi.h): the model, the parameter
+ * table (names, shapes, `experts` of stacked parameters) and, for a mixture
+ * of experts (kind FFN_KIND_MOE), experts, shared_experts, top_k, router
+ * and router_normalize. */
 const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel);
 
 /* Copies one parameter into the kernel. `bytes` must be exactly the
  * parameter's element count times the dtype's size. `layout` applies to
- * matrices only (vectors ignore it). */
+ * matrices only (vectors ignore it).
+ *
+ * Mixtures of experts. A stacked parameter (desc->params[i].experts = n > 0:
+ * the expert FFNs' w_up, w_gate, w_down and biases) is set in one call with
+ * all n experts' tensors back to back: [n, in, out] with FFN_LAYOUT_IN_OUT,
+ * [n, out, in] with FFN_LAYOUT_OUT_IN (each expert's [out, in] matrix as
+ * PyTorch stores it, e.g. torch.stack of the experts' nn.Linear weights),
+ * [n, size] for biases; `bytes` is n times one expert's. n counts the
+ * routed experts first, then the shared ones: expert e < desc->experts is
+ * routed expert e, expert desc->experts + s is shared expert s. The router
+ * "w_router" is one plain [d_model, experts] matrix (its [experts, d_model]
+ * transpose with FFN_LAYOUT_OUT_IN). */
 ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                                 const void *data, size_t bytes,
                                 ffn_weight_layout layout);
@@ -122,14 +137,20 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
  * blocks are [in, out], [groups, out], [groups, out]; with
  * FFN_LAYOUT_OUT_IN, as PyTorch stores weights, [out, in], [out, groups],
  * [out, groups]. The kernel then multiplies by s q, or s (q - z), exactly.
- * A value out of range, a wrong size or a parameter that is not a
- * quantized matrix is an error naming it; the kernel is left unchanged. */
+ * A stacked parameter of a mixture of experts takes every expert's blocks
+ * back to back, each in that layout ([n, in, out], [n, groups, out], ...;
+ * every byte count n times one expert's); its router w_router is not
+ * quantized (set it with ffn_kernel_set_param).
+ * A value out of range (named by its index, and its expert's), a wrong size
+ * or a parameter that is not a quantized matrix is an error naming it; the
+ * kernel is left unchanged. */
 ffn_status ffn_kernel_set_quantized_param(
     ffn_kernel *kernel, const char *name, const void *q, size_t q_bytes,
     const void *scales, size_t scale_bytes, const void *zero_points,
     size_t zero_point_bytes, ffn_weight_layout layout);
 
-/* y[m, d_model] = FFN(x[m, d_model]) for m >= 1, in the kernel's dtype,
+/* y[m, d_model] = FFN(x[m, d_model]) (for kind FFN_KIND_MOE the mixture of
+ * experts, each row routed on its own) for m >= 1, in the kernel's dtype,
  * row-major. y must not overlap x. x and y are host memory, also for a
  * device kernel (copied to and from the GPU; the call returns when y is
  * written). */

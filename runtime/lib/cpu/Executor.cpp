@@ -2,6 +2,7 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <new>
 #include <shared_mutex>
 
@@ -60,8 +61,19 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run: m must be at least 1, got " +
                     std::to_string(m));
-  // m * d_model * size must fit in memory arithmetic.
-  if (m > static_cast<int64_t>(INT64_MAX / 8 / d->d_model / d->d_ff))
+  // Everything a run computes from m must fit in 64-bit arithmetic: x and y
+  // (m * d_model elements), the activations (m * d_ff each, 8 bytes bound
+  // any dtype), once per expert FFN of a mixture, the workspace
+  // (m * workspace_per_row) and the phases' units, which for a mixture may
+  // be n * m for n up to experts + shared_experts (phase_units). The
+  // descriptor's limits keep this bound itself below 2^60.
+  int64_t expertFfns =
+      d->kind == FFN_KIND_MOE
+          ? std::max<int64_t>(1, d->experts + d->shared_experts)
+          : 1;
+  int64_t perRow =
+      std::max(8 * d->d_model * d->d_ff * expertFfns, d->workspace_per_row);
+  if (m > INT64_MAX / perRow)
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 "ffn_kernel_run: m = " + std::to_string(m) + " is too large");
   if (ffn_status s = checkNoOverlap(ctx, "ffn_kernel_run", d, m, x, y))
@@ -93,16 +105,24 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
 
   // Phase by phase; within a phase the units are split over the context's
   // threads (rows for row phases, weight panels for the matmuls, so one
-  // token still uses every core). A phase hand-off costs well under a
-  // microsecond while the workers spin and tens of microseconds when they
-  // have gone to sleep (ThreadPool.h): below kMinFlopsPerThread of work per
-  // thread a run stays on the caller, and so does a run that finds the pool
-  // busy with another run (results do not depend on the thread count).
+  // token still uses every core; a mixture's phases may have several units
+  // per row, up to (experts + shared_experts) * m). A phase hand-off costs
+  // well under a microsecond while the workers spin and tens of microseconds
+  // when they have gone to sleep (ThreadPool.h): below kMinFlopsPerThread of
+  // work per thread a run stays on the caller, and so does a run that finds the
+  // pool busy with another run (results do not depend on the thread count).
   const void *const *packed = kernel->paramPointers.data();
   void *scratch = ws.get()->data();
   unsigned threads = ctx->threadCount();
-  double flops =
-      2.0 * static_cast<double>(m) * d->d_model * d->d_ff * (d->gated ? 3 : 2);
+  // A mixture of experts does the work of the experts each token runs
+  // (top_k routed and every shared one) and the router's logits, not that
+  // of all its experts.
+  double rows = static_cast<double>(m);
+  double ffnFlops = 2.0 * rows * d->d_model * d->d_ff * (d->gated ? 3 : 2);
+  double flops = ffnFlops;
+  if (d->kind == FFN_KIND_MOE)
+    flops = ffnFlops * static_cast<double>(d->top_k + d->shared_experts) +
+            2.0 * rows * d->d_model * d->experts;
   std::unique_lock<std::mutex> poolLock;
   ffn_rt::ThreadPool *pool = nullptr;
   if (threads > 1 && flops >= kMinFlopsPerThread * threads) {

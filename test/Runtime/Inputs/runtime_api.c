@@ -76,6 +76,8 @@ int main(void) {
   code.run = NULL;
   bad.cpu = &code;
   report("no run", ffn_kernel_create(ctx, &bad, &k));
+  /* A mixture of experts without its fields (test/Runtime/moe-runtime.test
+   * has the rest). */
   bad = ffn_kernel_small;
   bad.kind = FFN_KIND_MOE;
   report("moe kind", ffn_kernel_create(ctx, &bad, &k));

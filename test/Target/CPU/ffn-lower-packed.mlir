@@ -442,3 +442,42 @@ func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {f
   return %y : tensor<?x5xf32>
 }
 }
+
+// -----
+
+// A mixture of experts, 2 routed + 1 shared, top 1: each stacked parameter
+// is one byte buffer of 3 experts' packed buffers, 64-byte strides (w_up:
+// 3 x 20 x 16 f32 = 3840 bytes each); the router is read as it is.
+// CHECK-LABEL: func.func @moe(
+// CHECK-SAME: memref<11520xi8> {ffn.param = "w_up"}, %{{.*}}: memref<11520xi8> {ffn.param = "w_gate"}, %{{.*}}: memref<15360xi8> {ffn.param = "w_down"}, %{{.*}}: memref<384xi8> {ffn.param = "b_down"}, %{{.*}}: memref<20x2xf32> {ffn.param = "w_router"}
+// CHECK-SAME: moe = <experts = 2, top_k = 1, router = softmax_topk, normalize = true, shared = 1>
+// CHECK-SAME: #ffn.kernel_param<name = "w_up", shape = [20, 40], packed = memref<3x20x16xf32>, pack = "moe_pack_w_up", experts = 3>
+// CHECK-SAME: #ffn.kernel_param<name = "b_down", shape = [20], packed = memref<20xf32>, experts = 3>
+// CHECK-SAME: #ffn.kernel_param<name = "w_router", shape = [20, 2], packed = memref<20x2xf32>>
+// Phases: rows, one unit, 2 routed rows per row, 3 up panels x 3 experts,
+// no quantization, 1 down panel x 3 experts, rows. Workspace per row: the
+// 64-byte head, then per routed row Ap, Hp, Op (32 + 48 + 32 floats), the
+// routing table (12 bytes) and the token index (4).
+// CHECK-SAME: workspace_per_row = 992, phase_units = [array<i64: -1, 1, -2, 9, 0, 3, -1>]
+// CHECK-SAME: mixture of 2 experts + 1 shared, top 1
+// The head: per expert its routed rows' end and start.
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<2x3xi64>
+// Phase 0: the router's logits, then the top pick's exp-weights.
+// CHECK: math.exp
+// Phase 3: per unit (panel * 3 + expert), that expert's rows and weights.
+// CHECK: arith.divui %{{.*}}, %c3
+// CHECK: arith.remui %{{.*}}, %c3
+// CHECK: scf.if
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<11520xi8> to memref<3x20x16xf32>
+// CHECK: func.call @moe.gemm_up(
+// Phase 5: GEMM 2 into Op, no finishing.
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<15360xi8> to memref<1x40x32xf32>
+// CHECK: func.call @moe.gemm_down(
+// Phase 6: each slot's expert bias.
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<384xi8> to memref<20xf32>
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @moe(%x: tensor<?x20xf32> {ffn.param = "input"}, %wu: tensor<3x20x40xf32> {ffn.param = "w_up"}, %wg: tensor<3x20x40xf32> {ffn.param = "w_gate"}, %wd: tensor<3x40x20xf32> {ffn.param = "w_down"}, %bd: tensor<3x20xf32> {ffn.param = "b_down"}, %wr: tensor<20x2xf32> {ffn.param = "w_router"}) -> tensor<?x20xf32> {
+  %y = ffn.ffn gated silu moe <experts = 2, top_k = 1, router = softmax_topk, normalize = true, shared = 1> ins(%x : tensor<?x20xf32>) up(%wu : tensor<3x20x40xf32>) gate(%wg : tensor<3x20x40xf32>) down(%wd : tensor<3x40x20xf32>) bias_down(%bd : tensor<3x20xf32>) router(%wr : tensor<20x2xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0> -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+}

@@ -18,7 +18,8 @@ namespace ffnc {
 void printExpr(const Expr &e, llvm::raw_ostream &os);
 
 /// `--emit=ast`: every block and field as parsed, with source positions and
-/// the evaluated dimensions, followed by what Sema resolved it to.
+/// the evaluated dimensions and expert counts, followed by what Sema
+/// resolved it to.
 void printAST(const SpecFile &file, llvm::ArrayRef<FfnSpec> specs,
               const llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
 

@@ -17,6 +17,11 @@ namespace ffnc {
 /// weight counts stay well inside 64-bit byte arithmetic.
 constexpr int64_t kMaxDimension = 262144;
 
+/// Largest number of routed experts, and of shared experts, in a mixture
+/// (DeepSeek-V3 routes over 256). It bounds the router's per-row workspace
+/// and keeps every stacked parameter's size inside 64-bit arithmetic.
+constexpr int64_t kMaxExperts = 256;
+
 /// Checks every block of `file`, reporting problems to `diags`, and returns
 /// the resolved specs of the blocks without errors, in source order.
 std::vector<FfnSpec> analyzeSpec(const SpecFile &file, DiagnosticEngine &diags);

@@ -28,6 +28,10 @@ enum class DType { F32, BF16, F16 };
 /// symmetrically per group of `quantGroup` input rows of one output column
 /// (a scale per group, in the spec's dtype).
 enum class WeightQuant { None, Int8, Int4 };
+/// How a mixture of experts weighs the experts it selects (ffn_router in
+/// ffn/kernel_abi.h): softmax over all routed experts then the top k, or
+/// the top k logits then softmax over those.
+enum class Router { SoftmaxTopK, TopKSoftmax };
 
 llvm::StringRef toString(Activation a);
 llvm::StringRef toString(Gate g);
@@ -35,6 +39,9 @@ llvm::StringRef toString(NormKind n);
 llvm::StringRef toString(NormPosition p);
 llvm::StringRef toString(DType d);
 llvm::StringRef toString(WeightQuant q);
+llvm::StringRef toString(Router r);
+std::optional<Router> parseRouter(llvm::StringRef s);
+llvm::ArrayRef<llvm::StringRef> routerNames();
 
 std::optional<Activation> parseActivation(llvm::StringRef s);
 std::optional<Gate> parseGate(llvm::StringRef s);
@@ -81,7 +88,23 @@ struct FfnSpec {
   /// int4 only: asymmetric, a zero point per group and column.
   bool zeroPoints = false;
 
+  /// A mixture of experts (experts > 0): `experts` routed expert FFNs of
+  /// this family and width, of which each token takes the top `topK`
+  /// (weighted by the router), plus `sharedExperts` always-on ones (weight
+  /// 1). Residual and norm apply once, around the mixture.
+  int64_t experts = 0;
+  int64_t topK = 0;
+  int64_t sharedExperts = 0;
+  Router router = Router::SoftmaxTopK;
+  /// softmax_topk only: the selected weights divided by their sum.
+  bool routerNormalize = false;
+
   bool isGated() const { return gate != Gate::None; }
+  bool isMoe() const { return experts > 0; }
+  /// Expert FFNs whose weights a kernel holds (routed and shared).
+  int64_t totalExperts() const { return experts + sharedExperts; }
+  /// Expert FFNs each token runs.
+  int64_t activeExperts() const { return topK + sharedExperts; }
   bool hasBiasGate() const { return isGated() && biasGate; }
 };
 
@@ -91,13 +114,17 @@ struct ParamInfo {
   std::string name;
   int64_t rows = 0;
   int64_t cols = 0;
+  /// > 0: that many tensors of this shape stacked, one per expert FFN.
+  int64_t experts = 0;
   int rank() const { return cols == 0 ? 1 : 2; }
 };
 
 /// The parameters of `spec` in the one order every stage uses (MLIRGen's
 /// function arguments after the input, the kernel ABI's params array):
 /// w_up, w_gate, w_down, b_up, b_gate, b_down, norm_scale, norm_shift,
-/// each only if the spec has it.
+/// each only if the spec has it; a mixture of experts stacks the expert
+/// FFNs' weights and biases (experts = totalExperts()) and adds w_router
+/// [d_model, experts] last.
 std::vector<ParamInfo> kernelParams(const FfnSpec &spec);
 
 } // namespace ffnc

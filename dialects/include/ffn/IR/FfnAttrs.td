@@ -70,6 +70,48 @@ def Ffn_WeightQuantKind : I32EnumAttr<"WeightQuantKind",
   let genSpecializedAttr = 0;
 }
 
+def Ffn_Router : I32EnumAttr<"Router", "how a mixture of experts weighs its choice", [
+  I32EnumAttrCase<"softmax_topk", 0>,
+  I32EnumAttrCase<"topk_softmax", 1>
+]> {
+  let cppNamespace = "::mlir::ffn";
+  let genSpecializedAttr = 0;
+}
+
+def Ffn_MoeAttr : AttrDef<Ffn_Dialect, "Moe"> {
+  let mnemonic = "moe";
+  let summary = "a mixture of expert FFNs in place of one FFN";
+  let description = [{
+    The op holds `experts` routed expert FFNs and `shared` always-on ones,
+    all of the op's family and widths; their weights and biases are stacked
+    along a leading dimension of `experts + shared` (shared ones last). A
+    router matrix `[d_model, experts]` gives each row's logits over the
+    routed experts (of the matmuls' input: x, or the pre-normed x); the row
+    takes the `top_k` largest, in descending order, ties to the lower index,
+    weighted by `softmax_topk` (the softmax over every routed expert,
+    divided by the chosen ones' sum when `normalize`) or `topk_softmax`
+    (the softmax over the chosen logits). The output is the weighted sum of
+    the chosen experts' outputs, then the shared experts' (weight 1); the
+    residual and a norm apply once, around the mixture
+    (`ffn/kernel_abi.h`).
+
+    Example: `#ffn.moe<experts = 8, top_k = 2, router = topk_softmax>`,
+    `#ffn.moe<experts = 64, top_k = 6, router = softmax_topk, shared = 2>`
+  }];
+  let parameters = (ins "int64_t":$experts, "int64_t":$top_k,
+                        EnumParameter<Ffn_Router>:$router,
+                        DefaultValuedParameter<"bool", "false">:$normalize,
+                        DefaultValuedParameter<"int64_t", "0">:$shared);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Expert FFNs whose weights the op holds (routed and shared).
+    int64_t totalExperts() const { return getExperts() + getShared(); }
+    /// Expert FFNs each row runs.
+    int64_t activeExperts() const { return getTopK() + getShared(); }
+  }];
+}
+
 def Ffn_WeightQuantAttr : AttrDef<Ffn_Dialect, "WeightQuant"> {
   let mnemonic = "weight_quant";
   let summary = "weight-only quantization of an FFN's weight matrices";
@@ -231,6 +273,11 @@ def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
     `ffn_kernel_set_quantized_param`).
     The kernel glue passes each buffer to the kernel and the pack functions
     in these shapes, so the contract alone fixes the calling convention.
+    `experts` (a mixture of experts' stacked weights and biases): `shape`
+    and `packed` are one expert's; the kernel takes all of them as one byte
+    buffer `memref<(experts * stride) x i8>`, expert e's packed buffer at
+    byte e * stride, stride = packed bytes rounded up to 64 (the pack
+    functions pack one expert per call).
 
     Example:
     `#ffn.kernel_param<name = "w_up", shape = [768, 3072], packed = memref<96x768x32xf32>, pack = "bert_pack_w_up">`
@@ -241,12 +288,18 @@ def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
                         StringRefParameter<"pack function (empty: none)",
                                            "\"\"">:$pack,
                         StringRefParameter<"pack function from quantized blocks (empty: none)",
-                                           "\"\"">:$pack_quantized);
+                                           "\"\"">:$pack_quantized,
+                        DefaultValuedParameter<"int64_t", "0">:$experts);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Bytes of the packed buffer.
+    /// Bytes of the packed buffer (one expert's, if stacked).
     int64_t packedBytes() const;
+    /// Stacked: bytes from one expert's packed buffer to the next.
+    int64_t expertStride() const { return (packedBytes() + 63) / 64 * 64; }
+    /// The buffer the kernel function takes: `packed`, or for stacked
+    /// parameters every expert's in one byte buffer.
+    ::mlir::MemRefType kernelType() const;
   }];
 }
 
@@ -282,14 +335,14 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
 
     - the model: `d_model`, `d_ff`, `storage` (f32, bf16, f16),
       `activation`, `gated`, `residual`, `norm`, `weight_quant` (absent:
-      weights in the storage type);
+      weights in the storage type), `moe` (absent: one FFN);
     - `operand_type`: the type the GEMM operands are rounded to (f32 on the
       CPU, whose GEMMs run in f32; the storage type on tensor cores);
     - `params`: `#ffn.kernel_param`s, in argument order after the input;
     - `workspace_per_row`: bytes of workspace per token row (absent: the
       kernel takes no workspace argument);
     - `phase_units`, `bucket_max_m`: per token-count bucket, the work units
-      of each phase (-1: m rows), and the largest m of each bucket (the last
+      of each phase (-n: n * m rows), and the largest m of each bucket (the last
       is unbounded, -1); absent: one indivisible call;
     - `strategy`: the schedule in words;
     - `device_module`, `launches`: a device kernel's gpu.module and its
@@ -308,6 +361,7 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
       EnumParameter<Ffn_Activation>:$activation, "bool":$gated,
       "bool":$residual, OptionalParameter<"NormAttr">:$norm,
       OptionalParameter<"WeightQuantAttr">:$weight_quant,
+      OptionalParameter<"MoeAttr">:$moe,
       "::mlir::Type":$operand_type, "::mlir::ArrayAttr":$params,
       OptionalParameter<"std::optional<int64_t>">:$workspace_per_row,
       OptionalParameter<"::mlir::ArrayAttr">:$phase_units,

@@ -24,10 +24,12 @@ KernelAbiAttr buildKernelAbi(FfnOp op, Type operandType,
                              ArrayAttr launches = {});
 
 /// One #ffn.kernel_param: `name`, of logical shape `logical`, read by the
-/// kernel as `packed` after the pack function `pack` ("" = none).
+/// kernel as `packed` after the pack function `pack` ("" = none); with
+/// `experts` > 0 one expert's shape and packing of a stacked parameter.
 KernelParamAttr buildKernelParam(MLIRContext *ctx, StringRef name,
                                  ArrayRef<int64_t> logical, MemRefType packed,
-                                 StringRef pack, StringRef packQuantized = "");
+                                 StringRef pack, StringRef packQuantized = "",
+                                 int64_t experts = 0);
 
 } // namespace mlir::ffn
 

@@ -32,6 +32,12 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     `f = x + f`. A `pre` norm normalizes the input of the matmuls (the residual
     still adds the raw input); a `post` norm normalizes `f`.
 
+    With `moe #ffn.moe<...>` the op is a mixture of expert FFNs of this
+    family (see `#ffn.moe`): `w_up`, `w_gate`, `w_down` are
+    `[experts + shared, in, out]` and the biases `[experts + shared, n]`,
+    one slice per expert; `router` is `[d_model, experts]`. The norm
+    parameters stay single.
+
     `batch_invariant` declares that a row's result must not depend on how
     many rows are computed with it: every token count reduces each row in
     the same order (so the strategy never takes the fused d_ff-chunked
@@ -64,11 +70,13 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     Optional<Ffn_FloatTensor>:$b_down,
     Optional<Ffn_FloatTensor>:$norm_scale,
     Optional<Ffn_FloatTensor>:$norm_shift,
+    Optional<Ffn_FloatTensor>:$router,
     Ffn_ActivationAttr:$activation,
     UnitAttr:$gated,
     UnitAttr:$residual,
     OptionalAttr<Ffn_NormAttr>:$norm,
     OptionalAttr<Ffn_WeightQuantAttr>:$weight_quant,
+    OptionalAttr<Ffn_MoeAttr>:$moe,
     UnitAttr:$batch_invariant,
     OptionalAttr<Ffn_StrategyAttrInterface>:$strategy
   );
@@ -76,7 +84,8 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
 
   let assemblyFormat = [{
     custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` `` $norm^)?
-    (`weights` $weight_quant^)? (`batch_invariant` $batch_invariant^)?
+    (`weights` $weight_quant^)? (`moe` $moe^)?
+    (`batch_invariant` $batch_invariant^)?
     `ins` `(` $input `:` type($input) `)`
     `up` `(` $w_up `:` type($w_up) `)`
     (`gate` `(` $w_gate^ `:` type($w_gate) `)`)?
@@ -86,12 +95,14 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     (`bias_down` `(` $b_down^ `:` type($b_down) `)`)?
     (`norm_scale` `(` $norm_scale^ `:` type($norm_scale) `)`)?
     (`norm_shift` `(` $norm_shift^ `:` type($norm_shift) `)`)?
+    (`router` `(` $router^ `:` type($router) `)`)?
     (`strategy` $strategy^)?
     attr-dict `->` type($result)
   }];
 
   let extraClassDeclaration = [{
     /// The model width (columns of the input and the result).
+    /// (Of a mixture of experts, these are each expert's.)
     int64_t getDModel();
     /// The hidden width of the FFN.
     int64_t getDFf();

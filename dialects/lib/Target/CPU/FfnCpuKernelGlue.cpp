@@ -100,7 +100,7 @@ LLVM::LLVMFuncOp CpuGlue::buildPhase() {
                             ArrayRef<LLVM::GEPArg>{Value(g.constant(i))},
                             LLVM::GEPNoWrapFlags::inbounds);
     g.appendMemRef(args, LLVM::LoadOp::create(b, ptr, slot),
-                   cast<KernelParamAttr>(attr).getPacked().getShape(), rows);
+                   cast<KernelParamAttr>(attr).kernelType().getShape(), rows);
   }
   g.appendMemRef(args, fn.getArgument(4), {-1, dModel}, rows);
   if (std::optional<int64_t> perRow = abi.getWorkspacePerRow()) {
@@ -118,7 +118,7 @@ LLVM::LLVMFuncOp CpuGlue::buildPhase() {
 
 LLVM::LLVMFuncOp CpuGlue::buildUnits() {
   // i64 units(i64 phase, i64 m): the bucket is the number of bounds below
-  // m; a table entry of -1 means m.
+  // m; a table entry of -n means n * m.
   SmallVector<int64_t> flat;
   for (const SmallVector<int64_t> &row : table.units)
     flat.append(row);
@@ -156,9 +156,11 @@ LLVM::LLVMFuncOp CpuGlue::buildUnits() {
                           ArrayRef<LLVM::GEPArg>{Value(g.constant(0)), index},
                           LLVM::GEPNoWrapFlags::inbounds);
   Value units = LLVM::LoadOp::create(b, i64, slot);
+  Value perRow = LLVM::MulOp::create(
+      b, rows, LLVM::SubOp::create(b, g.constant(0), units));
   LLVM::ReturnOp::create(
       b, LLVM::SelectOp::create(
-             b, icmp(LLVM::ICmpPredicate::slt, units, g.constant(0)), rows,
+             b, icmp(LLVM::ICmpPredicate::slt, units, g.constant(0)), perRow,
              units));
   b.setInsertionPointToStart(none);
   LLVM::ReturnOp::create(b, g.constant(0));

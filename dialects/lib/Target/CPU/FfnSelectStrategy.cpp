@@ -84,6 +84,16 @@ struct FfnSelectStrategyPass
         return WalkResult::interrupt();
       }
 
+      if (op.getMoe()) {
+        // Each expert runs the two-pass GEMMs on the rows routed to it.
+        if (o.fusedMaxM.value_or(0) > 0) {
+          op.emitOpError("is a mixture of experts, whose experts take the "
+                         "two-pass schedule; the fused one (fused_max_m = ")
+              << *o.fusedMaxM << ") is not built for them";
+          return WalkResult::interrupt();
+        }
+        o.fusedMaxM = 0;
+      }
       if (batchInvariant)
         op.setBatchInvariant(true);
       if (op.getBatchInvariant()) {

@@ -474,6 +474,11 @@ struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
     }
     OpBuilder builder(&getContext());
     for (auto [func, op] : work) {
+      if (op.getMoe()) {
+        op.emitOpError("is a mixture of experts (#ffn.moe): NVIDIA targets "
+                       "have no kernels for it yet");
+        return signalPassFailure();
+      }
       FfnPlanner planner(builder, module, func, op, chip, smCount);
       if (failed(planner.plan()))
         return signalPassFailure();

@@ -72,11 +72,19 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   SmallVector<Attribute> argNames = {b.getStringAttr("input")};
   SmallVector<Attribute> contractParams;
   SmallVector<StringRef> paramNames;
+  llvm::StringMap<KernelBuilder::ExpertParam> stacked;
+  std::optional<MoeAttr> moe = op.getMoe();
   for (unsigned i = 1, e = func.getNumArguments(); i < e; ++i) {
     StringRef name =
         cast<StringAttr>(func.getArgAttr(i, "ffn.param")).getValue();
     auto logical = cast<RankedTensorType>(func.getArgument(i).getType());
-    MemRefType source = MemRefType::get(logical.getShape(), t);
+    // A mixture of experts' weights and biases: one expert's tensor is
+    // packed at a time, into its slice of one byte buffer.
+    bool norm = name == "norm_scale" || name == "norm_shift";
+    int64_t experts =
+        moe && !norm && name != "w_router" ? logical.getDimSize(0) : 0;
+    ArrayRef<int64_t> shape = logical.getShape().drop_front(experts ? 1 : 0);
+    MemRefType source = MemRefType::get(shape, t);
     MemRefType packed = source;
     std::string packName = (func.getName() + "_pack_" + name).str();
     std::string packQuantizedName;
@@ -125,11 +133,13 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     } else {
       packName.clear(); // used as is
     }
-    argTypes.push_back(packed);
+    auto param = buildKernelParam(b.getContext(), name, shape, packed, packName,
+                                  packQuantizedName, experts);
+    if (experts)
+      stacked[name] = {packed, param.expertStride()};
+    argTypes.push_back(param.kernelType());
     argNames.push_back(b.getStringAttr(name));
-    contractParams.push_back(buildKernelParam(b.getContext(), name,
-                                              logical.getShape(), packed,
-                                              packName, packQuantizedName));
+    contractParams.push_back(param);
     paramNames.push_back(name);
   }
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.d}, t));
@@ -156,9 +166,17 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     units.push_back(b.getDenseI64ArrayAttr({rowsIfA, 0, 0, 0, l.groups, -1}));
     bucketMaxM.push_back(l.fusedMaxM);
   }
-  units.push_back(b.getDenseI64ArrayAttr({rowsIfA, l.npUp, rowsIfQuant,
-                                          l.npDown, 0,
-                                          l.finishInGemm ? 0 : -1}));
+  if (moe) {
+    // Rows, one unit, routed rows (-n: n * m), up panels x experts, routed
+    // rows, down panels x experts, rows (MoePhases.cpp).
+    int64_t routedRows = -l.moeActive;
+    units.push_back(b.getDenseI64ArrayAttr(
+        {-1, 1, routedRows, l.moeTotal * l.npUp, l.intDot ? routedRows : 0,
+         l.moeTotal * l.npDown, -1}));
+  } else {
+    units.push_back(b.getDenseI64ArrayAttr(
+        {rowsIfA, l.npUp, rowsIfQuant, l.npDown, 0, l.finishInGemm ? 0 : -1}));
+  }
   bucketMaxM.push_back(-1);
   std::string text =
       strategy.describe(op.getGated(), l.f, op.getBatchInvariant());
@@ -170,17 +188,27 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   else if (l.quantBits)
     text += "; int" + std::to_string(l.quantBits) + " weights (scale per " +
             std::to_string(l.group) + " rows) dequantized in registers";
+  if (moe)
+    text +=
+        "; mixture of " + std::to_string(moe->getExperts()) + " experts" +
+        (moe->getShared() ? " + " + std::to_string(moe->getShared()) + " shared"
+                          : std::string()) +
+        ", top " + std::to_string(moe->getTopK()) +
+        ": rows grouped by expert, each expert's GEMMs on its own rows "
+        "(units: panels x experts), weighted sum per row";
   // Widening tiles keep the matmuls' inputs in f32; pair tiles round the
   // pre-normed input and the hidden activations to bf16; integer dot
   // products quantize every matmul input to int8.
   Type operand = l.dot      ? Type(b.getBF16Type())
                  : l.intDot ? Type(b.getI8Type())
                             : Type(b.getF32Type());
-  kernel->setAttr(KernelAbiAttr::kAttrName,
-                  buildKernelAbi(op, operand, contractParams,
+  kernel->setAttr(
+      KernelAbiAttr::kAttrName,
+      buildKernelAbi(op, operand, contractParams,
 
-                                 l.workspacePerRow(), b.getArrayAttr(units),
-                                 b.getDenseI64ArrayAttr(bucketMaxM), text));
+                     moe ? l.moeWorkspacePerRow() : l.workspacePerRow(),
+                     b.getArrayAttr(units), b.getDenseI64ArrayAttr(bucketMaxM),
+                     text));
 
   Block *body = kernel.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -188,10 +216,16 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   for (auto [i, name] : llvm::enumerate(paramNames))
     params[name] = body->getArgument(1 + i);
   unsigned n = body->getNumArguments();
-  KernelBuilder(b, loc, op, kernel, l, gemms)
-      .build(body->getArgument(0), params, body->getArgument(n - 5),
-             body->getArgument(n - 4), body->getArgument(n - 3),
-             body->getArgument(n - 2), body->getArgument(n - 1));
+  KernelBuilder builder(b, loc, op, kernel, l, gemms);
+  if (moe)
+    builder.buildMoe(body->getArgument(0), params, stacked,
+                     body->getArgument(n - 5), body->getArgument(n - 4),
+                     body->getArgument(n - 3), body->getArgument(n - 2),
+                     body->getArgument(n - 1));
+  else
+    builder.build(body->getArgument(0), params, body->getArgument(n - 5),
+                  body->getArgument(n - 4), body->getArgument(n - 3),
+                  body->getArgument(n - 2), body->getArgument(n - 1));
   func::ReturnOp::create(b, loc);
   func.erase();
   return success();

@@ -5,8 +5,9 @@
 // integer dot products A quantized to int8), 1 up panels (GEMM 1), 2 rows
 // (integer dot products only: H quantized to int8), 3 down panels (GEMM
 // 2), 4 chunk groups (the fused small-m schedule), 5 rows (bias, residual,
-// post-norm, storage type). The phase schedules are in Phases.cpp, the
-// outlined GEMM functions in GemmFunctions.cpp.
+// post-norm, storage type). The phase schedules are in Phases.cpp (a
+// mixture of experts': MoePhases.cpp), the outlined GEMM functions in
+// GemmFunctions.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +34,27 @@ public:
   void build(Value x, const llvm::StringMap<Value> &params, Value y, Value ws,
              Value phase, Value begin, Value end);
 
+  /// A stacked parameter of a mixture of experts: one expert's packed type
+  /// and the bytes from one expert's buffer to the next.
+  struct ExpertParam {
+    MemRefType packed;
+    int64_t stride;
+  };
+  /// The same for a mixture of experts (MoePhases.cpp): stacked parameters
+  /// are byte buffers, `stacked` says how to view each expert's slice.
+  void buildMoe(Value x, const llvm::StringMap<Value> &params,
+                const llvm::StringMap<ExpertParam> &stacked, Value y, Value ws,
+                Value phase, Value begin, Value end);
+
 private:
+  /// A row's router (MoePhases.cpp): its logits over the routed experts,
+  /// zeroed by startRoute and summed over its f32 matmul input a[i] by
+  /// addToLogits; then routeRow writes its top k and their weights into
+  /// ids/weights [m, experts per row], then the shared experts (weight 1).
+  /// `logits` and `taken` are scratch of one entry per routed expert.
+  void startRoute(Value logits, Value taken);
+  void addToLogits(Value router, Value logits, Value i, Value ai);
+  void routeRow(Value r, Value logits, Value taken, Value ids, Value weights);
   void normRow(function_ref<Value(Value)> load,
                function_ref<void(Value, Value)> store, Value scale,
                Value shift);

@@ -41,8 +41,16 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   // Integer dot products quantize x itself unless it is pre-normed.
   l.needA = preNorm || (!f32 && !l.dot && !l.intDot);
 
+  // A mixture of experts sums its experts' outputs in a row phase.
   l.finishInGemm =
+      !op.getMoe() &&
       !(op.getNorm() && op.getNorm()->getPosition() == NormPosition::post);
+  if (std::optional<MoeAttr> moe = op.getMoe()) {
+    l.moeExperts = moe->getExperts();
+    l.moeTotal = moe->totalExperts();
+    l.moeActive = moe->activeExperts();
+    l.moeTopK = moe->getTopK();
+  }
   // Row strides are multiples of 16 floats so every section and row of the
   // 64-byte aligned workspace stays 64-byte aligned.
   l.aWidth = l.needA ? roundUp(l.d, 16) : 0;

@@ -108,6 +108,27 @@ struct Layout {
   // Where the quantized inputs start in a workspace row (after the f32
   // sections; the fused schedule never quantizes).
   int64_t actQuantOffset() const { return 4 * (aWidth + hWidth + oWidth); }
+
+  // A mixture of experts (moeTotal = 0: none): routed experts, experts in
+  // all (routed, then shared), and the experts each row runs (top k, then
+  // the shared ones). Its workspace (MoePhases.cpp), with R = m moeActive
+  // routed rows: a head of per-expert row counts and offsets (i64, fixed
+  // size, counted in every row's bytes so m = 1 has room), then sections
+  // of m or R rows: A (m, as above), the routed copies of the matmul input
+  // Ap, H, O (R, f32-sized), their int8 copies (R), the routing table of
+  // each row's experts, weights and routed positions (m x moeActive, i32,
+  // f32, i32), and each routed row's token (R, i32).
+  int64_t moeExperts = 0, moeTotal = 0, moeActive = 0, moeTopK = 0;
+  int64_t apWidth() const { return (d + 15) / 16 * 16; }
+  int64_t moeHeadBytes() const { return (16 * moeTotal + 63) / 64 * 64; }
+  int64_t moeRoutedRowBytes() const {
+    return 4 * (apWidth() + hWidth + oWidth) + actQuantRowBytes(d) +
+           actQuantRowBytes(f);
+  }
+  int64_t moeWorkspacePerRow() const {
+    return moeHeadBytes() + 4 * aWidth +
+           moeActive * (moeRoutedRowBytes() + 12 + 4);
+  }
 };
 
 Layout layoutFor(FfnOp op, CpuStrategyAttr s);
