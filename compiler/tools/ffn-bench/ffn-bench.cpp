@@ -7,10 +7,12 @@
 // matmuls with the same post-ops). Prints per row: time, GFLOP/s, % of
 // peak, weight GB/s, % of the roofline bound min(peak, intensity x
 // bandwidth), the ratio to oneDNN, the cost model's prediction, and ffnc's
-// error against the f64 reference; then LLaMA-7B's decode rate per dtype.
+// error against the f64 reference; then LLaMA-7B's decode rate per dtype;
+// then the mixtures of experts against oneDNN run per expert (MoeBench.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "MoeBench.h"
 #include "OneDnnFfn.h"
 
 #include "ffnc/Analysis/CostModel.h"
@@ -250,6 +252,9 @@ int main(int argc, char **argv) {
       for (const FfnSpec &s : specs)
         if (s.name == c.name)
           spec = &s;
+      // A --spec file may hold only some of the configs.
+      if (!spec)
+        continue;
       ffn_kernel *kernel = nullptr, *invariant = nullptr;
       if (ffn_kernel_load_library(ctx, library.c_str(), c.name.c_str(),
                                   &kernel) != FFN_OK ||
@@ -405,12 +410,35 @@ int main(int argc, char **argv) {
       ffn_kernel_destroy(invariant);
     }
   }
+  // Mixtures of experts: ffnc's kernel against oneDNN per expert.
+  std::vector<std::string> moeDecode;
+  fmt::print("\n| MoE | M | thr | ffnc ms | GFLOP/s | experts read | "
+             "expert GB/s | % bandwidth | oneDNN per expert ms | oneDNN / "
+             "ffnc | max diff / max |y| |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  ffn_bench::MoeBenchOptions moeOptions;
+  moeOptions.tokens = quick ? std::vector<int64_t>{1}
+                            : std::vector<int64_t>{1, 16, 256};
+  moeOptions.seconds = seconds;
+  moeOptions.quick = quick;
+  for (unsigned threads : {1u, mc.cores}) {
+    ffn_context_set_threads(ctx, static_cast<int>(threads));
+    ffn_bench::setOneDnnThreads(static_cast<int>(threads));
+    for (const FfnSpec &spec : specs)
+      if (spec.isMoe())
+        failures += ffn_bench::benchMoe(spec, libraries[{threads, false}], ctx,
+                                        threads, mc.roofline(threads),
+                                        moeOptions, moeDecode);
+  }
   ffn_context_destroy(ctx);
   for (auto &[threads, library] : libraries)
     llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);
   fmt::print("\nLLaMA-7B MLP decode (M = 1, the MLP only):\n");
   for (const std::string &line : decode)
+    fmt::print("{}\n", line);
+  fmt::print("\nMixture-of-experts decode (M = 1, the block only):\n");
+  for (const std::string &line : moeDecode)
     fmt::print("{}\n", line);
   fmt::print("\n{} numerics failures\n", failures);
   return failures ? 1 : 0;
