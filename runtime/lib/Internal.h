@@ -135,8 +135,10 @@ struct ffn_kernel {
   /// packs into a new buffer first and swaps it in exclusively, so a run
   /// sees either the old or the new parameter, never a half-packed one.
   ffn_rt::WriterFirstLock paramsMutex;
-  std::vector<std::unique_ptr<ffn_rt::AlignedBuffer>> params; // packed
-  std::vector<const void *> paramPointers;                    // null: not set
+  /// Packed; shared with the kernels bound to these parameters
+  /// (ffn_kernel_share_params), freed with the last of them.
+  std::vector<std::shared_ptr<ffn_rt::AlignedBuffer>> params;
+  std::vector<const void *> paramPointers; // null: not set
 
   /// Scratch for runs: each run takes a buffer of its own (so concurrent
   /// runs never share one) and gives it back; steady-state runs from one

@@ -22,7 +22,7 @@
 
 using namespace ffn_rt;
 
-static_assert(sizeof(ffn_kernel_desc) == 31 * 8,
+static_assert(sizeof(ffn_kernel_desc) == 32 * 8,
               "ffn_kernel_desc must have thirty-one 8-byte fields");
 static_assert(sizeof(ffn_cpu_code) == 4 * 8 && sizeof(ffn_cuda_code) == 4 * 8,
               "the code entries must have four 8-byte fields");
@@ -192,6 +192,9 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
   // A strategy text also carries the back end's notes: a longer limit.
   if (!validString(d->target) || !validString(d->strategy, 4096))
     return bad("target or strategy is not a string");
+  // One entry of the signature per parameter, each well under 256 bytes.
+  if (!validString(d->pack_signature, 256 * 16))
+    return bad("pack_signature is not a string");
   // Code for features this CPU lacks would die of SIGILL in its first run.
   if (d->device == FFN_DEVICE_CPU) {
     std::string why = ffn_rt::cpuCannotRun(d->target);

@@ -112,12 +112,14 @@ installPacked(ffn_kernel *kernel, int64_t index,
     return FFN_OK;
   }
   // Swap it in once no run is using the old one (runs hold the lock shared).
+  std::shared_ptr<AlignedBuffer> old;
   {
     std::unique_lock<WriterFirstLock> lock(kernel->paramsMutex);
-    kernel->params[index].swap(packed);
+    old = std::move(kernel->params[index]);
+    kernel->params[index] = std::move(packed);
     kernel->paramPointers[index] = kernel->params[index]->data();
   }
-  return FFN_OK; // the old buffer, if any, is freed here
+  return FFN_OK; // the old buffer, unless another kernel shares it, goes here
 }
 
 extern "C" {
@@ -308,6 +310,76 @@ ffn_status ffn_kernel_set_quantized_param(ffn_kernel *kernel, const char *name,
     }
     d->pack_quantized(index, qSrc, sSrc, zSrc, dst);
   });
+}
+
+ffn_status ffn_kernel_share_params(ffn_kernel *kernel,
+                                   const ffn_kernel *owner) {
+  if (!kernel)
+    return FFN_ERROR_INVALID_ARGUMENT;
+  ffn_context *ctx = kernel->ctx;
+  auto invalid = [&](const std::string &message) {
+    return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
+                "ffn_kernel_share_params: " + message);
+  };
+  if (!owner)
+    return invalid("owner must not be null");
+  if (owner == kernel)
+    return invalid("a kernel cannot share its own parameters");
+  const ffn_kernel_desc *d = kernel->desc, *od = owner->desc;
+  std::string pair = "kernel '" + std::string(d->name) + "' and kernel '" +
+                     std::string(od->name) + "'";
+  // Device parameters live in each kernel's own device allocations.
+  if (kernel->device || owner->device)
+    return fail(ctx, FFN_ERROR_UNSUPPORTED,
+                "ffn_kernel_share_params: " + pair +
+                    ": sharing packed parameters is for CPU kernels");
+  // The same packed bytes: the same parameters, packed the same way.
+  if (std::strcmp(d->pack_signature, od->pack_signature) != 0 ||
+      d->num_params != od->num_params)
+    return invalid(pair + " pack their parameters differently (" +
+                   d->pack_signature + " vs " + od->pack_signature + ")");
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (std::strcmp(d->params[i].name, od->params[i].name) != 0 ||
+        d->params[i].packed_bytes != od->params[i].packed_bytes ||
+        d->params[i].experts != od->params[i].experts)
+      return invalid(pair + " differ in parameter " + std::to_string(i) +
+                     " ('" + d->params[i].name + "')");
+  // The owner's buffers as they are now, taken under its lock and then
+  // installed under ours: never both locks at once, so two kernels sharing
+  // in opposite directions cannot deadlock.
+  std::vector<std::shared_ptr<AlignedBuffer>> buffers;
+  {
+    auto &ownerLock = const_cast<WriterFirstLock &>(owner->paramsMutex);
+    std::shared_lock<WriterFirstLock> lock(ownerLock);
+    for (int64_t i = 0; i < od->num_params; ++i)
+      if (!owner->params[i])
+        return invalid("parameter '" + std::string(od->params[i].name) +
+                       "' of kernel '" + od->name +
+                       "' is not set: set the owner's parameters first");
+    buffers = owner->params;
+  }
+  std::vector<std::shared_ptr<AlignedBuffer>> old;
+  {
+    std::unique_lock<WriterFirstLock> lock(kernel->paramsMutex);
+    old.swap(kernel->params);
+    kernel->params = std::move(buffers);
+    for (int64_t i = 0; i < d->num_params; ++i)
+      kernel->paramPointers[i] = kernel->params[i]->data();
+  }
+  return FFN_OK; // the kernel's own buffers, if any, go here
+}
+
+const void *ffn_kernel_packed_param(const ffn_kernel *kernel,
+                                    const char *name) {
+  if (!kernel || !name || kernel->device)
+    return nullptr;
+  const ffn_kernel_desc *d = kernel->desc;
+  auto &lockRef = const_cast<WriterFirstLock &>(kernel->paramsMutex);
+  std::shared_lock<WriterFirstLock> lock(lockRef);
+  for (int64_t i = 0; i < d->num_params; ++i)
+    if (std::strcmp(d->params[i].name, name) == 0)
+      return kernel->paramPointers[i];
+  return nullptr;
 }
 
 } // extern "C"

@@ -23,10 +23,14 @@ void emitKernel(const KernelSignature &kernel, const TargetInfo &target,
                      kernel.dModel, kernel.dFF, toString(kernel.dtype).str());
   out += " * Parameters, in order (matrices logically [in, out] row-major):\n";
   for (const ParamInfo &p : params) {
+    // A mixture's expert tensors, stacked.
+    std::string experts =
+        p.experts ? fmt::format("{} experts x ", p.experts) : std::string();
     if (p.rank() == 2)
-      out += fmt::format(" *   {:<11} [{}, {}]\n", p.name, p.rows, p.cols);
+      out += fmt::format(" *   {:<11} {}[{}, {}]\n", p.name, experts, p.rows,
+                         p.cols);
     else
-      out += fmt::format(" *   {:<11} [{}]\n", p.name, p.rows);
+      out += fmt::format(" *   {:<11} {}[{}]\n", p.name, experts, p.rows);
   }
   if (device) {
     out += fmt::format(

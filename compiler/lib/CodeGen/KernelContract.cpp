@@ -32,8 +32,9 @@ ffnc::collectKernelSignatures(mlir::ModuleOp module) {
     for (mlir::Attribute attr : abi.getParams()) {
       auto p = mlir::cast<mlir::ffn::KernelParamAttr>(attr);
       llvm::ArrayRef<int64_t> shape = p.getShape().asArrayRef();
-      sig.paramInfo.push_back(
-          {p.getName().str(), shape[0], shape.size() == 2 ? shape[1] : 0});
+      sig.paramInfo.push_back({p.getName().str(), shape[0],
+                               shape.size() == 2 ? shape[1] : 0,
+                               p.getExperts()});
       sig.packQuantized |= !p.getPackQuantized().empty();
     }
     sig.phased = bool(abi.getPhaseUnits());

@@ -119,6 +119,13 @@ public:
       spec.sharedExperts = *v;
   }
   void handleRouter(const Field &field);
+  void handleShare(const Field &field) {
+    if (std::optional<StringRef> word =
+            expectName(field, "an ffn block name")) {
+      spec.share = word->str();
+      spec.shareRange = field.value->range;
+    }
+  }
   void handleNormalize(const Field &field) {
     if (std::optional<bool> b = evalBool(field))
       spec.routerNormalize = *b;
@@ -237,6 +244,10 @@ const FieldRule kFieldTable[] = {
     {"shared_experts", &DeclSema::handleSharedExperts, false,
      "integer expression", "`0`",
      "always-on expert FFNs with weight 1, besides the routed ones, 0 … 256"},
+    {"share", &DeclSema::handleShare, false, "an ffn block's name", "—",
+     "this block uses that block's parameters, packed once: same "
+     "parameters, dtype, weight format and batch_invariant (see Shared "
+     "weights)"},
     {"dropout", &DeclSema::handleDropout, false, "number in [0, 1)", "—",
      "accepted for specs copied from training configs, and ignored with a "
      "note: dropout is the identity at inference"},
@@ -958,6 +969,100 @@ void DeclSema::checkCombination() {
 
 } // namespace
 
+/// Why `spec` cannot use the parameters of `owner` (empty: it can): they
+/// must be the same tensors, stored and packed the same way.
+static std::string sharingMismatch(const FfnSpec &spec, const FfnSpec &owner) {
+  if (spec.dtype != owner.dtype)
+    return "its dtype is " + toString(spec.dtype).str() + ", '" + owner.name +
+           "''s " + toString(owner.dtype).str();
+  if (spec.weightQuant != owner.weightQuant ||
+      spec.quantGroup != owner.quantGroup ||
+      spec.int8Activations != owner.int8Activations ||
+      spec.zeroPoints != owner.zeroPoints)
+    return "its weights are stored differently (weights = ...)";
+  if (spec.batchInvariant != owner.batchInvariant)
+    return "one is batch_invariant and the other not (their kernels pack "
+           "W_down differently)";
+  std::vector<ParamInfo> mine = kernelParams(spec),
+                         theirs = kernelParams(owner);
+  auto shape = [](const ParamInfo &p) {
+    std::string s = "[";
+    if (p.experts)
+      s += std::to_string(p.experts) + ", ";
+    s += std::to_string(p.rows);
+    if (p.cols)
+      s += ", " + std::to_string(p.cols);
+    return s + "]";
+  };
+  auto has = [](const std::vector<ParamInfo> &params, const std::string &n) {
+    return llvm::any_of(params,
+                        [&](const ParamInfo &p) { return p.name == n; });
+  };
+  for (const ParamInfo &p : mine)
+    if (!has(theirs, p.name))
+      return "this block has '" + p.name + "', which '" + owner.name +
+             "' has not";
+  for (const ParamInfo &p : theirs)
+    if (!has(mine, p.name))
+      return "'" + owner.name + "' has '" + p.name +
+             "', which this block has not";
+  // The same names, in the one order kernelParams gives.
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (shape(mine[i]) != shape(theirs[i]))
+      return "'" + mine[i].name + "' is " + shape(mine[i]) + " here and " +
+             shape(theirs[i]) + " in '" + owner.name + "'";
+  }
+  return "";
+}
+
+void ffnc::checkSharing(const std::vector<FfnSpec> &specs,
+                        const llvm::StringMap<const FfnDecl *> &decls,
+                        DiagnosticEngine &diags) {
+  for (const FfnSpec &spec : specs) {
+    if (spec.share.empty())
+      continue;
+    llvm::SMLoc at = spec.shareRange.Start;
+    if (spec.share == spec.name) {
+      diags.error(at, "ffn '" + spec.name + "' cannot share its own weights",
+                  spec.shareRange);
+      continue;
+    }
+    const FfnSpec *owner = nullptr;
+    for (const FfnSpec &s : specs)
+      if (s.name == spec.share)
+        owner = &s;
+    if (!owner) {
+      // A block that failed its own checks was reported already.
+      if (!decls.count(spec.share))
+        diags.error(at,
+                    "share = " + spec.share +
+                        ": no ffn block of that name "
+                        "in this file",
+                    spec.shareRange);
+      continue;
+    }
+    const FfnDecl *ownerDecl = decls.lookup(spec.share);
+    if (!owner->share.empty()) {
+      diags.error(at,
+                  "'" + owner->name + "' uses the weights of '" + owner->share +
+                      "' itself: share = " + owner->share,
+                  spec.shareRange);
+      diags.note(owner->shareRange.Start, "'" + owner->name + "' shares here",
+                 owner->shareRange);
+      continue;
+    }
+    std::string why = sharingMismatch(spec, *owner);
+    if (why.empty())
+      continue;
+    diags.error(at,
+                "ffn '" + spec.name + "' cannot use the weights of '" +
+                    owner->name + "': " + why,
+                spec.shareRange);
+    diags.note(ownerDecl->nameRange.Start, "'" + owner->name + "' is here",
+               ownerDecl->nameRange);
+  }
+}
+
 std::vector<FfnSpec> ffnc::analyzeSpec(const SpecFile &file,
                                        DiagnosticEngine &diags) {
   std::vector<FfnSpec> specs;
@@ -976,6 +1081,7 @@ std::vector<FfnSpec> ffnc::analyzeSpec(const SpecFile &file,
     if (spec && inserted && decl.wellFormed)
       specs.push_back(std::move(*spec));
   }
+  checkSharing(specs, names, diags);
   return specs;
 }
 

@@ -154,10 +154,47 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     llvm::WithColor::warning(llvm::errs(), "ffnc")
         << "ffn '" << desc.name
         << "' has unquantized weights: --prequantized does not apply\n";
-  if (ffn_ref::setParams(kernel.get(), params, options.outInLayout,
+  // A block that shares another's weights (`share`): the owner's kernel is
+  // given the parameters (the same seeded values: the same parameter list)
+  // and this one is bound to its packed buffers.
+  std::unique_ptr<ffn_kernel, KernelDeleter> owner;
+  ffn_kernel *target = kernel.get();
+  if (!spec.share.empty()) {
+    ffn_kernel *rawOwner = nullptr;
+    if (ffn_kernel_load_library(ctx, library.str().c_str(), spec.share.c_str(),
+                                &rawOwner) != FFN_OK) {
+      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+      return 1;
+    }
+    owner.reset(rawOwner);
+    target = owner.get();
+  }
+  if (ffn_ref::setParams(target, params, options.outInLayout,
                          options.prequantized) != FFN_OK) {
     llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
     return 1;
+  }
+  if (owner) {
+    if (ffn_kernel_share_params(kernel.get(), owner.get()) != FFN_OK) {
+      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+      return 1;
+    }
+    // One copy: every packed buffer is the owner's.
+    uint64_t bytes = 0;
+    for (int64_t i = 0; i < desc.num_params; ++i) {
+      const char *name = desc.params[i].name;
+      if (ffn_kernel_packed_param(kernel.get(), name) !=
+          ffn_kernel_packed_param(owner.get(), name)) {
+        llvm::errs() << "ffnc: error: parameter '" << name << "' of ffn '"
+                     << spec.name << "' is not the one of '" << spec.share
+                     << "'\n";
+        return 1;
+      }
+      bytes += static_cast<uint64_t>(desc.params[i].packed_bytes) *
+               std::max<int64_t>(desc.params[i].experts, 1);
+    }
+    llvm::outs() << "  shares the packed parameters of '" << spec.share << "' ("
+                 << bytes << " bytes, held once)\n";
   }
 
   int status = 0;

@@ -9,7 +9,7 @@ using namespace mlir::ffn;
 
 // The descriptor structs are built as LLVM structs of 8-byte fields; the
 // host ABI (x86-64, LP64) must lay the C structs out the same way.
-static_assert(sizeof(ffn_kernel_desc) == 31 * 8, "ffn_kernel_desc layout");
+static_assert(sizeof(ffn_kernel_desc) == 32 * 8, "ffn_kernel_desc layout");
 static_assert(sizeof(ffn_param_desc) == 6 * 8, "ffn_param_desc layout");
 
 SmallVector<GluedKernel> mlir::ffn::takeKernels(ModuleOp module) {
@@ -292,6 +292,29 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
     return aggregate(paramsType, descs);
   });
 
+  // Everything the packed bytes depend on: the parameters' logical and
+  // packed types, their pack functions' kind and the weights' format.
+  std::string signature;
+  {
+    llvm::raw_string_ostream os(signature);
+    os << abi.getStorage();
+    if (WeightQuantAttr quant = abi.getWeightQuant())
+      os << ";" << quant;
+    os << ";operands " << abi.getOperandType();
+    for (Attribute attr : abi.getParams()) {
+      auto param = cast<KernelParamAttr>(attr);
+      os << ";" << param.getName() << "[";
+      llvm::interleave(param.getShape().asArrayRef(), os, "x");
+      os << "]";
+      if (param.getExperts())
+        os << "*" << param.getExperts();
+      os << "=" << param.getPacked()
+         << (param.getPack().empty() ? "" : ",packed")
+         << (param.getPackQuantized().empty() ? "" : ",prequantized");
+    }
+  }
+  LLVM::GlobalOp signatureString =
+      string("ffn_" + name + "_pack_signature", signature);
   LLVM::GlobalOp nameString = string("ffn_" + name + "_name", name);
   LLVM::GlobalOp targetString = string("ffn_" + name + "_target", target);
   LLVM::GlobalOp strategyString =
@@ -302,7 +325,7 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   auto descType = LLVM::LLVMStructType::getLiteral(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64,
             i64, i64, i64, f64, i64, i64, i64, i64, i64, i64, i64,
-            i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr});
+            i64, i64, ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr});
   NormAttr norm = abi.getNorm();
   int64_t normKind = !norm ? FFN_NORM_NONE
                      : norm.getKind() == NormKind::layernorm
@@ -350,6 +373,7 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                       address(params),
                       address(pack),
                       *packQuantized ? address(*packQuantized) : null(),
+                      address(signatureString),
                       constant(abi.getWorkspacePerRow().value_or(0)),
                       address(strategyString),
                       cpuCode ? address(cpuCode) : null(),

@@ -14,7 +14,8 @@
  * Versioning: FFN_KERNEL_ABI_VERSION changes whenever the layout or meaning
  * of anything here changes (6: the kind, and the code moved into the
  * per-device entries; 7: weight-only quantization; 8: already-quantized
- * weights; 9: mixtures of experts, stacked per-expert parameters). Every
+ * weights; 9: mixtures of experts, stacked per-expert parameters, the
+ * pack signature). Every
  * field is 8 bytes wide, so the layout is the same for any C or C++
  * compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
@@ -273,6 +274,10 @@ typedef struct ffn_kernel_desc {
   /* From already-quantized blocks: set exactly when weight_quant is not
    * FFN_WEIGHTS_DTYPE. */
   ffn_pack_quantized_fn pack_quantized;
+  /* How this kernel packs its parameters, as text: two kernels with equal
+   * signatures read the same packed bytes, so one may use the other's
+   * (ffn_kernel_share_params). */
+  const char *pack_signature;
   /* Scratch bytes per token row (host memory for a CPU kernel, device
    * memory for a device kernel). */
   int64_t workspace_per_row;

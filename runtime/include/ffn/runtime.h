@@ -149,6 +149,21 @@ ffn_status ffn_kernel_set_quantized_param(
     const void *scales, size_t scale_bytes, const void *zero_points,
     size_t zero_point_bytes, ffn_weight_layout layout);
 
+/* Binds `kernel` to the packed parameters of `owner`, so their memory is
+ * paid once: layers that share FFN weights (a spec's `share = other`), or
+ * any two CPU kernels that pack their parameters the same way (equal
+ * pack_signature in ffn/kernel_abi.h; otherwise an error saying how they
+ * differ). Every parameter of `owner` must be set. The binding holds the
+ * owner's packed buffers as they are now, for as long as either kernel uses
+ * them; setting a parameter of either kernel later replaces that kernel's
+ * own binding only. */
+ffn_status ffn_kernel_share_params(ffn_kernel *kernel, const ffn_kernel *owner);
+
+/* The packed buffer parameter `name` of a CPU kernel reads (NULL if it is
+ * not set, for a device kernel, or for an unknown name): two kernels that
+ * share parameters return the same pointer. */
+const void *ffn_kernel_packed_param(const ffn_kernel *kernel, const char *name);
+
 /* y[m, d_model] = FFN(x[m, d_model]) (for kind FFN_KIND_MOE the mixture of
  * experts, each row routed on its own) for m >= 1, in the kernel's dtype,
  * row-major. y must not overlap x. x and y are host memory, also for a

@@ -195,6 +195,7 @@ static ffn_kernel_desc moeDesc(void) {
   d.num_params = 4;
   d.params = params;
   d.pack = pack;
+  d.pack_signature = "fake";
   d.workspace_per_row = UNITS * 8;
   d.strategy = "fake: five units per row";
   d.cpu = &code;

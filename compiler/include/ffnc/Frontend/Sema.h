@@ -7,6 +7,8 @@
 #include "ffnc/Frontend/Diagnostics.h"
 #include "ffnc/Frontend/Spec.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,13 @@ constexpr int64_t kMaxExperts = 256;
 /// Checks every block of `file`, reporting problems to `diags`, and returns
 /// the resolved specs of the blocks without errors, in source order.
 std::vector<FfnSpec> analyzeSpec(const SpecFile &file, DiagnosticEngine &diags);
+
+/// The blocks that use another block's parameters (`share`): the owner
+/// exists, is another block, shares no one's itself, and has the same
+/// parameters stored the same way; errors located at the `share` value.
+void checkSharing(const std::vector<FfnSpec> &specs,
+                  const llvm::StringMap<const FfnDecl *> &decls,
+                  DiagnosticEngine &diags);
 
 /// The spec's fields as the rows of docs/dsl.md's field table (Markdown),
 /// rendered from the table Sema checks fields with.

@@ -99,6 +99,12 @@ struct FfnSpec {
   /// softmax_topk only: the selected weights divided by their sum.
   bool routerNormalize = false;
 
+  /// The block whose parameters this one uses (empty: its own): the
+  /// runtime binds this kernel to that one's packed parameters
+  /// (ffn_kernel_share_params), so their memory is paid once.
+  std::string share;
+  llvm::SMRange shareRange; ///< The `share` value in the source.
+
   bool isGated() const { return gate != Gate::None; }
   bool isMoe() const { return experts > 0; }
   /// Expert FFNs whose weights a kernel holds (routed and shared).
