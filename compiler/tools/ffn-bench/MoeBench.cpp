@@ -2,6 +2,7 @@
 
 #include "MoeBench.h"
 
+#include "BenchTiming.h"
 #include "OneDnnFfn.h"
 
 #include "ffnc/Analysis/FfnInfo.h"
@@ -11,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -21,34 +21,13 @@ using namespace ffnc;
 namespace ffn_bench {
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-/// Between two timed runs: longer than either library's workers spin (see
-/// ffn-bench.cpp), without sleeping.
-void idle() {
-  double end = now() + 400e-6;
-  while (now() < end)
-    ;
-}
-
 /// n bf16 values U(-scale, scale), fast: the expert weights of a Mixtral
 /// are 1.4 G values, too many for the harness's f64 copies.
 std::vector<uint16_t> randomBf16(size_t n, double scale, uint64_t seed) {
   std::vector<uint16_t> out(n);
-  uint64_t s = seed;
-  for (uint16_t &v : out) {
-    s += 0x9e3779b97f4a7c15ull;
-    uint64_t z = s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    double u = double(z >> 11) * 0x1.0p-53; // [0, 1)
-    v = ffn_ref::toBF16(static_cast<float>((2 * u - 1) * scale));
-  }
+  ffn_ref::Random rng(seed);
+  for (uint16_t &v : out)
+    v = ffn_ref::toBF16(static_cast<float>(rng.uniform(-scale, scale)));
   return out;
 }
 

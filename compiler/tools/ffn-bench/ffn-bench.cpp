@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchTiming.h"
 #include "MoeBench.h"
 #include "OneDnnFfn.h"
 
@@ -36,7 +37,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -60,30 +60,16 @@ cl::opt<std::string> specPath("spec",
                               cl::desc("The bench specs (default: built in)"),
                               cl::init(FFN_BENCH_SPEC), cl::cat(benchCategory));
 
-/// Between two timed runs: longer than either library's workers spin.
-constexpr double kIdleGap = 400e-6;
-
 struct Config {
   std::string name;
   int64_t m;
 };
 
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-/// Waits `seconds` on this thread without sleeping: a vCPU that goes idle
-/// comes back with cold caches (measured: BERT-base M = 1 ran at half speed
-/// for both libraries after a 400 us sleep).
-void idle(double seconds) {
-  double end = now() + seconds;
-  while (now() < end)
-    ;
-}
-
 } // namespace
+
+using ffn_bench::idle;
+using ffn_bench::kIdleGap;
+using ffn_bench::now;
 
 int main(int argc, char **argv) {
   // Both libraries' workers wait the same way: they spin for about 100 us

@@ -58,6 +58,14 @@ private:
   void normRow(function_ref<Value(Value)> load,
                function_ref<void(Value, Value)> store, Value scale,
                Value shift);
+  /// Row r's matmul input as f32, x[r, j] or its pre-norm, one column at a
+  /// time into `sink(j, v)`.
+  void inputRow(Value x, Value r, function_ref<void(Value, Value)> sink);
+  /// The rows phase's output row r: y[r, :] = T(post-norm(value(j) [+
+  /// x[r, j]])). A post-norm reads the pre-norm row back from row `preRow`
+  /// of `pre` (f32), where it is written first.
+  void outputRow(Value x, Value y, Value r, function_ref<Value(Value)> value,
+                 Value pre, Value preRow);
   /// Row r of `src` (k columns, f32 or the storage type) quantized to int8
   /// per group into q [.., >= k rounded up to 16] (zero past k), with each
   /// group's f32 scale and i32 sum of values into scales and sums
@@ -89,6 +97,8 @@ private:
 
   FfnOp op;
   func::FuncOp kernel;
+  // The norm's parameters (null where absent), set by build / buildMoe.
+  Value normScale, normShift;
   // The module's GEMM functions by what their code depends on (see
   // callOutlined).
   llvm::StringMap<func::FuncOp> &outlined;

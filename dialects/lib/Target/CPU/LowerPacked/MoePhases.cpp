@@ -68,11 +68,8 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
   Value m = memref::DimOp::create(b, loc, x, 0);
   int64_t act = l.moeActive, total = l.moeTotal, routed = l.moeExperts;
   Value rRows = mul(m, idx(act));
-  std::optional<NormAttr> norm = op.getNorm();
-  bool preNorm = norm && norm->getPosition() == NormPosition::pre;
-  bool postNorm = norm && norm->getPosition() == NormPosition::post;
-  Value scale = params.lookup("norm_scale"),
-        shift = params.lookup("norm_shift");
+  normScale = params.lookup("norm_scale");
+  normShift = params.lookup("norm_shift");
 
   // The head: per expert, its routed rows' end (after phase 1) and start.
   Value table = memref::ViewOp::create(b, loc, MemRefType::get({2, total}, i64),
@@ -150,21 +147,14 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
   inPhase(phase, 0, [&] {
     loop(begin, end, idx(1), [&](Value r) {
       startRoute(logits, taken);
-      auto load = [&](Value j) {
-        return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
-      };
-      auto store = [&](Value j, Value v) {
+      inputRow(x, r, [&](Value j, Value v) {
         addToLogits(router, logits, j, v);
         if (!l.needA)
           return;
         if (l.dot)
           v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
         memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
-      };
-      if (preNorm)
-        normRow(load, store, scale, shift);
-      else
-        loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
+      });
       routeRow(r, logits, taken, ids, weights);
     });
   });
@@ -364,31 +354,14 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
           memref::StoreOp::create(b, loc, sum, o, ValueRange{pos0, j});
         });
       });
-      auto mixed = [&](Value j) -> Value {
-        Value v = memref::LoadOp::create(b, loc, o, ValueRange{pos0, j});
-        if (op.getResidual())
-          v = arith::AddFOp::create(
-              b, loc, v,
-              toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j})));
-        return v;
-      };
-      auto storeY = [&](Value j, Value v) {
-        memref::StoreOp::create(b, loc, toStorage(v), y, ValueRange{r, j});
-      };
-      if (!postNorm) {
-        loop(idx(0), idx(l.d), idx(1), [&](Value j) { storeY(j, mixed(j)); });
-        return;
-      }
-      // The pre-norm row stays in the accumulator row.
-      loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-        memref::StoreOp::create(b, loc, mixed(j), o, ValueRange{pos0, j});
-      });
-      normRow(
+      // The post-norm's pre-norm row stays in the accumulator row.
+      outputRow(
+          x, y, r,
           [&](Value j) {
             return memref::LoadOp::create(b, loc, o, ValueRange{pos0, j})
                 .getResult();
           },
-          storeY, scale, shift);
+          o, pos0);
     });
   });
 }

@@ -70,15 +70,56 @@ void KernelBuilder::normRow(function_ref<Value(Value)> load,
   });
 }
 
+void KernelBuilder::inputRow(Value x, Value r,
+                             function_ref<void(Value, Value)> sink) {
+  auto load = [&](Value j) {
+    return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
+  };
+  std::optional<NormAttr> norm = op.getNorm();
+  if (norm && norm->getPosition() == NormPosition::pre)
+    normRow(load, sink, normScale, normShift);
+  else
+    loop(idx(0), idx(l.d), idx(1), [&](Value j) { sink(j, load(j)); });
+}
+
+void KernelBuilder::outputRow(Value x, Value y, Value r,
+                              function_ref<Value(Value)> value, Value pre,
+                              Value preRow) {
+  auto withResidual = [&](Value j) {
+    Value v = value(j);
+    if (op.getResidual())
+      v = arith::AddFOp::create(
+          b, loc, v,
+          toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j})));
+    return v;
+  };
+  auto storeY = [&](Value j, Value v) {
+    memref::StoreOp::create(b, loc, toStorage(v), y, ValueRange{r, j});
+  };
+  std::optional<NormAttr> norm = op.getNorm();
+  if (!norm || norm->getPosition() != NormPosition::post) {
+    loop(idx(0), idx(l.d), idx(1),
+         [&](Value j) { storeY(j, withResidual(j)); });
+    return;
+  }
+  loop(idx(0), idx(l.d), idx(1), [&](Value j) {
+    memref::StoreOp::create(b, loc, withResidual(j), pre,
+                            ValueRange{preRow, j});
+  });
+  normRow(
+      [&](Value j) {
+        return memref::LoadOp::create(b, loc, pre, ValueRange{preRow, j})
+            .getResult();
+      },
+      storeY, normScale, normShift);
+}
+
 void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
                           Value y, Value ws, Value phase, Value begin,
                           Value end) {
   Value m = memref::DimOp::create(b, loc, x, 0);
-  std::optional<NormAttr> norm = op.getNorm();
-  bool preNorm = norm && norm->getPosition() == NormPosition::pre;
-  bool postNorm = norm && norm->getPosition() == NormPosition::post;
-  Value scale = params.lookup("norm_scale"),
-        shift = params.lookup("norm_shift");
+  normScale = params.lookup("norm_scale");
+  normShift = params.lookup("norm_shift");
 
   // Workspace sections, each [m, width] with room for f32: A, H, O (A and
   // H in the matmuls' operand type).
@@ -120,19 +161,11 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   if (l.needA)
     inPhase(phase, 0, [&] {
       loop(begin, end, idx(1), [&](Value r) {
-        auto load = [&](Value j) {
-          return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
-        };
-        auto store = [&](Value j, Value v) {
+        inputRow(x, r, [&](Value j, Value v) {
           if (l.dot)
             v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
           memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
-        };
-
-        if (preNorm)
-          normRow(load, store, scale, shift);
-        else
-          loop(idx(0), idx(l.d), idx(1), [&](Value j) { store(j, load(j)); });
+        });
         if (l.intDot)
           quantizeRow(a, r, l.d, aq.q, aq.scales, aq.sums);
       });
@@ -263,34 +296,15 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
           v = arith::AddFOp::create(
               b, loc, v,
               toF32(memref::LoadOp::create(b, loc, bDown, ValueRange{j})));
-        if (op.getResidual())
-          v = arith::AddFOp::create(
-              b, loc, v,
-              toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j})));
         return v;
       };
-      auto storeY = [&](Value j, Value v) {
-        memref::StoreOp::create(b, loc, toStorage(v), y, ValueRange{r, j});
-      };
-      if (!postNorm) {
-        loop(idx(0), idx(l.d), idx(1), [&](Value j) { storeY(j, finish(j)); });
-        return;
-      }
-      // The pre-norm row goes back where it was read from: O, or (fused)
-      // group 0's partial output, the only section of that bucket known
-      // not to overlap another group's.
-      Value pre = fused ? arith::SelectOp::create(b, loc, fused, partials[0], o)
-                              .getResult()
-                        : o;
-      loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-        memref::StoreOp::create(b, loc, finish(j), pre, ValueRange{r, j});
-      });
-      normRow(
-          [&](Value j) {
-            return memref::LoadOp::create(b, loc, pre, ValueRange{r, j})
-                .getResult();
-          },
-          storeY, scale, shift);
+      // A post-norm's pre-norm row goes back where it was read from: O, or
+      // (fused) group 0's partial output, the only section of that bucket
+      // known not to overlap another group's.
+      Value pre = o;
+      if (fused && !l.finishInGemm)
+        pre = arith::SelectOp::create(b, loc, fused, partials[0], o);
+      outputRow(x, y, r, finish, pre, r);
     });
   });
 }
