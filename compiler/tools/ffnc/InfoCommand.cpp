@@ -183,6 +183,7 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     if (spec.weightQuant != WeightQuant::None)
       shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
     shape.intDot = spec.int8Activations;
+    shape.zeroActivations = spec.activation == Activation::Relu;
 
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);
@@ -217,18 +218,26 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       // The schedule this M's bucket runs, and at decode sizes how the
       // cost model priced the fused schedule against the two-pass one.
       bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;
+      bool sparse = static_cast<int64_t>(m) <= choice.sparseMaxM.value_or(0);
       std::string priced;
       if (m <= static_cast<uint64_t>(mlir::ffn::kFusedMaxM)) {
         // Without a bucket, chunk and groups are 0: the model's defaults.
         mlir::ffn::SchedulePrices prices = mlir::ffn::priceSchedules(
             shape, choice, static_cast<int64_t>(m), assumed);
-        priced = fmt::format(" (fused priced {:.3f}x two-pass)",
+        priced = fmt::format(" (fused priced {:.3f}x two-pass",
                              prices.fused / prices.twoPass);
+        if (shape.zeroActivations && fused)
+          priced += fmt::format(", sparse GEMM 2 {:.3f}x dense",
+                                prices.sparse / prices.fused);
+        priced += ")";
       }
       out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}{}\n",
                          m, arithmeticIntensity(spec, m), p.seconds * 1e3,
                          p.memoryBound ? "memory-bound" : "compute-bound",
-                         fused ? "fused" : "two-pass", priced);
+                         sparse  ? "fused sparse"
+                         : fused ? "fused"
+                                 : "two-pass",
+                         priced);
     }
     out += "\n";
   }

@@ -226,5 +226,10 @@ cl::opt<bool> injectNonFinite(
     "inject-nonfinite",
     cl::desc("Put NaN, +Inf and -Inf into the first three input rows"),
     cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<bool> printDigest(
+    "digest",
+    cl::desc("Print a 64-bit FNV-1a digest of each run's output bytes, to "
+             "compare schedules, thread counts or builds bit for bit"),
+    cl::cat(ffncCategory), cl::sub(runCommand));
 
 } // namespace ffnc::opts

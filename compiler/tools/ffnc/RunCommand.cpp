@@ -239,6 +239,13 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
         times.size(), median * 1e3, gflops);
     if (desc.kind == FFN_KIND_MOE)
       printRouting(desc, m, x, params, options);
+    if (options.digest) {
+      // FNV-1a over the output's bytes: equal digests, equal bits.
+      uint64_t h = 0xcbf29ce484222325ull;
+      for (uint8_t byte : y.bytes)
+        h = (h ^ byte) * 0x100000001b3ull;
+      llvm::outs() << fmt::format("  output digest {:016x}\n", h);
+    }
 
     if (!options.check)
       continue;
@@ -363,6 +370,7 @@ int ffnc::runMain(Session &s) {
   options.threads = opts::threadCount;
   options.inputScale = opts::inputScale;
   options.injectNonFinite = opts::injectNonFinite;
+  options.digest = opts::printDigest;
   if (opts::routingData.getNumOccurrences())
     for (const FfnSpec &spec : s.specs)
       if (!spec.isMoe())

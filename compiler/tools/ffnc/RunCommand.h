@@ -26,6 +26,7 @@ struct RunOptions {
   unsigned threads = 0;         ///< 0: one per core
   double inputScale = 1.0;      ///< multiply the random input by this
   bool injectNonFinite = false; ///< NaN, +Inf, -Inf in the first rows
+  bool digest = false;          ///< print a digest of each output
   /// Mixtures of experts: the routing the test data makes.
   ffn_ref::RoutingData routing = ffn_ref::RoutingData::Random;
   /// How --check bounds each element's error (docs/numerics.md).

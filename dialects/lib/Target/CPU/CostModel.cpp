@@ -3,19 +3,21 @@
 #include "ffn/Target/CPU/CostModel.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::ffn;
 
 std::optional<int64_t> *ffn::integerKnob(CpuStrategy &s, std::string_view key) {
-  return key == "vector_bits"   ? &s.vectorBits
-         : key == "mr"          ? &s.mr
-         : key == "nr"          ? &s.nr
-         : key == "mc"          ? &s.mc
-         : key == "fused_max_m" ? &s.fusedMaxM
-         : key == "chunk"       ? &s.chunk
-         : key == "groups"      ? &s.groups
-                                : nullptr;
+  return key == "vector_bits"    ? &s.vectorBits
+         : key == "mr"           ? &s.mr
+         : key == "nr"           ? &s.nr
+         : key == "mc"           ? &s.mc
+         : key == "fused_max_m"  ? &s.fusedMaxM
+         : key == "chunk"        ? &s.chunk
+         : key == "groups"       ? &s.groups
+         : key == "sparse_max_m" ? &s.sparseMaxM
+                                 : nullptr;
 }
 
 std::optional<bool> *ffn::booleanKnob(CpuStrategy &s, std::string_view key) {
@@ -109,6 +111,16 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
                               ") up to 1048576, got " + str(*s.chunk));
   if (s.groups && (*s.groups < 1 || *s.groups > 64))
     return error("groups", "must be in [1, 64], got " + str(*s.groups));
+  // The sparse GEMM 2 is the fused schedule's: a bucket inside its bucket.
+  if (s.sparseMaxM && s.fusedMaxM == 0 && *s.sparseMaxM != 0)
+    return error("sparse_max_m",
+                 "needs the fused schedule, but fused_max_m = 0 turns it off");
+  int64_t sparseBound = s.fusedMaxM ? *s.fusedMaxM : mc;
+  if (s.sparseMaxM && (*s.sparseMaxM < 0 || *s.sparseMaxM > sparseBound))
+    return error("sparse_max_m",
+                 "must be in [0, " +
+                     std::string(s.fusedMaxM ? "fused_max_m" : "mc") + " = " +
+                     str(sparseBound) + "], got " + str(*s.sparseMaxM));
   // vdpbf16ps tiles are written for zmm registers (16 f32 per bf16 pair
   // vector of 32).
   if (s.bf16Dot.value_or(false) && bits && bits != 512)
@@ -147,8 +159,11 @@ std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
     text = "m <= " + std::to_string(fusedMaxM) +
            ": fused whole-FFN, d_ff in chunks of " + std::to_string(f.chunk) +
            " over " + std::to_string(f.groups) + " group" +
-           (f.groups == 1 ? "" : "s") + "; m > " + std::to_string(fusedMaxM) +
-           ": two-pass; ";
+           (f.groups == 1 ? "" : "s") + "; ";
+    if (int64_t sparse = s.sparseMaxM.value_or(0); sparse > 0)
+      text += "m <= " + std::to_string(sparse) +
+              ": GEMM 2 skips W_down rows of all-zero activations; ";
+    text += "m > " + std::to_string(fusedMaxM) + ": two-pass; ";
   }
   int64_t nrUp = upPanelWidth(nr, vectorBits, gated);
   text += "packed " + std::to_string(vectorBits) +
@@ -229,10 +244,22 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
       std::min(ceilDiv(f.groups, active) * f.chunksPerGroup, f.chunks);
   double share = double(busiestChunks) / f.chunks;
   double partial = double(m) * downPanels * nr * 4;
+  double partials = busiestChunks * 2 * partial / cache +
+                    f.groups * partial / (cache * std::min(m, threads)) + sync;
   p.fused = phaseSeconds(upFlops + downFlops, upBytes + downBytes, share,
                          active, streamed, a) +
-            busiestChunks * 2 * partial / cache +
-            f.groups * partial / (cache * std::min(m, threads)) + sync;
+            partials;
+  p.sparse = p.fused;
+  if (s.zeroActivations) {
+    // A row of W_down is read when any of the m rows needs it.
+    double read = 1.0 - std::pow(1.0 - kReluNonzeroShare, double(m)) +
+                  kSparseListOverhead;
+    double scan = double(busiestChunks) * m * f.chunk * 4 / cache;
+    p.sparse =
+        phaseSeconds(upFlops + downFlops * read, upBytes + downBytes * read,
+                     share, active, streamed, a) +
+        partials + scan;
+  }
   return p;
 }
 
@@ -272,6 +299,9 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
   // chunk-major W_down would cut the scale groups.
   if (o.fusedMaxM == 0 || s.weightBits) {
     c.fusedMaxM = 0;
+    // An asked-for sparse bucket stays, for checkStrategy to refuse.
+    if (o.sparseMaxM.value_or(0) > 0)
+      c.sparseMaxM = o.sparseMaxM;
     return c;
   }
 
@@ -306,7 +336,22 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
       c.fusedMaxM = m;
     }
   }
-  if (*c.fusedMaxM == 0)
+  if (*c.fusedMaxM == 0) {
     c.chunk = c.groups = std::nullopt;
+    return c;
+  }
+  if (o.sparseMaxM) {
+    c.sparseMaxM = o.sparseMaxM;
+  } else if (s.zeroActivations) {
+    int64_t bound = 0;
+    for (int64_t m = 1; m <= *c.fusedMaxM; ++m) {
+      SchedulePrices p = priceSchedules(s, c, m, a);
+      if (p.sparse >= p.fused)
+        break;
+      bound = m;
+    }
+    if (bound > 0)
+      c.sparseMaxM = bound;
+  }
   return c;
 }

@@ -66,6 +66,7 @@ struct FfnSelectStrategyPass
       if (quant)
         shape.weightBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
       shape.intDot = quant && quant->getInt8Activations();
+      shape.zeroActivations = op.getActivation() == Activation::relu;
       shape.bf16Dot =
           op.getStorageType().isBF16() && bf16DotTarget && !quant;
       CpuStrategy o = fixed;

@@ -39,11 +39,16 @@ namespace mlir::ffn {
 ///     packed pair-interleaved, the matmuls' inputs rounded to bf16) instead
 ///     of widening each weight to f32: bf16 FFNs on an AVX-512 BF16 target.
 ///     Unset means false; the cost model sets it only where it can be true.
+///   - sparse_max_m: runs with m <= sparse_max_m (inside the fused bucket)
+///     skip the rows of W_down whose hidden activations are exactly zero in
+///     every row of the run, a chunk at a time (ReLU FFNs and ReGLU at
+///     decode). Unset means 0 (never); same results as the dense GEMM 2.
 struct CpuStrategy {
   std::optional<int64_t> vectorBits, mr, nr, mc;
   std::optional<bool> prefetch;
   std::optional<int64_t> fusedMaxM, chunk, groups;
   std::optional<bool> bf16Dot;
+  std::optional<int64_t> sparseMaxM;
 
   /// Every knob decided: what the lowering needs.
   bool isComplete() const {
@@ -54,15 +59,16 @@ struct CpuStrategy {
   bool operator==(const CpuStrategy &o) const {
     return vectorBits == o.vectorBits && mr == o.mr && nr == o.nr &&
            mc == o.mc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
-           chunk == o.chunk && groups == o.groups && bf16Dot == o.bf16Dot;
+           chunk == o.chunk && groups == o.groups && bf16Dot == o.bf16Dot &&
+           sparseMaxM == o.sparseMaxM;
   }
   bool operator!=(const CpuStrategy &o) const { return !(*this == o); }
 };
 
 /// The knobs' names in the strategy's text, in printing order.
 constexpr const char *kCpuStrategyKeys[] = {
-    "vector_bits", "mr",    "nr",     "mc",      "prefetch",
-    "fused_max_m", "chunk", "groups", "bf16_dot"};
+    "vector_bits", "mr",    "nr",     "mc",       "prefetch",
+    "fused_max_m", "chunk", "groups", "bf16_dot", "sparse_max_m"};
 
 /// A knob of the record by its name (nullptr: no such knob, or one of the
 /// other kind).
@@ -145,6 +151,10 @@ struct FfnShape {
   int64_t weightBits = 0;
   /// Quantized weights times int8 activations (VNNI integer dot products).
   bool intDot = false;
+  /// The hidden activations are exactly zero wherever the activation's
+  /// input is not positive (ReLU, gated or not): GEMM 2 can skip W_down's
+  /// rows of zero activations.
+  bool zeroActivations = false;
 
   /// Bytes of one weight, scales left out (under 2% for groups of 32+).
   double bytesPerWeight() const {
@@ -166,9 +176,23 @@ constexpr int64_t kFusedChunk = 256;
 /// Chunks are sized so that d_ff gives at least this many.
 constexpr int64_t kFusedMinChunks = 8;
 
-/// Predicted seconds of one run of m tokens in each schedule.
+/// What the cost model assumes of a ReLU FFN's hidden activations at
+/// decode: the share that is not zero in one row. Half is what zero-mean
+/// pre-activations give; trained ReLU models measure 5-50% (OPT, ReLU
+/// fine-tuned LLaMA), so the bound chosen from it is conservative. A run of
+/// m rows may skip a row of W_down only where all m rows are zero: 1 -
+/// (1 - p)^m of its rows are read.
+constexpr double kReluNonzeroShare = 0.5;
+/// The sparse GEMM 2 reads each listed row through its index and loses the
+/// hardware prefetcher's straight run: priced as reading this much more
+/// than the listed share of W_down.
+constexpr double kSparseListOverhead = 0.05;
+
+/// Predicted seconds of one run of m tokens in each schedule: two-pass,
+/// fused, and fused with the sparse GEMM 2 (zero-activation FFNs; else
+/// equal to fused).
 struct SchedulePrices {
-  double twoPass = 0, fused = 0;
+  double twoPass = 0, fused = 0, sparse = 0;
 };
 
 /// Prices both schedules of `c` (vector_bits, mr, nr and mc set; its chunk
@@ -183,6 +207,10 @@ struct SchedulePrices {
 /// most chunks; per chunk it reloads and stores its partial output (m x
 /// d_model f32, in L2), and the row phase sums the groups' partials; one
 /// phase boundary.
+///
+/// Sparse: the fused schedule whose GEMM 2 reads only the rows of W_down
+/// that some row's activation needs (the expected share plus the list's
+/// overhead), after scanning each chunk's activations in L1.
 ///
 /// Both pay the same row phases and compulsory traffic otherwise, so those
 /// are left out: the prices compare, they are not the roofline time.
@@ -203,6 +231,9 @@ SchedulePrices priceSchedules(const FfnShape &s, const CpuStrategy &c,
 /// them, so there is work to split); the group count that prices the fused
 /// schedule lowest at m = 1; and the bucket bound: the largest m <=
 /// min(16, mc) up to which every m prices fused below two-pass (0: none).
+/// Sparse GEMM 2 (zero-activation FFNs in the fused bucket): the largest m
+/// up to which every m prices the sparse fused schedule below the dense one
+/// (kReluNonzeroShare, kSparseListOverhead); left unset when that is none.
 /// The knobs `o` sets are kept (they must pass checkStrategy against
 /// `targetVectorBits`, whose width is used unless `o` narrows it); the
 /// result is complete.

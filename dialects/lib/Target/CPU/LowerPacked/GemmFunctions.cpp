@@ -53,9 +53,11 @@ void KernelBuilder::callUpGemm(const UpGemmArgs &args) {
 }
 
 void KernelBuilder::callDownGemm(const DownGemmArgs &args) {
-  callOutlined("gemm_down", downKey(), args.operands(), [&](ValueRange in) {
-    buildDownGemm(DownGemmArgs::fromArguments(in, op, l));
-  });
+  bool sparse = bool(args.kList);
+  callOutlined(sparse ? "gemm_down_sparse" : "gemm_down", downKey(),
+               args.operands(), [&](ValueRange in) {
+                 buildDownGemm(DownGemmArgs::fromArguments(in, op, l, sparse));
+               });
 }
 
 std::string KernelBuilder::layoutKey() {
@@ -170,6 +172,8 @@ void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
     down.chunkEnd = in.q1;
     down.aColBase = in.aColBase;
     down.accumulate = modeIs(1);
+    down.kList = in.kList;
+    down.kCount = in.kCount;
   }
   gemm(down, in.m, in.p0, in.p1);
 }

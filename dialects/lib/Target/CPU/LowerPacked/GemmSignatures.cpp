@@ -51,11 +51,11 @@ UpGemmArgs UpGemmArgs::fromArguments(ValueRange in, FfnOp op,
 
 SmallVector<Value> DownGemmArgs::operands() const {
   return present({a, aScales, aSums, c, m, p0, p1, q0, q1, aColBase, mode,
-                  wDown, y, x, bDown});
+                  wDown, y, x, bDown, kList, kCount});
 }
 
 DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
-                                         const Layout &l) {
+                                         const Layout &l, bool sparse) {
   DownGemmArgs args;
   bool fused = l.fusedMaxM > 0;
   args.a = take(in, true);
@@ -73,6 +73,8 @@ DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
   args.y = take(in, l.finishInGemm);
   args.x = take(in, l.finishInGemm && op.getResidual());
   args.bDown = take(in, l.finishInGemm && op.getBDown());
+  args.kList = take(in, sparse);
+  args.kCount = take(in, sparse);
   assert(in.empty() && "gemm_down's arguments follow the layout");
   return args;
 }

@@ -46,9 +46,13 @@ struct DownGemmArgs {
   Value wDown;
   Value y, x,
       bDown; // finishing in GEMM 2 only; x, bDown where the FFN has them
+  // The sparse GEMM 2 (`gemm_down_sparse`, one chunk: q1 = q0 + 1) only:
+  // the chunk's listed rows (row 0 of a memref<?x?xi32>) and their count.
+  Value kList, kCount;
 
   SmallVector<Value> operands() const;
-  static DownGemmArgs fromArguments(ValueRange in, FfnOp op, const Layout &l);
+  static DownGemmArgs fromArguments(ValueRange in, FfnOp op, const Layout &l,
+                                    bool sparse = false);
 };
 
 } // namespace mlir::ffn::cpu

@@ -75,6 +75,13 @@ private:
   /// Fused schedule, group g's section: its chunk buffer Hc [rows, chunk],
   /// or (`output`) its partial output Og [rows, oWidth] right after it.
   Value groupView(Value ws, Value rows, Value g, bool output);
+  /// Fused schedule with a sparse bucket: group g's list section, i32
+  /// [rows, chunk], whose row 0 holds a chunk's needed rows of W_down.
+  Value listView(Value ws, Value rows, Value g);
+  /// Writes into row 0 of `list` the chunk's rows of W_down (from d_ff row
+  /// k0; pair rows for pair tiles) whose activation in Hc [m, chunk] is
+  /// nonzero in some row, ascending, and returns their count.
+  Value listNeededRows(Value hc, Value m, Value k0, Value list);
 
   /// Calls the private GEMM function `<kernel>.<suffix>`(args), which
   /// `body` builds from its arguments on the first call with this suffix

@@ -98,9 +98,15 @@ struct Layout {
   // The fused small-m schedule (fusedMaxM = 0: not used).
   int64_t fusedMaxM = 0, chunk = 0, panelsPerChunk = 0, chunks = 0,
           chunksPerGroup = 0, groups = 0;
-  // f32 columns per row of one group's section: its chunk buffer, then its
-  // partial output.
-  int64_t groupWidth() const { return chunk + oWidth; }
+  // Runs with m <= sparseMaxM (0: none) skip W_down's rows of zero
+  // activations: each group lists its chunk's needed rows first.
+  int64_t sparseMaxM = 0;
+  // 32-bit columns per row of one group's section: its chunk buffer, its
+  // partial output, then (sparse) room for its list of a chunk's rows (in
+  // row 0: m >= 1).
+  int64_t groupWidth() const {
+    return chunk + oWidth + (sparseMaxM ? chunk : 0);
+  }
   int64_t workspacePerRow() const {
     return 4 * (aWidth + std::max(hWidth + oWidth, groups * groupWidth())) +
            actQuantRowBytes(d) + actQuantRowBytes(f);

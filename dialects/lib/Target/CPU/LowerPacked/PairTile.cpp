@@ -24,47 +24,58 @@
 using namespace mlir;
 using namespace mlir::ffn::cpu;
 
+SmallVector<Value>
+PanelGemmBuilder::pairStep(const PanelGemm &g, int64_t rows, Value row0,
+                           Value panel, Value chunk, ValueRange in, Value kk,
+                           function_ref<Value(Value row)> aWord) {
+  int64_t nv = g.nr / l.lanes;
+  int64_t nmat = g.panels.size();
+  auto pairs = VectorType::get({2 * l.lanes}, b.getBF16Type());
+  auto words = VectorType::get({l.lanes}, b.getI32Type());
+  SmallVector<Value> a;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(r));
+    Value all = vector::BroadcastOp::create(b, loc, words, aWord(row));
+    a.push_back(vector::BitCastOp::create(b, loc, pairs, all));
+  }
+  SmallVector<Value> out(in.begin(), in.end());
+  for (int64_t mat = 0; mat < nmat; ++mat) {
+    for (int64_t v = 0; v < nv; ++v) {
+      SmallVector<Value> at;
+      if (chunk)
+        at.push_back(chunk);
+      at.append({panel, kk, idx(v * 2 * l.lanes)});
+      Value w = vector::LoadOp::create(b, loc, pairs, g.panels[mat], at);
+      for (int64_t r = 0; r < rows; ++r) {
+        Value &sum = out[(mat * rows + r) * nv + v];
+        sum = x86vector::DotBF16Op::create(b, loc, vecF32, sum, a[r], w);
+      }
+    }
+  }
+  return out;
+}
+
+Value PanelGemmBuilder::pairWord(const PanelGemm &g, Value row, Value k,
+                                 bool single) {
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type();
+  if (single) {
+    Value e = memref::LoadOp::create(b, loc, g.a, ValueRange{row, k});
+    Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), e);
+    return arith::ExtUIOp::create(b, loc, i32, bits);
+  }
+  Value two = vector::LoadOp::create(b, loc, VectorType::get({2}, bf16), g.a,
+                                     ValueRange{row, k});
+  Value word =
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), two);
+  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
 void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
                                    Value row0, int64_t rows, Value panel,
                                    Value prefetchPanel, Value chunk, Value aCol,
                                    Value kLen) {
   int64_t nv = g.nr / l.lanes;
-  int64_t nmat = g.panels.size();
-  Type bf16 = b.getBF16Type(), i32 = b.getI32Type();
-  auto pairs = VectorType::get({2 * l.lanes}, bf16);
-  auto words = VectorType::get({l.lanes}, i32);
-  auto slot = [&](int64_t mat, int64_t r, int64_t v) {
-    return (mat * rows + r) * nv + v;
-  };
-
   SmallVector<Value> init = loadAccumulators(acc, rows, nv);
-
-  // One k-step over pair row kk of the panels: A's word of each row
-  // broadcast, then per weight vector one load and one dot per row.
-  auto step = [&](ValueRange in, Value kk,
-                  function_ref<Value(Value row)> aWord) {
-    SmallVector<Value> a;
-    for (int64_t r = 0; r < rows; ++r) {
-      Value row = arith::AddIOp::create(b, loc, row0, idx(r));
-      Value all = vector::BroadcastOp::create(b, loc, words, aWord(row));
-      a.push_back(vector::BitCastOp::create(b, loc, pairs, all));
-    }
-    SmallVector<Value> out(in.begin(), in.end());
-    for (int64_t mat = 0; mat < nmat; ++mat) {
-      for (int64_t v = 0; v < nv; ++v) {
-        SmallVector<Value> at;
-        if (chunk)
-          at.push_back(chunk);
-        at.append({panel, kk, idx(v * 2 * l.lanes)});
-        Value w = vector::LoadOp::create(b, loc, pairs, g.panels[mat], at);
-        for (int64_t r = 0; r < rows; ++r) {
-          Value &sum = out[slot(mat, r, v)];
-          sum = x86vector::DotBF16Op::create(b, loc, vecF32, sum, a[r], w);
-        }
-      }
-    }
-    return out;
-  };
 
   Value fullPairs = arith::DivUIOp::create(b, loc, kLen, idx(2));
   auto loop = scf::ForOp::create(b, loc, idx(0), fullPairs, idx(1), init);
@@ -77,13 +88,8 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
     Value k = arith::AddIOp::create(b, loc, aCol,
                                     arith::MulIOp::create(b, loc, kk, idx(2)));
     SmallVector<Value> out =
-        step(loop.getRegionIterArgs(), kk, [&](Value row) -> Value {
-          Value two = vector::LoadOp::create(b, loc, VectorType::get({2}, bf16),
-                                             g.a, ValueRange{row, k});
-          Value word =
-              vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), two);
-          return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
-        });
+        pairStep(g, rows, row0, panel, chunk, loop.getRegionIterArgs(), kk,
+                 [&](Value row) { return pairWord(g, row, k, false); });
     prefetchPanelRow(g, rows, chunk, prefetchPanel, kk);
     scf::YieldOp::create(b, loc, out);
   }
@@ -99,11 +105,8 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
         Value k = arith::SubIOp::create(
             b, loc, arith::AddIOp::create(b, loc, aCol, kLen), idx(1));
         SmallVector<Value> out =
-            step(loop.getResults(), fullPairs, [&](Value row) -> Value {
-              Value e = memref::LoadOp::create(b, loc, g.a, ValueRange{row, k});
-              Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), e);
-              return arith::ExtUIOp::create(b, loc, i32, bits);
-            });
+            pairStep(g, rows, row0, panel, chunk, loop.getResults(), fullPairs,
+                     [&](Value row) { return pairWord(g, row, k, true); });
         scf::YieldOp::create(b, loc, out);
       },
       [&](OpBuilder &, Location) {

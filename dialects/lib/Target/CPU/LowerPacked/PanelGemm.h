@@ -43,6 +43,10 @@ struct PanelGemm {
   // A's column q * chunkRows - aColBase + k.
   int64_t chunkRows = 0;
   Value chunkBegin, chunkEnd, aColBase;
+  // The sparse GEMM 2 (one chunk per call): k runs over the kCount entries
+  // of kList (row 0 of a memref<?x?xi32>, ascending) only, the chunk's rows
+  // (pair rows for pair tiles) whose activations are not all zero.
+  Value kList, kCount;
   Value accumulate; // i1: c += A B instead of c = A B (null: false)
   // i1 (null: never): instead of c, y[:, :d] = T(A B + bias + residual),
   // the real d columns of y only (bias, residual: null when absent).
@@ -125,6 +129,24 @@ private:
   void dotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
                    int64_t rows, Value panel, Value prefetchPanel, Value chunk,
                    Value aCol, Value kLen);
+  /// The sparse GEMM 2's contraction over the chunk's listed rows
+  /// (SparseTile.cpp): per listed k, one broadcast of A per row and one FMA
+  /// (or, pair tiles, one vdpbf16ps) per accumulator vector, in ascending
+  /// k -- the dense tile's operations less those of all-zero activations.
+  /// Pair tiles' odd last k (paired with zero) is never listed and always
+  /// taken.
+  void sparseContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
+                      int64_t rows, Value panel, Value prefetchPanel,
+                      Value chunk, Value aCol, Value kLen);
+  /// One pair-tile k-step over pair row kk: A's bf16 word of each row
+  /// (`aWord`) broadcast, then per weight vector one load and one
+  /// vdpbf16ps per row (PairTile.cpp; the dense and sparse tiles share it).
+  SmallVector<Value> pairStep(const PanelGemm &g, int64_t rows, Value row0,
+                              Value panel, Value chunk, ValueRange in, Value kk,
+                              function_ref<Value(Value row)> aWord);
+  /// A's bf16 pair at (row, k) as one i32 word; `single`: the element at k
+  /// paired with zero (an odd K's last).
+  Value pairWord(const PanelGemm &g, Value row, Value k, bool single);
 
   /// The epilogue of the tile of `rows` rows at row0 just parked in the
   /// tile buffer, row by row into C.

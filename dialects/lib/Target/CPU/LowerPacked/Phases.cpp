@@ -12,7 +12,9 @@
 // chunks, Hc = act(A W_up[:, c]) into an L1-sized buffer immediately
 // multiplied into a partial output Og += Hc W_down[c, :] per chunk group;
 // phase 5 sums the groups' Og in a fixed order, so results depend on the
-// strategy, never on the thread count.
+// strategy, never on the thread count. Runs with m <= sparse_max_m list
+// each chunk's rows of W_down that some row's activation needs and
+// multiply over those only (SparseTile.cpp), with the same sums.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,60 @@ Value KernelBuilder::groupView(Value ws, Value rows, Value g, bool output) {
   if (output)
     return view(ws, rows, offset, l.oWidth);
   return view(ws, rows, offset, l.chunk, operandType());
+}
+
+Value KernelBuilder::listView(Value ws, Value rows, Value g) {
+  Value offset = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
+  offset = arith::AddIOp::create(b, loc, offset,
+                                 idx(4 * (l.aWidth + l.chunk + l.oWidth)));
+  return view(ws, rows, offset, l.chunk, b.getI32Type());
+}
+
+Value KernelBuilder::listNeededRows(Value hc, Value m, Value k0, Value list) {
+  // The chunk's real rows of W_down (padding columns of Hc may hold
+  // act(0) != 0); pair tiles list whole pairs only, their odd last k is
+  // always taken.
+  Value len = arith::MinSIOp::create(
+      b, loc, idx(l.chunk), arith::SubIOp::create(b, loc, idx(l.f), k0));
+  Value units =
+      l.dot ? arith::DivUIOp::create(b, loc, len, idx(2)).getResult() : len;
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(operandType(), 0.0));
+  Type i1 = b.getI1Type();
+  auto scan =
+      scf::ForOp::create(b, loc, idx(0), units, idx(1), ValueRange{idx(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(scan.getBody());
+  Value u = scan.getInductionVar();
+  Value count = scan.getRegionIterArgs()[0];
+  Value k = l.dot ? arith::MulIOp::create(b, loc, u, idx(2)).getResult() : u;
+  // Nonzero (NaN included: it must reach the output) in any row.
+  auto rowsLoop = scf::ForOp::create(
+      b, loc, idx(0), m, idx(1),
+      ValueRange{arith::ConstantIntOp::create(b, loc, i1, 0)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(rowsLoop.getBody());
+    Value r = rowsLoop.getInductionVar();
+    Value any = rowsLoop.getRegionIterArgs()[0];
+    for (int64_t j = 0; j < (l.dot ? 2 : 1); ++j) {
+      Value col = arith::AddIOp::create(b, loc, k, idx(j));
+      Value h = memref::LoadOp::create(b, loc, hc, ValueRange{r, col});
+      Value nz =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, h, zero);
+      any = arith::OrIOp::create(b, loc, any, nz);
+    }
+    scf::YieldOp::create(b, loc, any);
+  }
+  // Branch-free: the entry is always written, and kept when needed (count
+  // <= u, so the write stays inside the list).
+  Value entry = arith::IndexCastOp::create(b, loc, b.getI32Type(), u);
+  memref::StoreOp::create(b, loc, entry, list, ValueRange{idx(0), count});
+  Value step = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                            rowsLoop.getResult(0));
+  scf::YieldOp::create(b, loc,
+                       ValueRange{arith::AddIOp::create(b, loc, count, step)});
+  return scan.getResult(0);
 }
 
 void KernelBuilder::normRow(function_ref<Value(Value)> load,
@@ -188,8 +244,11 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   Value wDown = params.lookup("w_down");
   Value bDown = params.lookup("b_down");
   auto callDown = [&](Value a2, Value c, Value p0, Value p1, Value q0, Value q1,
-                      Value aColBase, Value mode) {
+                      Value aColBase, Value mode, Value kList = {},
+                      Value kCount = {}) {
     DownGemmArgs args;
+    args.kList = kList;
+    args.kCount = kCount;
     args.a = dynamic(a2);
     if (l.intDot) {
       args.a = dynamic(hq.q);
@@ -231,6 +290,11 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
   });
 
   // Phase 4 (small m), over chunk groups: the fused schedule.
+  // The sparse bucket: m <= sparse_max_m lists each chunk's needed rows.
+  Value sparseRun;
+  if (l.sparseMaxM > 0)
+    sparseRun = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, m,
+                                      idx(l.sparseMaxM));
   if (l.fusedMaxM > 0)
     inPhase(phase, 4, [&] {
       loop(begin, end, idx(1), [&](Value g) {
@@ -255,9 +319,23 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
           Value k0 = arith::MulIOp::create(b, loc, c, idx(l.chunk));
           Value notFirst =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c, first);
-          callDown(
-              hc, og, idx(0), idx(l.npDown), c, c1, k0,
-              arith::IndexCastUIOp::create(b, loc, b.getIndexType(), notFirst));
+          Value mode =
+              arith::IndexCastUIOp::create(b, loc, b.getIndexType(), notFirst);
+          auto dense = [&] {
+            callDown(hc, og, idx(0), idx(l.npDown), c, c1, k0, mode);
+          };
+          if (!sparseRun)
+            return dense();
+          auto ifOp =
+              scf::IfOp::create(b, loc, sparseRun, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value list = listView(ws, m, g);
+          Value count = listNeededRows(hc, m, k0, list);
+          callDown(hc, og, idx(0), idx(l.npDown), c, c1, k0, mode,
+                   dynamic(list), count);
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          dense();
         });
       });
     });

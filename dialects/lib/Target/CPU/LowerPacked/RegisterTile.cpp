@@ -233,7 +233,10 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
         g.aColBase ? arith::SubIOp::create(b, loc, k0, g.aColBase) : k0;
     Value len = arith::MinSIOp::create(
         b, loc, idx(g.chunkRows), arith::SubIOp::create(b, loc, idx(l.f), k0));
-    contract(c, aBase, len);
+    if (g.kList)
+      sparseContract(g, acc, row0, rows, panel, prefetchPanel, c, aBase, len);
+    else
+      contract(c, aBase, len);
   }
 
   // With an epilogue, gemm() runs it from the tile buffer once for every

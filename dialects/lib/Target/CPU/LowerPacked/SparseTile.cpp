@@ -1,0 +1,93 @@
+//===- SparseTile.cpp - the sparse GEMM 2's K loop ------------------------===//
+//
+// At decode a ReLU FFN's hidden activations are mostly exact zeros, and a
+// zero activation's row of W_down adds nothing. The fused schedule lists,
+// per chunk, the rows some token needs (Phases.cpp); this K loop runs over
+// that list instead of the whole chunk, so the skipped rows' weights are
+// never read. It issues the dense tile's operations for the listed k, in
+// the same ascending order: the skipped terms are exact zeros (0 * w, w
+// finite), so the sums equal the dense GEMM 2's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PanelGemm.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::ffn::cpu;
+
+void PanelGemmBuilder::sparseContract(const PanelGemm &g, ArrayRef<Value> acc,
+                                      Value row0, int64_t rows, Value panel,
+                                      Value prefetchPanel, Value chunk,
+                                      Value aCol, Value kLen) {
+  assert(g.panels.size() == 1 && chunk && "the sparse GEMM is GEMM 2's");
+  int64_t nv = g.nr / l.lanes;
+  SmallVector<Value> init = loadAccumulators(acc, rows, nv);
+
+  auto loop = scf::ForOp::create(b, loc, idx(0), g.kCount, idx(1), init);
+  // A full register tile per listed k already, as the dense K loop.
+  loop->setAttr("llvm.loop_annotation", noUnroll());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value entry = memref::LoadOp::create(
+        b, loc, g.kList, ValueRange{idx(0), loop.getInductionVar()});
+    // The panel row: k, or for pair tiles the pair (2 kk, 2 kk + 1).
+    Value kk = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+    SmallVector<Value> out;
+    if (l.dot) {
+      Value k = arith::AddIOp::create(
+          b, loc, aCol, arith::MulIOp::create(b, loc, kk, idx(2)));
+      out = pairStep(g, rows, row0, panel, chunk, loop.getRegionIterArgs(), kk,
+                     [&](Value row) { return pairWord(g, row, k, false); });
+    } else {
+      Value k = arith::AddIOp::create(b, loc, aCol, kk);
+      SmallVector<Value> a;
+      for (int64_t r = 0; r < rows; ++r) {
+        Value row = arith::AddIOp::create(b, loc, row0, idx(r));
+        Value e = memref::LoadOp::create(b, loc, g.a, ValueRange{row, k});
+        a.push_back(vector::BroadcastOp::create(b, loc, vecF32, e));
+      }
+      ValueRange in = loop.getRegionIterArgs();
+      out.assign(in.begin(), in.end());
+      for (int64_t v = 0; v < nv; ++v) {
+        Value w = vector::LoadOp::create(
+            b, loc, vecStorage, g.panels[0],
+            ValueRange{chunk, panel, kk, idx(v * l.lanes)});
+        if (storage != f32)
+          w = arith::ExtFOp::create(b, loc, vecF32, w);
+        for (int64_t r = 0; r < rows; ++r) {
+          Value &sum = out[r * nv + v];
+          sum = vector::FMAOp::create(b, loc, a[r], w, sum);
+        }
+      }
+    }
+    prefetchPanelRow(g, rows, chunk, prefetchPanel, kk);
+    scf::YieldOp::create(b, loc, out);
+  }
+  ValueRange results = loop.getResults();
+
+  // Pair tiles: an odd chunk's last k, paired with zero, is never listed;
+  // it is taken here whatever its value, as dotContract does.
+  SmallVector<Value> withTail(results.begin(), results.end());
+  if (l.dot) {
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, kLen, idx(1)), idx(0));
+    auto tail = scf::IfOp::create(
+        b, loc, odd,
+        [&](OpBuilder &, Location) {
+          Value k = arith::SubIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, aCol, kLen), idx(1));
+          Value kk = arith::DivUIOp::create(b, loc, kLen, idx(2));
+          SmallVector<Value> out =
+              pairStep(g, rows, row0, panel, chunk, results, kk,
+                       [&](Value row) { return pairWord(g, row, k, true); });
+          scf::YieldOp::create(b, loc, out);
+        },
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, loc, results); });
+    withTail.assign(tail.getResults().begin(), tail.getResults().end());
+  }
+  storeAccumulators(acc, rows, nv, withTail);
+}
