@@ -8,13 +8,16 @@
 // peak, weight GB/s, % of the roofline bound min(peak, intensity x
 // bandwidth), the ratio to oneDNN, the cost model's prediction, and ffnc's
 // error against the f64 reference; then LLaMA-7B's decode rate per dtype;
-// then the mixtures of experts against oneDNN run per expert (MoeBench.h).
+// then the mixtures of experts against oneDNN run per expert (MoeBench.h);
+// then a ReLU FFN at decode with mostly-zero activations, sparse GEMM 2
+// against dense and oneDNN (SparseBench.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "BenchTiming.h"
 #include "MoeBench.h"
 #include "OneDnnFfn.h"
+#include "SparseBench.h"
 
 #include "ffnc/Analysis/CostModel.h"
 #include "ffnc/Analysis/FfnInfo.h"
@@ -176,6 +179,33 @@ int main(int argc, char **argv) {
                    now() - compileStart);
       libraries[{threads, invariant}] = std::string(library);
     }
+  }
+  // The activation-sparsity FFNs once more with the sparse GEMM 2 for m <=
+  // 8 (sparse_max_m, which the cost model does not choose yet); the main
+  // library's kernel is the dense baseline.
+  std::vector<FfnSpec> sparseSpecs;
+  for (const FfnSpec &spec : specs)
+    if (spec.name == "opt6_7b_relu_bf16")
+      sparseSpecs.push_back(spec);
+  std::map<unsigned, std::string> sparseLibraries;
+  for (unsigned threads : {1u, mc.cores}) {
+    if (sparseSpecs.empty())
+      break;
+    llvm::SmallString<128> library(dir);
+    llvm::sys::path::append(library,
+                            "sparse" + std::to_string(threads) + ".so");
+    ScheduleOptions schedule;
+    schedule.isa = target->name;
+    schedule.vectorBits = target->vectorBits;
+    schedule.threads = threads;
+    schedule.machine = mc.assumptions(threads);
+    schedule.overrides.sparseMaxM = 8;
+    if (llvm::Error err =
+            buildSharedLibrary(sparseSpecs, sm, *target, schedule, library)) {
+      fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+      return 1;
+    }
+    sparseLibraries[threads] = std::string(library);
   }
 
   std::vector<Config> configs;
@@ -416,7 +446,29 @@ int main(int argc, char **argv) {
                                         threads, mc.roofline(threads),
                                         moeOptions, moeDecode);
   }
+  // Activation sparsity at decode.
+  fmt::print("\n| ReLU FFN | M | thr | nonzero per row | W_down rows read | "
+             "sparse ms | dense ms | dense / sparse | oneDNN ms | oneDNN / "
+             "sparse | GB/s read | % bandwidth | bit-identical |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  ffn_bench::SparseBenchOptions sparseOptions;
+  sparseOptions.tokens =
+      quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 4, 8};
+  sparseOptions.nonzero =
+      quick ? std::vector<double>{0.1} : std::vector<double>{0.5, 0.1};
+  sparseOptions.seconds = seconds;
+  sparseOptions.quick = quick;
+  for (unsigned threads : {1u, mc.cores}) {
+    ffn_context_set_threads(ctx, static_cast<int>(threads));
+    ffn_bench::setOneDnnThreads(static_cast<int>(threads));
+    for (const FfnSpec &spec : sparseSpecs)
+      failures += ffn_bench::benchSparse(
+          spec, sparseLibraries[threads], libraries[{threads, false}], ctx,
+          threads, mc.roofline(threads), sparseOptions);
+  }
   ffn_context_destroy(ctx);
+  for (auto &[threads, library] : sparseLibraries)
+    llvm::sys::fs::remove(library);
   for (auto &[threads, library] : libraries)
     llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);

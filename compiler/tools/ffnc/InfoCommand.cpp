@@ -183,7 +183,9 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     if (spec.weightQuant != WeightQuant::None)
       shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
     shape.intDot = spec.int8Activations;
-    shape.zeroActivations = spec.activation == Activation::Relu;
+    shape.zeroActivations = spec.activation == Activation::Relu &&
+                            spec.weightQuant == WeightQuant::None &&
+                            !spec.isMoe();
 
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);
@@ -226,17 +228,13 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
             shape, choice, static_cast<int64_t>(m), assumed);
         priced = fmt::format(" (fused priced {:.3f}x two-pass",
                              prices.fused / prices.twoPass);
-        if (shape.zeroActivations && fused)
-          priced += fmt::format(", sparse GEMM 2 {:.3f}x dense",
-                                prices.sparse / prices.fused);
         priced += ")";
       }
       out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}{}\n",
                          m, arithmeticIntensity(spec, m), p.seconds * 1e3,
                          p.memoryBound ? "memory-bound" : "compute-bound",
-                         sparse  ? "fused sparse"
-                         : fused ? "fused"
-                                 : "two-pass",
+                         fused ? (sparse ? "fused sparse" : "fused")
+                               : (sparse ? "two-pass sparse" : "two-pass"),
                          priced);
     }
     out += "\n";

@@ -231,15 +231,16 @@ def Ffn_CpuStrategyAttr
       (`[N/nr][K/2][2 nr]`) and the matmuls' inputs (the pre-normed input,
       the hidden activations) are rounded to bf16. Only for bf16 FFNs on a
       target with `avx512bf16` and 512-bit vectors; absent means false.
-    - `sparse_max_m`: runs with `m <= sparse_max_m` (at most `fused_max_m`)
-      take the fused schedule with a sparse GEMM 2: after each chunk's hidden
-      activations are computed, the kernel lists the chunk's rows of W_down
-      whose activation is nonzero in some row of the run (pairs of rows with
-      `bf16_dot`), and the down tiles read only those. Results equal the
-      dense GEMM 2's (the skipped terms are exact zeros, the others are
-      summed in the same order). The cost model sets it for ReLU FFNs (plain
-      or ReGLU), whose activations are exactly zero for non-positive inputs;
-      absent means 0 (never).
+    - `sparse_max_m`: runs with `m <= sparse_max_m` skip the rows of W_down
+      whose hidden activation is exactly zero in every row of the run: the
+      kernel lists the rows some row needs (per chunk in the fused bucket;
+      over all of d_ff, in a one-unit phase of its own, in a two-pass
+      bucket) and GEMM 2 reads only those. Results equal the dense GEMM 2's
+      (the skipped terms are exact zeros; the others are summed in the same
+      order). For unquantized dense FFNs; it pays off only where the
+      activation makes exact zeros (ReLU, ReGLU). The cost model does not
+      choose it yet (measured no faster, docs/performance.md); absent means
+      0 (never).
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.

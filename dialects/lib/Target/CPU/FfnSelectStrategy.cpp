@@ -66,7 +66,9 @@ struct FfnSelectStrategyPass
       if (quant)
         shape.weightBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
       shape.intDot = quant && quant->getInt8Activations();
-      shape.zeroActivations = op.getActivation() == Activation::relu;
+      // Quantized weights and experts have no sparse GEMM 2.
+      shape.zeroActivations =
+          op.getActivation() == Activation::relu && !quant && !op.getMoe();
       shape.bf16Dot =
           op.getStorageType().isBF16() && bf16DotTarget && !quant;
       CpuStrategy o = fixed;
@@ -74,6 +76,14 @@ struct FfnSelectStrategyPass
         op.emitOpError("has quantized weights, which take the two-pass "
                        "schedule; the fused one (fused_max_m = ")
             << *o.fusedMaxM << ") is not built for them";
+        return WalkResult::interrupt();
+      }
+
+      if (o.sparseMaxM.value_or(0) > 0 && (quant || op.getMoe())) {
+        op.emitOpError("strategy option sparse_max_m = ")
+            << *o.sparseMaxM << ": the sparse GEMM 2 is built for unquantized "
+            << "dense FFNs; this one has "
+            << (quant ? "quantized weights" : "experts");
         return WalkResult::interrupt();
       }
 

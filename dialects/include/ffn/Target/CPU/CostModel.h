@@ -39,10 +39,11 @@ namespace mlir::ffn {
 ///     packed pair-interleaved, the matmuls' inputs rounded to bf16) instead
 ///     of widening each weight to f32: bf16 FFNs on an AVX-512 BF16 target.
 ///     Unset means false; the cost model sets it only where it can be true.
-///   - sparse_max_m: runs with m <= sparse_max_m (inside the fused bucket)
-///     skip the rows of W_down whose hidden activations are exactly zero in
-///     every row of the run, a chunk at a time (ReLU FFNs and ReGLU at
-///     decode). Unset means 0 (never); same results as the dense GEMM 2.
+///   - sparse_max_m: runs with m <= sparse_max_m skip the rows of W_down
+///     whose hidden activations are exactly zero in every row of the run
+///     (ReLU FFNs and ReGLU at decode): the fused schedule per chunk, the
+///     two-pass one over all of d_ff (a bucket of its own). Unset means 0
+///     (never); same results as the dense GEMM 2.
 struct CpuStrategy {
   std::optional<int64_t> vectorBits, mr, nr, mc;
   std::optional<bool> prefetch;
@@ -187,12 +188,15 @@ constexpr double kReluNonzeroShare = 0.5;
 /// hardware prefetcher's straight run: priced as reading this much more
 /// than the listed share of W_down.
 constexpr double kSparseListOverhead = 0.05;
+/// Whether chooseStrategy picks the sparse bucket by these prices (off:
+/// measured no faster yet, see CostModel.cpp).
+constexpr bool kChooseSparse = false;
 
 /// Predicted seconds of one run of m tokens in each schedule: two-pass,
 /// fused, and fused with the sparse GEMM 2 (zero-activation FFNs; else
 /// equal to fused).
 struct SchedulePrices {
-  double twoPass = 0, fused = 0, sparse = 0;
+  double twoPass = 0, fused = 0, sparse = 0, twoPassSparse = 0;
 };
 
 /// Prices both schedules of `c` (vector_bits, mr, nr and mc set; its chunk
@@ -202,6 +206,9 @@ struct SchedulePrices {
 /// Two-pass: GEMM 1 over up panels, then GEMM 2 over down panels, each a
 /// phase of its own, the hidden activations H (m x d_ff f32) written and
 /// read through the cache in between; two phase boundaries.
+///
+/// Two-pass sparse: one thread lists the rows of W_down some row's
+/// activation needs (a phase of its own), and GEMM 2 reads only those.
 ///
 /// Fused: one phase over the chunk groups, whose busiest thread holds the
 /// most chunks; per chunk it reloads and stores its partial output (m x
@@ -231,9 +238,10 @@ SchedulePrices priceSchedules(const FfnShape &s, const CpuStrategy &c,
 /// them, so there is work to split); the group count that prices the fused
 /// schedule lowest at m = 1; and the bucket bound: the largest m <=
 /// min(16, mc) up to which every m prices fused below two-pass (0: none).
-/// Sparse GEMM 2 (zero-activation FFNs in the fused bucket): the largest m
-/// up to which every m prices the sparse fused schedule below the dense one
-/// (kReluNonzeroShare, kSparseListOverhead); left unset when that is none.
+/// Sparse GEMM 2 (zero-activation FFNs, unquantized): the largest m <=
+/// min(16, mc) up to which every m prices the sparse variant of its
+/// schedule (fused or two-pass) below the dense one (kReluNonzeroShare,
+/// kSparseListOverhead); left unset when that is none.
 /// The knobs `o` sets are kept (they must pass checkStrategy against
 /// `targetVectorBits`, whose width is used unless `o` narrows it); the
 /// result is complete.

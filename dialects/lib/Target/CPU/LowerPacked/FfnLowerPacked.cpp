@@ -166,6 +166,12 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     units.push_back(b.getDenseI64ArrayAttr({rowsIfA, 0, 0, 0, l.groups, -1}));
     bucketMaxM.push_back(l.fusedMaxM);
   }
+  if (l.sparseTwoPass()) {
+    // The two-pass sparse bucket: one unit lists the needed rows.
+    units.push_back(b.getDenseI64ArrayAttr(
+        {rowsIfA, l.npUp, 1, l.npDown, 0, l.finishInGemm ? 0 : -1}));
+    bucketMaxM.push_back(l.sparseMaxM);
+  }
   if (moe) {
     // Rows, one unit, routed rows (-n: n * m), up panels x experts, routed
     // rows, down panels x experts, rows (MoePhases.cpp).

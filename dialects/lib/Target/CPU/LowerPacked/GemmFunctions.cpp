@@ -172,8 +172,8 @@ void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
     down.chunkEnd = in.q1;
     down.aColBase = in.aColBase;
     down.accumulate = modeIs(1);
-    down.kList = in.kList;
-    down.kCount = in.kCount;
   }
+  down.kList = in.kList;
+  down.kCount = in.kCount;
   gemm(down, in.m, in.p0, in.p1);
 }

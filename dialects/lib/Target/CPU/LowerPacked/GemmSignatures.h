@@ -46,7 +46,7 @@ struct DownGemmArgs {
   Value wDown;
   Value y, x,
       bDown; // finishing in GEMM 2 only; x, bDown where the FFN has them
-  // The sparse GEMM 2 (`gemm_down_sparse`, one chunk: q1 = q0 + 1) only:
+  // The sparse GEMM 2 (`gemm_down_sparse`; fused: one chunk, q1 = q0 + 1):
   // the chunk's listed rows (row 0 of a memref<?x?xi32>) and their count.
   Value kList, kCount;
 

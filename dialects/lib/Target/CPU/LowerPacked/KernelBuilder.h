@@ -78,10 +78,10 @@ private:
   /// Fused schedule with a sparse bucket: group g's list section, i32
   /// [rows, chunk], whose row 0 holds a chunk's needed rows of W_down.
   Value listView(Value ws, Value rows, Value g);
-  /// Writes into row 0 of `list` the chunk's rows of W_down (from d_ff row
-  /// k0; pair rows for pair tiles) whose activation in Hc [m, chunk] is
-  /// nonzero in some row, ascending, and returns their count.
-  Value listNeededRows(Value hc, Value m, Value k0, Value list);
+  /// Writes into row 0 of `list` the rows k < len of W_down (of a chunk, or
+  /// of all d_ff; pair rows for pair tiles) whose activation hc[:, k] is
+  /// nonzero in some of the m rows, ascending, and returns their count.
+  Value listNeededRows(Value hc, Value m, Value len, Value list);
 
   /// Calls the private GEMM function `<kernel>.<suffix>`(args), which
   /// `body` builds from its arguments on the first call with this suffix

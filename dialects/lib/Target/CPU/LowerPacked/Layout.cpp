@@ -65,7 +65,7 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
     l.chunks = f.chunks;
     l.chunksPerGroup = f.chunksPerGroup;
     l.groups = f.groups;
-    l.sparseMaxM = s.sparseMaxM.value_or(0);
   }
+  l.sparseMaxM = s.sparseMaxM.value_or(0);
   return l;
 }

@@ -99,20 +99,30 @@ struct Layout {
   int64_t fusedMaxM = 0, chunk = 0, panelsPerChunk = 0, chunks = 0,
           chunksPerGroup = 0, groups = 0;
   // Runs with m <= sparseMaxM (0: none) skip W_down's rows of zero
-  // activations: each group lists its chunk's needed rows first.
+  // activations: in the fused bucket each group lists its chunk's needed
+  // rows first.
   int64_t sparseMaxM = 0;
   // 32-bit columns per row of one group's section: its chunk buffer, its
   // partial output, then (sparse) room for its list of a chunk's rows (in
   // row 0: m >= 1).
   int64_t groupWidth() const {
-    return chunk + oWidth + (sparseMaxM ? chunk : 0);
+    return chunk + oWidth + (sparseMaxM && fusedMaxM ? chunk : 0);
   }
+  // Runs with fusedMaxM < m <= sparseMaxM take the two-pass schedule with
+  // the sparse GEMM 2: one unit lists the needed rows of all of d_ff into
+  // a section after O, [m, listWidth()] i32: row 0 holds the list, its
+  // column hWidth the count.
+  bool sparseTwoPass() const { return sparseMaxM > fusedMaxM; }
+  int64_t listWidth() const { return sparseTwoPass() ? hWidth + 16 : 0; }
+  int64_t listOffset() const { return 4 * (aWidth + hWidth + oWidth); }
   int64_t workspacePerRow() const {
-    return 4 * (aWidth + std::max(hWidth + oWidth, groups * groupWidth())) +
+    return 4 * (aWidth + std::max(hWidth + oWidth + listWidth(),
+                                  groups * groupWidth())) +
            actQuantRowBytes(d) + actQuantRowBytes(f);
   }
   // Where the quantized inputs start in a workspace row (after the f32
-  // sections; the fused schedule never quantizes).
+  // sections; the fused schedule never quantizes; quantized FFNs have no
+  // list section).
   int64_t actQuantOffset() const { return 4 * (aWidth + hWidth + oWidth); }
 
   // A mixture of experts (moeTotal = 0: none): routed experts, experts in

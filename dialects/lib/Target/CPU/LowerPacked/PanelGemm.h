@@ -43,9 +43,9 @@ struct PanelGemm {
   // A's column q * chunkRows - aColBase + k.
   int64_t chunkRows = 0;
   Value chunkBegin, chunkEnd, aColBase;
-  // The sparse GEMM 2 (one chunk per call): k runs over the kCount entries
-  // of kList (row 0 of a memref<?x?xi32>, ascending) only, the chunk's rows
-  // (pair rows for pair tiles) whose activations are not all zero.
+  // The sparse GEMM 2 (fused: one chunk per call): k runs over the kCount
+  // entries of kList (row 0 of a memref<?x?xi32>, ascending) only, the chunk's
+  // rows (pair rows for pair tiles) whose activations are not all zero.
   Value kList, kCount;
   Value accumulate; // i1: c += A B instead of c = A B (null: false)
   // i1 (null: never): instead of c, y[:, :d] = T(A B + bias + residual),
@@ -129,7 +129,7 @@ private:
   void dotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
                    int64_t rows, Value panel, Value prefetchPanel, Value chunk,
                    Value aCol, Value kLen);
-  /// The sparse GEMM 2's contraction over the chunk's listed rows
+  /// The sparse GEMM 2's contraction over the listed rows
   /// (SparseTile.cpp): per listed k, one broadcast of A per row and one FMA
   /// (or, pair tiles, one vdpbf16ps) per accumulator vector, in ascending
   /// k -- the dense tile's operations less those of all-zero activations.

@@ -44,12 +44,8 @@ Value KernelBuilder::listView(Value ws, Value rows, Value g) {
   return view(ws, rows, offset, l.chunk, b.getI32Type());
 }
 
-Value KernelBuilder::listNeededRows(Value hc, Value m, Value k0, Value list) {
-  // The chunk's real rows of W_down (padding columns of Hc may hold
-  // act(0) != 0); pair tiles list whole pairs only, their odd last k is
-  // always taken.
-  Value len = arith::MinSIOp::create(
-      b, loc, idx(l.chunk), arith::SubIOp::create(b, loc, idx(l.f), k0));
+Value KernelBuilder::listNeededRows(Value hc, Value m, Value len, Value list) {
+  // Pair tiles list whole pairs only; their odd last k is always taken.
   Value units =
       l.dot ? arith::DivUIOp::create(b, loc, len, idx(2)).getResult() : len;
   Value zero =
@@ -283,10 +279,40 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
         quantizeRow(h, r, l.f, hq.q, hq.scales, hq.sums);
       });
     });
+  // The two-pass sparse bucket, phase 2 (one unit): the rows of W_down
+  // some row's activation needs, over the real d_ff columns of H, and
+  // their count after them.
+  Value list;
+  if (l.sparseTwoPass()) {
+    list = view(ws, m, l.listOffset(), l.listWidth(), b.getI32Type());
+    inPhase(phase, 2, [&] {
+      Value count = listNeededRows(h, m, idx(l.f), list);
+      memref::StoreOp::create(
+          b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), count),
+          list, ValueRange{idx(0), idx(l.hWidth)});
+    });
+  }
   // Into O; only the first d_ff columns of H are real.
   inPhase(phase, 3, [&] { // over down panels
+    auto dense = [&] {
+      callDown(h, o, begin, end, idx(0), idx(l.chunks), idx(0),
+               idx(l.finishInGemm ? 2 : 0));
+    };
+    if (!list)
+      return dense();
+    Value sparse = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, m,
+                                         idx(l.sparseMaxM));
+    auto ifOp = scf::IfOp::create(b, loc, sparse, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value count = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, list,
+                               ValueRange{idx(0), idx(l.hWidth)}));
     callDown(h, o, begin, end, idx(0), idx(l.chunks), idx(0),
-             idx(l.finishInGemm ? 2 : 0));
+             idx(l.finishInGemm ? 2 : 0), dynamic(list), count);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    dense();
   });
 
   // Phase 4 (small m), over chunk groups: the fused schedule.
@@ -330,8 +356,13 @@ void KernelBuilder::build(Value x, const llvm::StringMap<Value> &params,
               scf::IfOp::create(b, loc, sparseRun, /*withElseRegion=*/true);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
+          // The chunk's real rows of W_down only (padding columns of Hc
+          // may hold act(0) != 0).
           Value list = listView(ws, m, g);
-          Value count = listNeededRows(hc, m, k0, list);
+          Value len = arith::MinSIOp::create(
+              b, loc, idx(l.chunk),
+              arith::SubIOp::create(b, loc, idx(l.f), k0));
+          Value count = listNeededRows(hc, m, len, list);
           callDown(hc, og, idx(0), idx(l.npDown), c, c1, k0, mode,
                    dynamic(list), count);
           b.setInsertionPointToStart(ifOp.elseBlock());

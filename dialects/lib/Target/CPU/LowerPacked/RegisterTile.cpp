@@ -219,7 +219,11 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
   };
 
   if (!g.chunkRows) {
-    contract(nullptr, idx(0), g.k);
+    if (g.kList)
+      sparseContract(g, acc, row0, rows, panel, prefetchPanel, nullptr, idx(0),
+                     g.k);
+    else
+      contract(nullptr, idx(0), g.k);
   } else {
     // K through chunks of a chunk-major panel: the vectorizer hoists the
     // accumulators out of this loop too, so they stay in registers across

@@ -1,12 +1,13 @@
 //===- SparseTile.cpp - the sparse GEMM 2's K loop ------------------------===//
 //
 // At decode a ReLU FFN's hidden activations are mostly exact zeros, and a
-// zero activation's row of W_down adds nothing. The fused schedule lists,
-// per chunk, the rows some token needs (Phases.cpp); this K loop runs over
-// that list instead of the whole chunk, so the skipped rows' weights are
-// never read. It issues the dense tile's operations for the listed k, in
-// the same ascending order: the skipped terms are exact zeros (0 * w, w
-// finite), so the sums equal the dense GEMM 2's.
+// zero activation's row of W_down adds nothing. The kernel lists the rows
+// some token needs (Phases.cpp: the fused schedule per chunk, the two-pass
+// one over all of d_ff); this K loop runs over that list instead of the
+// whole K, so the skipped rows' weights are never read. It issues the dense
+// tile's operations for the listed k, in the same ascending order: the skipped
+// terms are exact zeros (0 * w, w finite), so the sums equal the dense GEMM
+// 2's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,7 @@ void PanelGemmBuilder::sparseContract(const PanelGemm &g, ArrayRef<Value> acc,
                                       Value row0, int64_t rows, Value panel,
                                       Value prefetchPanel, Value chunk,
                                       Value aCol, Value kLen) {
-  assert(g.panels.size() == 1 && chunk && "the sparse GEMM is GEMM 2's");
+  assert(g.panels.size() == 1 && "the sparse GEMM is GEMM 2's");
   int64_t nv = g.nr / l.lanes;
   SmallVector<Value> init = loadAccumulators(acc, rows, nv);
 
@@ -52,9 +53,11 @@ void PanelGemmBuilder::sparseContract(const PanelGemm &g, ArrayRef<Value> acc,
       ValueRange in = loop.getRegionIterArgs();
       out.assign(in.begin(), in.end());
       for (int64_t v = 0; v < nv; ++v) {
-        Value w = vector::LoadOp::create(
-            b, loc, vecStorage, g.panels[0],
-            ValueRange{chunk, panel, kk, idx(v * l.lanes)});
+        SmallVector<Value> at;
+        if (chunk)
+          at.push_back(chunk);
+        at.append({panel, kk, idx(v * l.lanes)});
+        Value w = vector::LoadOp::create(b, loc, vecStorage, g.panels[0], at);
         if (storage != f32)
           w = arith::ExtFOp::create(b, loc, vecF32, w);
         for (int64_t r = 0; r < rows; ++r) {
