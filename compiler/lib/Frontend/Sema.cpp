@@ -101,6 +101,8 @@ public:
       spec.batchInvariant = *b;
   }
   void handleDropout(const Field &field);
+  void handleActivationSparsity(const Field &field);
+  void checkActivationSparsity();
   void handleNorm(const Field &field);
   void handleDType(const Field &field);
   void handleWeights(const Field &field);
@@ -248,6 +250,11 @@ const FieldRule kFieldTable[] = {
      "this block uses that block's parameters, packed once: same "
      "parameters, dtype, weight format and batch_invariant (see Shared "
      "weights)"},
+    {"activation_sparsity", &DeclSema::handleActivationSparsity, false,
+     "number in [0, 1)", "—",
+     "ReLU / ReGLU FFNs: the share of hidden activations that are exactly "
+     "zero at decode, from profiling the model; changes no result, lets the "
+     "cost model choose the sparse GEMM 2 (see Activation sparsity)"},
     {"dropout", &DeclSema::handleDropout, false, "number in [0, 1)", "—",
      "accepted for specs copied from training configs, and ignored with a "
      "note: dropout is the identity at inference"},
@@ -361,6 +368,38 @@ void DeclSema::handleGate(const Field &field) {
     errorWithSuggestion(*field.value, "unknown gate variant '" + *word + "'",
                         *word, gateNames());
   }
+}
+
+void DeclSema::handleActivationSparsity(const Field &field) {
+  std::optional<double> p = evalNumber(*field.value, "a share");
+  if (!p)
+    return;
+  if (!(*p >= 0.0 && *p < 1.0)) {
+    error(*field.value, "activation_sparsity must be in [0, 1)");
+    return;
+  }
+  spec.activationSparsity = *p;
+}
+
+void DeclSema::checkActivationSparsity() {
+  const Field *field = seen.lookup("activation_sparsity");
+  if (!field || spec.activationSparsity < 0)
+    return;
+  std::string why;
+  if (spec.activation != Activation::Relu)
+    why = "needs an activation that makes exact zeros (relu, or gate = "
+          "reglu); this FFN's is " +
+          toString(spec.activation).str();
+  else if (spec.weightQuant != WeightQuant::None)
+    why = "is for unquantized weights: the sparse GEMM 2 is not built for "
+          "quantized ones";
+  else if (spec.isMoe())
+    why = "is for dense FFNs: the sparse GEMM 2 is not built for experts";
+  if (why.empty())
+    return;
+  diags.error(field->nameRange.Start, "activation_sparsity " + why,
+              field->nameRange);
+  ok = false;
 }
 
 void DeclSema::handleDropout(const Field &field) {
@@ -941,6 +980,7 @@ void DeclSema::checkCombination() {
   spec.biasDown = biasDown.value_or(all);
 
   checkMixture();
+  checkActivationSparsity();
 
   // Missing fields are reported only for blocks that parsed cleanly: a field
   // with a syntax error was dropped and is not really missing.

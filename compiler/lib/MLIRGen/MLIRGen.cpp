@@ -129,6 +129,9 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
       spec.residual ? builder.getUnitAttr() : UnitAttr(), norm, weightQuant,
       moe, spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
+      spec.activationSparsity >= 0
+          ? builder.getF64FloatAttr(spec.activationSparsity)
+          : FloatAttr(),
       ffn::StrategyAttrInterface());
   func::ReturnOp::create(builder, loc, op.getResult());
   return func;

@@ -44,22 +44,35 @@ int paramIndex(const ffn_kernel_desc &desc, const char *name) {
 
 } // namespace
 
-int ffn_bench::benchSparse(const FfnSpec &spec, const std::string &library,
-                           const std::string &denseLibrary, ffn_context *ctx,
+int ffn_bench::benchSparse(const FfnSpec &spec,
+                           const SparseLibraries &libraries, ffn_context *ctx,
                            unsigned threads, const MachineModel &model,
                            const SparseBenchOptions &options) {
-  ffn_kernel *sparse = nullptr, *dense = nullptr;
-  if (ffn_kernel_load_library(ctx, library.c_str(), spec.name.c_str(),
-                              &sparse) != FFN_OK ||
-      ffn_kernel_load_library(ctx, denseLibrary.c_str(), spec.name.c_str(),
-                              &dense) != FFN_OK) {
+  ffn_kernel *chosen = nullptr, *dense = nullptr, *always = nullptr;
+  if (ffn_kernel_load_library(ctx, libraries.chosen.c_str(), spec.name.c_str(),
+                              &chosen) != FFN_OK ||
+      ffn_kernel_load_library(ctx, libraries.dense.c_str(), spec.name.c_str(),
+                              &dense) != FFN_OK ||
+      ffn_kernel_load_library(ctx, libraries.always.c_str(), spec.name.c_str(),
+                              &always) != FFN_OK) {
     fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
     return 1;
   }
-  const ffn_kernel_desc &desc = *ffn_kernel_descriptor(sparse);
+  const ffn_kernel_desc &desc = *ffn_kernel_descriptor(chosen);
+  // The cost model's sparse bucket, from the kernel's schedule text.
+  int64_t sparseMaxM = 0;
+  std::string schedule =
+      desc.strategy ? std::string(desc.strategy) : std::string();
+  if (size_t at = schedule.find(": GEMM 2 skips"); at != std::string::npos) {
+    size_t le = schedule.rfind("m <= ", at);
+    if (le != std::string::npos)
+      sparseMaxM = std::stoll(schedule.substr(le + 5, at - le - 5));
+  }
   int64_t d = spec.dModel, f = spec.dFF;
   int up = paramIndex(desc, "w_up"), bias = paramIndex(desc, "b_up");
   bool bf16 = desc.dtype == FFN_DTYPE_BF16;
+  // The kernel lists pairs of rows with bf16 pair tiles.
+  bool pairs = desc.operand_rounding == FFN_DTYPE_BF16;
   size_t elementBytes = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
   double upBytes = double(d) * f * elementBytes, downBytes = upBytes;
   int failures = 0;
@@ -92,22 +105,24 @@ int ffn_bench::benchSparse(const FfnSpec &spec, const std::string &library,
         ffn_ref::store(desc.dtype, params[bias].bytes.data(), j, b);
         params[bias].values[j] = b;
       }
-      // What the data makes: nonzeros per row, and the rows of W_down some
-      // row needs (what the sparse GEMM 2 reads).
-      int64_t nonzero = 0, needed = 0;
-      for (int64_t j = 0; j < f; ++j) {
+      // What the data makes: nonzeros per row, and the panel rows of
+      // W_down (pairs with pair tiles) some row needs: what the sparse GEMM
+      // 2 lists and reads.
+      int64_t nonzero = 0, needed = 0, unit = pairs ? 2 : 1;
+      for (int64_t j = 0; j < f; ++j)
+        for (int64_t r = 0; r < m; ++r)
+          nonzero += pre[r * f + j] + b > 0;
+      for (int64_t j = 0; j < f; j += unit) {
         bool any = false;
-        for (int64_t r = 0; r < m; ++r) {
-          bool nz = pre[r * f + j] + b > 0;
-          nonzero += nz;
-          any |= nz;
-        }
+        for (int64_t i = j; i < std::min(j + unit, f); ++i)
+          for (int64_t r = 0; r < m; ++r)
+            any |= pre[r * f + i] + b > 0;
         needed += any;
       }
       double rowShare = double(nonzero) / double(m * f);
-      double neededShare = double(needed) / double(f);
+      double neededShare = double(needed) / double((f + unit - 1) / unit);
 
-      for (ffn_kernel *k : {sparse, dense})
+      for (ffn_kernel *k : {chosen, dense, always})
         if (ffn_ref::setParams(k, params) != FFN_OK) {
           fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
           return failures + 1;
@@ -118,53 +133,57 @@ int ffn_bench::benchSparse(const FfnSpec &spec, const std::string &library,
       OneDnnFfn dnnl({d, f, m, false, "relu", spec.biasUp, bf16}, weights);
 
       const void *x = input.bytes.data();
-      std::vector<unsigned char> ys(m * d * elementBytes), yd(ys.size()),
-          yo(ys.size());
-      double bestS = INFINITY, bestD = INFINITY, bestO = INFINITY, spent = 0;
-      for (int r = 0; r < 400 && (r < 4 || spent < 3 * options.seconds); ++r) {
-        double t0 = now();
-        ffn_kernel_run(sparse, m, x, ys.data());
-        double t1 = now();
-        idle(kIdleGap);
-        double t2 = now();
-        ffn_kernel_run(dense, m, x, yd.data());
-        double t3 = now();
-        idle(kIdleGap);
-        double t4 = now();
-        dnnl.run(x, yo.data());
-        double t5 = now();
-        idle(kIdleGap);
-        if (r > 0) {
-          bestS = std::min(bestS, t1 - t0);
-          bestD = std::min(bestD, t3 - t2);
-          bestO = std::min(bestO, t5 - t4);
+      size_t bytes = m * d * elementBytes;
+      std::vector<unsigned char> ys(bytes), yd(bytes), ya(bytes), yo(bytes);
+      // Interleaved, best of each: the cost model's kernel, dense,
+      // always-sparse, oneDNN.
+      ffn_kernel *kernels[3] = {chosen, dense, always};
+      unsigned char *outs[3] = {ys.data(), yd.data(), ya.data()};
+      double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY}, spent = 0;
+      for (int r = 0; r < 400 && (r < 4 || spent < 4 * options.seconds); ++r) {
+        for (int i = 0; i < 4; ++i) {
+          double t0 = now();
+          if (i < 3)
+            ffn_kernel_run(kernels[i], m, x, outs[i]);
+          else
+            dnnl.run(x, yo.data());
+          double t = now() - t0;
+          idle(kIdleGap);
+          if (r > 0) // the first round is warm-up
+            best[i] = std::min(best[i], t);
+          spent += t;
         }
-        spent += (t1 - t0) + (t3 - t2) + (t5 - t4);
         if (options.quick && r >= 3)
           break;
       }
-      // The sparse GEMM 2 must give the dense one's bits, and both the
+      // The sparse GEMM 2 must give the dense one's bits, and all the
       // reference's values.
-      bool identical = std::memcmp(ys.data(), yd.data(), ys.size()) == 0;
+      bool identical = std::memcmp(ys.data(), yd.data(), bytes) == 0 &&
+                       std::memcmp(ya.data(), yd.data(), bytes) == 0;
       ffn_ref::Comparison cmp =
           ffn_ref::checkOutput(desc, std::min<int64_t>(m, 2), input, ys.data(),
                                params)
               .result;
       if (!identical || !cmp.pass)
         ++failures;
-      // Bytes the sparse kernel reads: W_up whole, W_down's needed rows.
-      double read = upBytes + neededShare * downBytes;
-      double gbs = read / bestS / 1e9;
-      fmt::print("| {} | {} | {} | {:.0f}% | {:.0f}% | {:.3f} | {:.3f} | "
-                 "{:.2f}x | {:.3f} | {:.2f}x | {:.1f} | {:.0f}% | {}{} |\n",
+      // Bytes the kernel reads: W_up whole, W_down's listed rows when it
+      // runs the sparse GEMM 2.
+      bool sparse = m <= sparseMaxM;
+      double read = upBytes + (sparse ? neededShare : 1.0) * downBytes;
+      double gbs = read / best[0] / 1e9;
+      fmt::print("| {} | {} | {} | {:.0f}% | {:.0f}% | {:.3f} | {} | {:.3f} | "
+                 "{:.2f}x | {:.3f} | {:.3f} | {:.2f}x | {:.1f} | {:.0f}% | "
+                 "{}{} |\n",
                  spec.name, m, threads, 100 * rowShare, 100 * neededShare,
-                 bestS * 1e3, bestD * 1e3, bestD / bestS, bestO * 1e3,
-                 bestO / bestS, gbs, 100 * gbs / model.bandwidthGBs,
+                 best[0] * 1e3, sparse ? "sparse" : "dense", best[1] * 1e3,
+                 best[1] / best[0], best[2] * 1e3, best[3] * 1e3,
+                 best[3] / best[0], gbs, 100 * gbs / model.bandwidthGBs,
                  identical ? "yes" : "NO", cmp.pass ? "" : " FAIL");
       std::fflush(stdout);
     }
   }
-  ffn_kernel_destroy(sparse);
+  ffn_kernel_destroy(chosen);
   ffn_kernel_destroy(dense);
+  ffn_kernel_destroy(always);
   return failures;
 }

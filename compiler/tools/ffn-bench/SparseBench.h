@@ -1,10 +1,11 @@
 //===- SparseBench.h - activation sparsity at decode ------------*- C++ -*-===//
 //
 // A ReLU FFN at decode with its hidden activations mostly zero, as trained
-// ReLU models have them: ffnc's kernel with the sparse GEMM 2
-// (sparse_max_m), the same FFN with the cost model's dense schedule, and
-// oneDNN, interleaved on the same weights. The share
-// of nonzero activations is set through b_up.
+// ReLU models have them: ffnc's kernel as the cost model schedules it from
+// the spec's activation_sparsity, the same FFN with the dense GEMM 2
+// (sparse_max_m = 0) and with the sparse one at every M (sparse_max_m = 8),
+// and oneDNN, interleaved on the same weights. The share of nonzero
+// activations is set through b_up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,14 +29,19 @@ struct SparseBenchOptions {
   bool quick = false;
 };
 
-/// Times the ReLU FFN `spec` from `library` (compiled with sparse_max_m)
-/// and `denseLibrary` (the cost model's schedule) and with oneDNN, for
-/// each M and nonzero share, on `threads` threads; prints one table row
-/// each. Returns the number of rows whose sparse output is not bit-identical
-/// to the dense one or fails the f64 reference check.
-int benchSparse(const ffnc::FfnSpec &spec, const std::string &library,
-                const std::string &denseLibrary, ffn_context *ctx,
-                unsigned threads, const ffnc::MachineModel &model,
+/// The libraries holding the FFN: as the cost model schedules it, with
+/// sparse_max_m = 0, and with sparse_max_m = 8.
+struct SparseLibraries {
+  std::string chosen, dense, always;
+};
+
+/// Times the ReLU FFN `spec` from each library and with oneDNN, for each M
+/// and nonzero share, on `threads` threads; prints one table row each.
+/// Returns the number of rows whose outputs are not bit-identical across
+/// the three kernels or fail the f64 reference check.
+int benchSparse(const ffnc::FfnSpec &spec, const SparseLibraries &libraries,
+                ffn_context *ctx, unsigned threads,
+                const ffnc::MachineModel &model,
                 const SparseBenchOptions &options);
 
 } // namespace ffn_bench

@@ -180,32 +180,34 @@ int main(int argc, char **argv) {
       libraries[{threads, invariant}] = std::string(library);
     }
   }
-  // The activation-sparsity FFNs once more with the sparse GEMM 2 for m <=
-  // 8 (sparse_max_m, which the cost model does not choose yet); the main
-  // library's kernel is the dense baseline.
+  // The activation-sparsity FFNs once more with the dense GEMM 2
+  // (sparse_max_m = 0) and with the sparse one for every m <= 8, the cost
+  // model's choice's two baselines.
   std::vector<FfnSpec> sparseSpecs;
   for (const FfnSpec &spec : specs)
-    if (spec.name == "opt6_7b_relu_bf16")
+    if (spec.activationSparsity >= 0)
       sparseSpecs.push_back(spec);
-  std::map<unsigned, std::string> sparseLibraries;
+  std::map<std::pair<unsigned, int64_t>, std::string> sparseLibraries;
   for (unsigned threads : {1u, mc.cores}) {
-    if (sparseSpecs.empty())
-      break;
-    llvm::SmallString<128> library(dir);
-    llvm::sys::path::append(library,
-                            "sparse" + std::to_string(threads) + ".so");
-    ScheduleOptions schedule;
-    schedule.isa = target->name;
-    schedule.vectorBits = target->vectorBits;
-    schedule.threads = threads;
-    schedule.machine = mc.assumptions(threads);
-    schedule.overrides.sparseMaxM = 8;
-    if (llvm::Error err =
-            buildSharedLibrary(sparseSpecs, sm, *target, schedule, library)) {
-      fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
-      return 1;
+    for (int64_t bound : {int64_t(0), int64_t(8)}) {
+      if (sparseSpecs.empty())
+        break;
+      llvm::SmallString<128> library(dir);
+      llvm::sys::path::append(library, "sparse" + std::to_string(threads) +
+                                           "-" + std::to_string(bound) + ".so");
+      ScheduleOptions schedule;
+      schedule.isa = target->name;
+      schedule.vectorBits = target->vectorBits;
+      schedule.threads = threads;
+      schedule.machine = mc.assumptions(threads);
+      schedule.overrides.sparseMaxM = bound;
+      if (llvm::Error err =
+              buildSharedLibrary(sparseSpecs, sm, *target, schedule, library)) {
+        fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+        return 1;
+      }
+      sparseLibraries[{threads, bound}] = std::string(library);
     }
-    sparseLibraries[threads] = std::string(library);
   }
 
   std::vector<Config> configs;
@@ -447,10 +449,11 @@ int main(int argc, char **argv) {
                                         moeOptions, moeDecode);
   }
   // Activation sparsity at decode.
-  fmt::print("\n| ReLU FFN | M | thr | nonzero per row | W_down rows read | "
-             "sparse ms | dense ms | dense / sparse | oneDNN ms | oneDNN / "
-             "sparse | GB/s read | % bandwidth | bit-identical |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("\n| ReLU FFN | M | thr | nonzero per row | W_down rows listed | "
+             "ffnc ms | schedule | dense ms | dense / ffnc | always-sparse ms "
+             "| oneDNN ms | oneDNN / ffnc | GB/s read | % bandwidth | "
+             "bit-identical |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   ffn_bench::SparseBenchOptions sparseOptions;
   sparseOptions.tokens =
       quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 4, 8};
@@ -463,11 +466,13 @@ int main(int argc, char **argv) {
     ffn_bench::setOneDnnThreads(static_cast<int>(threads));
     for (const FfnSpec &spec : sparseSpecs)
       failures += ffn_bench::benchSparse(
-          spec, sparseLibraries[threads], libraries[{threads, false}], ctx,
-          threads, mc.roofline(threads), sparseOptions);
+          spec,
+          {libraries[{threads, false}], sparseLibraries[{threads, 0}],
+           sparseLibraries[{threads, 8}]},
+          ctx, threads, mc.roofline(threads), sparseOptions);
   }
   ffn_context_destroy(ctx);
-  for (auto &[threads, library] : sparseLibraries)
+  for (auto &[key, library] : sparseLibraries)
     llvm::sys::fs::remove(library);
   for (auto &[threads, library] : libraries)
     llvm::sys::fs::remove(library);

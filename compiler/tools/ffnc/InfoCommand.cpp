@@ -186,6 +186,8 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     shape.zeroActivations = spec.activation == Activation::Relu &&
                             spec.weightQuant == WeightQuant::None &&
                             !spec.isMoe();
+    if (spec.activationSparsity >= 0)
+      shape.nonzeroShare = 1 - spec.activationSparsity;
 
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);

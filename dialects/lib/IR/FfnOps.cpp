@@ -174,6 +174,18 @@ LogicalResult FfnOp::verify() {
                            << " (a row's reduction order would depend on m)";
   }
 
+  if (FloatAttr attr = getActivationSparsityAttr()) {
+    double sparsity = attr.getValueAsDouble();
+    if (!(sparsity >= 0 && sparsity < 1))
+      return emitOpError() << "activation_sparsity must be in [0, 1), got "
+                           << sparsity;
+    if (getActivation() != Activation::relu)
+      return emitOpError()
+             << "activation_sparsity needs an activation that makes exact "
+                "zeros (relu, gated or not), got "
+             << stringifyActivation(getActivation());
+  }
+
   std::optional<NormAttr> norm = getNorm();
   if (!norm) {
     if (getNormScale() || getNormShift())

@@ -87,6 +87,10 @@ struct FfnSpec {
   bool int8Activations = false;
   /// int4 only: asymmetric, a zero point per group and column.
   bool zeroPoints = false;
+  /// ReLU / ReGLU: the expected share of hidden activations that are exactly
+  /// zero at decode (from profiling the model; -1: not given). Changes no
+  /// result; the cost model prices the sparse GEMM 2 with it.
+  double activationSparsity = -1;
 
   /// A mixture of experts (experts > 0): `experts` routed expert FFNs of
   /// this family and width, of which each token takes the top `topK`

@@ -43,6 +43,11 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     the same order (so the strategy never takes the fused d_ff-chunked
     schedule, whose partial sums would change the order for small M).
 
+    `activation_sparsity` (ReLU and ReGLU FFNs only) is what the model's
+    profile says of its data: the expected share of hidden activations that
+    are exactly zero at decode. It changes no result; the CPU cost model
+    prices the sparse GEMM 2 (`sparse_max_m`) with it.
+
     All operands and the result share one element type (`f32`, `bf16` or
     `f16`); accumulation is `f32`. With `weights #ffn.weight_quant<...>` the
     weight matrices are stored quantized (the operands still carry the
@@ -78,6 +83,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     OptionalAttr<Ffn_WeightQuantAttr>:$weight_quant,
     OptionalAttr<Ffn_MoeAttr>:$moe,
     UnitAttr:$batch_invariant,
+    OptionalAttr<F64Attr>:$activation_sparsity,
     OptionalAttr<Ffn_StrategyAttrInterface>:$strategy
   );
   let results = (outs Ffn_FloatTensor:$result);
@@ -86,6 +92,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` `` $norm^)?
     (`weights` $weight_quant^)? (`moe` $moe^)?
     (`batch_invariant` $batch_invariant^)?
+    (`activation_sparsity` $activation_sparsity^)?
     `ins` `(` $input `:` type($input) `)`
     `up` `(` $w_up `:` type($w_up) `)`
     (`gate` `(` $w_gate^ `:` type($w_gate) `)`)?

@@ -177,6 +177,11 @@ std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+double ffn::sparseListedShare(double nonzeroShare, int64_t m, bool pairRows) {
+  double values = double(m) * (pairRows ? 2 : 1);
+  return 1.0 - std::pow(1.0 - std::clamp(nonzeroShare, 0.0, 1.0), values);
+}
+
 /// One parallel phase of `flops` and `bytes` of weights whose work the
 /// busiest thread holds `share` of, `active` threads taking part. Weights
 /// streamed from DRAM share its bandwidth among the threads; cache-resident
@@ -222,9 +227,14 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
   double sync = threads > 1 ? a.syncSeconds : 0;
   double cache = a.cacheGBs * 1e9;
 
-  // A row of W_down is read when any of the m rows needs it.
-  double read =
-      1.0 - std::pow(1.0 - kReluNonzeroShare, double(m)) + kSparseListOverhead;
+  // The sparse GEMM 2's cost against the dense one's.
+  bool sparse = s.zeroActivations && s.nonzeroShare >= 0;
+  double read = sparse
+                    ? std::min(kSparseReadCost *
+                                   sparseListedShare(s.nonzeroShare, m,
+                                                     c.bf16Dot.value_or(false)),
+                               kSparseMaxCost)
+                    : 1.0;
   SchedulePrices p;
   auto twoPass = [&](double downShare) {
     return phaseSeconds(upFlops, upBytes, evenShare(upPanels, threads),
@@ -237,9 +247,8 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
   };
   p.twoPass = twoPass(1.0);
   // Sparse: one thread lists the rows in a phase of its own.
-  p.twoPassSparse = s.zeroActivations
-                        ? twoPass(read) + double(m) * s.dFf * 4 / cache + sync
-                        : p.twoPass;
+  p.twoPassSparse =
+      sparse ? twoPass(read) + double(m) * s.dFf * 4 / cache + sync : p.twoPass;
 
   FusedShape f = fusedShape(c.chunk.value_or(kFusedChunk),
                             c.groups.value_or(threads), nrUp, s.dFf);
@@ -254,7 +263,7 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
                          active, streamed, a) +
             partials;
   p.sparse = p.fused;
-  if (s.zeroActivations) {
+  if (sparse) {
     double scan = double(busiestChunks) * m * f.chunk * 4 / cache;
     p.sparse =
         phaseSeconds(upFlops + downFlops * read, upBytes + downBytes * read,
@@ -273,12 +282,9 @@ static void chooseSparseBound(const FfnShape &s, const CpuStrategy &o,
     c.sparseMaxM = o.sparseMaxM;
     return;
   }
-  // Not chosen on its own yet: ffn-bench (OPT-6.7B's MLP in bf16, Zen 4, 1
-  // and 2 threads, 10% and 50% nonzero activations) measured the sparse
-  // GEMM 2 no faster than the dense one (docs/performance.md). The prices
-  // below are what it should save; until the measurement agrees, the
-  // sparse GEMM 2 runs only where --strategy asks for it.
-  if (!kChooseSparse || !s.zeroActivations || s.weightBits)
+  // What pays depends on the data: only a profiled share of nonzero
+  // activations lets the model choose it.
+  if (!s.zeroActivations || s.nonzeroShare < 0 || s.weightBits)
     return;
   int64_t bound = 0;
   for (int64_t m = 1; m <= std::min(kFusedMaxM, *c.mc); ++m) {

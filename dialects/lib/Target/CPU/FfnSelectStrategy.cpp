@@ -69,6 +69,8 @@ struct FfnSelectStrategyPass
       // Quantized weights and experts have no sparse GEMM 2.
       shape.zeroActivations =
           op.getActivation() == Activation::relu && !quant && !op.getMoe();
+      if (FloatAttr sparsity = op.getActivationSparsityAttr())
+        shape.nonzeroShare = 1 - sparsity.getValueAsDouble();
       shape.bf16Dot =
           op.getStorageType().isBF16() && bf16DotTarget && !quant;
       CpuStrategy o = fixed;

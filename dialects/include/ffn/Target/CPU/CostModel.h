@@ -156,6 +156,10 @@ struct FfnShape {
   /// input is not positive (ReLU, gated or not): GEMM 2 can skip W_down's
   /// rows of zero activations.
   bool zeroActivations = false;
+  /// The share of hidden activations that are not zero at decode, from the
+  /// model's profile (the spec's activation_sparsity); < 0: unknown, and
+  /// then the cost model does not choose the sparse GEMM 2.
+  double nonzeroShare = -1;
 
   /// Bytes of one weight, scales left out (under 2% for groups of 32+).
   double bytesPerWeight() const {
@@ -177,20 +181,20 @@ constexpr int64_t kFusedChunk = 256;
 /// Chunks are sized so that d_ff gives at least this many.
 constexpr int64_t kFusedMinChunks = 8;
 
-/// What the cost model assumes of a ReLU FFN's hidden activations at
-/// decode: the share that is not zero in one row. Half is what zero-mean
-/// pre-activations give; trained ReLU models measure 5-50% (OPT, ReLU
-/// fine-tuned LLaMA), so the bound chosen from it is conservative. A run of
-/// m rows may skip a row of W_down only where all m rows are zero: 1 -
-/// (1 - p)^m of its rows are read.
-constexpr double kReluNonzeroShare = 0.5;
-/// The sparse GEMM 2 reads each listed row through its index and loses the
-/// hardware prefetcher's straight run: priced as reading this much more
-/// than the listed share of W_down.
-constexpr double kSparseListOverhead = 0.05;
-/// Whether chooseStrategy picks the sparse bucket by these prices (off:
-/// measured no faster yet, see CostModel.cpp).
-constexpr bool kChooseSparse = false;
+/// The sparse GEMM 2's cost relative to the dense one when it lists a
+/// share s of W_down's panel rows (a row, or with bf16 pair tiles a pair of
+/// rows, is listed when any of the run's activations in it is nonzero):
+/// min(kSparseReadCost s, kSparseMaxCost). The listed rows are 64-128 byte
+/// pieces of each panel, and the hardware prefetchers fetch much of what
+/// lies between them, while the dense GEMM streams: measured on Zen 4
+/// (OPT-6.7B's MLP, bf16, ffn-bench), s = 0.19 cost 0.35-0.52 of the dense
+/// GEMM 2, s = 0.34 0.91-1.08, s = 0.75 1.16-1.54 (2 and 1 threads).
+constexpr double kSparseReadCost = 3.0;
+constexpr double kSparseMaxCost = 1.6;
+/// The share of W_down's panel rows a run of m rows lists when a share p of
+/// activations is nonzero (independently): 1 - (1 - p)^(m x rows per panel
+/// row).
+double sparseListedShare(double nonzeroShare, int64_t m, bool pairRows);
 
 /// Predicted seconds of one run of m tokens in each schedule: two-pass,
 /// fused, and fused with the sparse GEMM 2 (zero-activation FFNs; else
@@ -238,10 +242,10 @@ SchedulePrices priceSchedules(const FfnShape &s, const CpuStrategy &c,
 /// them, so there is work to split); the group count that prices the fused
 /// schedule lowest at m = 1; and the bucket bound: the largest m <=
 /// min(16, mc) up to which every m prices fused below two-pass (0: none).
-/// Sparse GEMM 2 (zero-activation FFNs, unquantized): the largest m <=
-/// min(16, mc) up to which every m prices the sparse variant of its
-/// schedule (fused or two-pass) below the dense one (kReluNonzeroShare,
-/// kSparseListOverhead); left unset when that is none.
+/// Sparse GEMM 2 (zero-activation FFNs, unquantized, with a profiled
+/// nonzero share): the largest m <= min(16, mc) up to which every m prices
+/// the sparse variant of its schedule (fused or two-pass) below the dense
+/// one (kSparseReadCost); left unset when that is none.
 /// The knobs `o` sets are kept (they must pass checkStrategy against
 /// `targetVectorBits`, whose width is used unless `o` narrows it); the
 /// result is complete.
