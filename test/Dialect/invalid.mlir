@@ -190,6 +190,30 @@ func.func @invariant_but_fused(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2
 
 // -----
 
+func.func @sparsity_not_relu(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{activation_sparsity needs an activation that makes exact zeros (relu, gated or not), got gelu}}
+  %y = ffn.ffn gelu activation_sparsity 0.5 ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @sparsity_range(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{activation_sparsity must be in [0, 1), got 1.5}}
+  %y = ffn.ffn relu activation_sparsity 1.5 ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_bucket_range(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{sparse_max_m must be in [0, mc = 256], got 300}}
+  %y = ffn.ffn relu ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, sparse_max_m = 300> -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
 // The kernel contract names the function's arguments: input, params,
 // output, workspace, phase range.
 // expected-error @+1 {{kernel contract names 3 arguments, the function takes 2}}

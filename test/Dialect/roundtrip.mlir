@@ -24,6 +24,14 @@ func.func @swiglu_rmsnorm_residual(%x: tensor<?x16xbf16>, %wu: tensor<16x48xbf16
   return %y : tensor<?x16xbf16>
 }
 
+// CHECK-LABEL: func.func @activation_sparsity
+// CHECK: ffn.ffn gated relu activation_sparsity 9.000000e-01 ins(
+// CHECK-SAME: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, sparse_max_m = 2>
+func.func @activation_sparsity(%x: tensor<?x16xf32>, %wu: tensor<16x48xf32>, %wg: tensor<16x48xf32>, %wd: tensor<48x16xf32>) -> tensor<?x16xf32> {
+  %y = ffn.ffn gated relu activation_sparsity 0.9 ins(%x : tensor<?x16xf32>) up(%wu : tensor<16x48xf32>) gate(%wg : tensor<16x48xf32>) down(%wd : tensor<48x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, sparse_max_m = 2> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
 // CHECK-LABEL: func.func @batch_invariant
 // CHECK: ffn.ffn gated silu residual batch_invariant ins(
 func.func @batch_invariant(%x: tensor<?x16xf32>, %wu: tensor<16x48xf32>, %wg: tensor<16x48xf32>, %wd: tensor<48x16xf32>) -> tensor<?x16xf32> {

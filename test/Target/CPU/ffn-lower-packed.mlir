@@ -481,3 +481,44 @@ func.func @moe(%x: tensor<?x20xf32> {ffn.param = "input"}, %wu: tensor<3x20x40xf
   return %y : tensor<?x20xf32>
 }
 }
+
+// -----
+
+// The sparse GEMM 2 in the fused bucket (sparse_max_m <= fused_max_m): each
+// chunk's needed rows listed (a nonzero test per activation) into row 0 of
+// the group's list section, then a GEMM 2 function of its own that takes
+// the list and its count and runs the K loop over the listed rows, one FMA
+// per accumulator vector per listed k; m above the bound takes the dense
+// gemm_down.
+// CHECK-LABEL: func.func private @sf.gemm_down_sparse(
+// CHECK-SAME: %{{[^:]*}}: memref<?x?xi32>, %{{[^:]*}}: index)
+// CHECK: %[[E:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xi32>
+// CHECK: arith.index_cast %[[E]] : i32 to index
+// CHECK: vector.fma
+// CHECK-LABEL: func.func @sf(
+// CHECK-SAME: phase_units = [array<i64: 0, 0, 0, 0, 2, -1>, array<i64: 0, 2, 0, 1, 0, 0>], bucket_max_m = [2, -1]
+// CHECK-SAME: m <= 2: GEMM 2 skips W_down rows of all-zero activations
+// CHECK: arith.cmpf une
+// CHECK: func.call @sf.gemm_down_sparse(
+// CHECK: func.call @sf.gemm_down(
+func.func @sf(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
+  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 32, prefetch = false, fused_max_m = 2, chunk = 32, groups = 2, sparse_max_m = 2> -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+
+// -----
+
+// The two-pass sparse bucket (no fused one): a bucket of its own whose
+// phase 2 is one unit listing the needed rows of all d_ff (the count after
+// the list), before GEMM 2 over the down panels.
+// CHECK-LABEL: func.func private @st.gemm_down_sparse(
+// CHECK-LABEL: func.func @st(
+// CHECK-SAME: phase_units = [array<i64: 0, 2, 1, 1, 0, 0>, array<i64: 0, 2, 0, 1, 0, 0>], bucket_max_m = [3, -1]
+// CHECK: arith.cmpf une
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0{{.*}}, %c64] : memref<?x80xi32>
+// CHECK: func.call @st.gemm_down_sparse(
+// CHECK: func.call @st.gemm_down(
+func.func @st(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32> {ffn.param = "w_up"}, %w2: tensor<40x20xf32> {ffn.param = "w_down"}) -> tensor<?x20xf32> {
+  %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 32, prefetch = false, fused_max_m = 0, sparse_max_m = 3> -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}

@@ -29,6 +29,10 @@
 // RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<bf16_dot = true>'" 2>&1 | FileCheck %s --check-prefix=BAD-DOT
 // RUN: not ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy="overrides='#ffn.cpu_strategy<vector_bits = 256, bf16_dot = true>'" 2>&1 | FileCheck %s --check-prefix=BAD-DOT-WIDTH
 
+// RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy | FileCheck %s --check-prefix=SPARSE
+// RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" | FileCheck %s --check-prefix=SPARSE-OVERRIDE
+// RUN: not ffn-opt %S/Inputs/quantized-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" 2>&1 | FileCheck %s --check-prefix=BAD-SPARSE
+
 // AVX512: module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>}
 // AVX-512: 8 rows x 32 columns (16 zmm accumulators), 256-row blocks.
 // With AVX2, 6 rows x 16 columns (12 ymm accumulators), 252-row blocks (a
@@ -131,4 +135,26 @@ func.func @small(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64
 func.func @llama(%x: tensor<?x4096xbf16>, %wu: tensor<4096x11008xbf16>, %wg: tensor<4096x11008xbf16>, %wd: tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
   %y = ffn.ffn gated silu ins(%x : tensor<?x4096xbf16>) up(%wu : tensor<4096x11008xbf16>) gate(%wg : tensor<4096x11008xbf16>) down(%wd : tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
   return %y : tensor<?x4096xbf16>
+}
+
+// Activation sparsity: with the profiled share of zero activations the cost
+// model prices the sparse GEMM 2 (listed share x 3 of the dense one's cost)
+// and takes it for the m whose listed share stays under a third: f32 lists
+// single rows (90% zeros: m <= 3), bf16 pair tiles pairs (m = 1). Without a
+// profile, or at 50% zeros, it takes none. An override sets the bucket for
+// any FFN.
+// SPARSE-LABEL: func.func @opt
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0, sparse_max_m = 3>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0, bf16_dot = true, sparse_max_m = 1>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
+// SPARSE-OVERRIDE-LABEL: func.func @opt
+// SPARSE-OVERRIDE-COUNT-4: sparse_max_m = 2>
+// BAD-SPARSE: error: 'ffn.ffn' op strategy option sparse_max_m = 2: the sparse GEMM 2 is built for unquantized dense FFNs; this one has quantized weights
+func.func @opt(%x: tensor<?x4096xf32>, %w1: tensor<4096x16384xf32>, %w2: tensor<16384x4096xf32>, %xb: tensor<?x4096xbf16>, %w1b: tensor<4096x16384xbf16>, %w2b: tensor<16384x4096xbf16>) -> (tensor<?x4096xf32>, tensor<?x4096xbf16>, tensor<?x4096xf32>, tensor<?x4096xf32>) {
+  %a = ffn.ffn relu activation_sparsity 0.9 ins(%x : tensor<?x4096xf32>) up(%w1 : tensor<4096x16384xf32>) down(%w2 : tensor<16384x4096xf32>) -> tensor<?x4096xf32>
+  %b = ffn.ffn relu activation_sparsity 0.9 ins(%xb : tensor<?x4096xbf16>) up(%w1b : tensor<4096x16384xbf16>) down(%w2b : tensor<16384x4096xbf16>) -> tensor<?x4096xbf16>
+  %c = ffn.ffn relu activation_sparsity 0.5 ins(%x : tensor<?x4096xf32>) up(%w1 : tensor<4096x16384xf32>) down(%w2 : tensor<16384x4096xf32>) -> tensor<?x4096xf32>
+  %d = ffn.ffn relu ins(%x : tensor<?x4096xf32>) up(%w1 : tensor<4096x16384xf32>) down(%w2 : tensor<16384x4096xf32>) -> tensor<?x4096xf32>
+  return %a, %b, %c, %d : tensor<?x4096xf32>, tensor<?x4096xbf16>, tensor<?x4096xf32>, tensor<?x4096xf32>
 }

@@ -114,6 +114,14 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
   if (s.sparseMaxM && (*s.sparseMaxM < 0 || *s.sparseMaxM > mc))
     return error("sparse_max_m", "must be in [0, mc = " + str(mc) + "], got " +
                                      str(*s.sparseMaxM));
+  // With a fused bucket W_down is packed chunk-major, which the two-pass
+  // sparse GEMM 2 (one list over all of d_ff) does not read.
+  if (s.sparseMaxM && s.fusedMaxM && *s.fusedMaxM > 0 &&
+      *s.sparseMaxM > *s.fusedMaxM)
+    return error("sparse_max_m", "must be at most fused_max_m (" +
+                                     str(*s.fusedMaxM) +
+                                     ") when the fused schedule is on, got " +
+                                     str(*s.sparseMaxM));
   // vdpbf16ps tiles are written for zmm registers (16 f32 per bf16 pair
   // vector of 32).
   if (s.bf16Dot.value_or(false) && bits && bits != 512)
@@ -287,7 +295,8 @@ static void chooseSparseBound(const FfnShape &s, const CpuStrategy &o,
   if (!s.zeroActivations || s.nonzeroShare < 0 || s.weightBits)
     return;
   int64_t bound = 0;
-  for (int64_t m = 1; m <= std::min(kFusedMaxM, *c.mc); ++m) {
+  int64_t last = *c.fusedMaxM > 0 ? *c.fusedMaxM : std::min(kFusedMaxM, *c.mc);
+  for (int64_t m = 1; m <= last; ++m) {
     SchedulePrices p = priceSchedules(s, c, m, a);
     bool fused = m <= *c.fusedMaxM;
     if ((fused ? p.sparse : p.twoPassSparse) >= (fused ? p.fused : p.twoPass))

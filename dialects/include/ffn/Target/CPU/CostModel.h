@@ -42,8 +42,9 @@ namespace mlir::ffn {
 ///   - sparse_max_m: runs with m <= sparse_max_m skip the rows of W_down
 ///     whose hidden activations are exactly zero in every row of the run
 ///     (ReLU FFNs and ReGLU at decode): the fused schedule per chunk, the
-///     two-pass one over all of d_ff (a bucket of its own). Unset means 0
-///     (never); same results as the dense GEMM 2.
+///     two-pass one over all of d_ff (a bucket of its own, only without a
+///     fused bucket). Unset means 0 (never); same results as the dense
+///     GEMM 2.
 struct CpuStrategy {
   std::optional<int64_t> vectorBits, mr, nr, mc;
   std::optional<bool> prefetch;

@@ -112,6 +112,8 @@ struct Layout {
   // the sparse GEMM 2: one unit lists the needed rows of all of d_ff into
   // a section after O, [m, listWidth()] i32: row 0 holds the list, its
   // column hWidth the count.
+  // (Only without a fused bucket: checkStrategy keeps sparseMaxM <=
+  // fusedMaxM otherwise, as W_down is then packed chunk-major.)
   bool sparseTwoPass() const { return sparseMaxM > fusedMaxM; }
   int64_t listWidth() const { return sparseTwoPass() ? hWidth + 16 : 0; }
   int64_t listOffset() const { return 4 * (aWidth + hWidth + oWidth); }
