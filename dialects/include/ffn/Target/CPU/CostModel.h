@@ -188,8 +188,9 @@ constexpr int64_t kFusedMinChunks = 8;
 /// min(kSparseReadCost s, kSparseMaxCost). The listed rows are 64-128 byte
 /// pieces of each panel, and the hardware prefetchers fetch much of what
 /// lies between them, while the dense GEMM streams: measured on Zen 4
-/// (OPT-6.7B's MLP, bf16, ffn-bench), s = 0.19 cost 0.35-0.52 of the dense
-/// GEMM 2, s = 0.34 0.91-1.08, s = 0.75 1.16-1.54 (2 and 1 threads).
+/// (OPT-6.7B's MLP in f32 and bf16, ffn-bench; docs/performance.md), the
+/// whole FFN took 0.64-0.85 of the dense time at s = 0.10-0.19, 1.0-1.17
+/// at s = 0.34, 1.0-1.6 above (GEMM 2 being half of it).
 constexpr double kSparseReadCost = 3.0;
 constexpr double kSparseMaxCost = 1.6;
 /// The share of W_down's panel rows a run of m rows lists when a share p of
