@@ -108,7 +108,18 @@ static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                           DiagnosticEngine &diags) {
   int64_t fusedMaxM = schedule.overrides.fusedMaxM.value_or(0);
   bool dot = schedule.overrides.bf16Dot.value_or(false);
+  int64_t sparseMaxM = schedule.overrides.sparseMaxM.value_or(0);
   for (const FfnSpec &spec : specs) {
+    if (sparseMaxM > 0 &&
+        (spec.isMoe() || spec.weightQuant != WeightQuant::None))
+      diags.error(
+          spec.loc,
+          "ffn '" + spec.name + "' " +
+              (spec.isMoe() ? "is a mixture of experts"
+                            : "has quantized weights") +
+              "; --strategy=sparse_max_m=" + std::to_string(sparseMaxM) +
+              " asks for the sparse GEMM 2, which is built for "
+              "unquantized dense FFNs only");
     if (fusedMaxM > 0 && spec.batchInvariant)
       diags.error(spec.loc,
                   "ffn '" + spec.name +

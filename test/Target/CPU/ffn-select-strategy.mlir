@@ -31,6 +31,7 @@
 
 // RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy | FileCheck %s --check-prefix=SPARSE
 // RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" | FileCheck %s --check-prefix=SPARSE-OVERRIDE
+// RUN: ffn-opt %s --ffn-attach-target="threads=2 sync-us=20" --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 20>'" | FileCheck %s --check-prefix=SPARSE-BEYOND
 // RUN: not ffn-opt %S/Inputs/quantized-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" 2>&1 | FileCheck %s --check-prefix=BAD-SPARSE
 
 // AVX512: module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>}
@@ -148,6 +149,10 @@ func.func @llama(%x: tensor<?x4096xbf16>, %wu: tensor<4096x11008xbf16>, %wg: ten
 // SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0, bf16_dot = true, sparse_max_m = 1>
 // SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
 // SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = true, fused_max_m = 0>
+// A sparse bucket asked for beyond the fused one the model picks (BERT on
+// two threads: m <= 16) is the two-pass one, which turns the fused off.
+// SPARSE-BEYOND-LABEL: func.func @bert
+// SPARSE-BEYOND: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, sparse_max_m = 20>
 // SPARSE-OVERRIDE-LABEL: func.func @opt
 // SPARSE-OVERRIDE-COUNT-4: sparse_max_m = 2>
 // BAD-SPARSE: error: 'ffn.ffn' op strategy option sparse_max_m = 2: the sparse GEMM 2 is built for unquantized dense FFNs; this one has quantized weights

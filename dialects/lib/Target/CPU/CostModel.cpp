@@ -378,6 +378,11 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
       c.fusedMaxM = m;
     }
   }
+  // An asked-for sparse bucket beyond the fused one the model picked is
+  // served by the two-pass sparse bucket, which reads W_down in the
+  // two-pass layout: no fused bucket then.
+  if (!o.fusedMaxM && o.sparseMaxM && *o.sparseMaxM > *c.fusedMaxM)
+    c.fusedMaxM = 0;
   if (*c.fusedMaxM == 0)
     c.chunk = c.groups = std::nullopt;
   chooseSparseBound(s, o, a, c);

@@ -43,8 +43,9 @@ namespace mlir::ffn {
 ///     whose hidden activations are exactly zero in every row of the run
 ///     (ReLU FFNs and ReGLU at decode): the fused schedule per chunk, the
 ///     two-pass one over all of d_ff (a bucket of its own, only without a
-///     fused bucket). Unset means 0 (never); same results as the dense
-///     GEMM 2.
+///     fused bucket: an override beyond the fused bucket the model would
+///     pick turns that off). Unset means 0 (never); same results as the
+///     dense GEMM 2.
 struct CpuStrategy {
   std::optional<int64_t> vectorBits, mr, nr, mc;
   std::optional<bool> prefetch;
