@@ -45,6 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t vectorBits = data[0] & 1 ? 512 : 256;
   mlir::ffn::FfnShape shape{1 + u24(1) % 262144, 1 + u24(4) % 262144,
                             (data[7] & 1) != 0, data[7] & 2 ? 2 : 4};
+  // ReLU FFNs, with or without a profiled share of nonzero activations.
+  shape.zeroActivations = (data[7] & 4) != 0;
+  if (data[7] & 8)
+    shape.nonzeroShare = double(data[7] >> 4) / 15.0;
   mlir::ffn::MachineAssumptions machine;
   machine.threads = 1 + data[8] % 64;
   llvm::StringRef text(reinterpret_cast<const char *>(data) + 9, size - 9);
@@ -72,7 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int64_t m : {int64_t(1), int64_t(7), int64_t(16), int64_t(4096)}) {
     mlir::ffn::SchedulePrices p = priceSchedules(shape, c, m, machine);
     if (!(p.twoPass > 0) || !std::isfinite(p.twoPass) ||
-        (*c.fusedMaxM > 0 && (!(p.fused > 0) || !std::isfinite(p.fused))))
+        (*c.fusedMaxM > 0 && (!(p.fused > 0) || !std::isfinite(p.fused))) ||
+        !(p.twoPassSparse > 0) || !std::isfinite(p.twoPassSparse) ||
+        (*c.fusedMaxM > 0 && (!(p.sparse > 0) || !std::isfinite(p.sparse))))
       std::abort();
   }
   if (mlir::ffn::describeStrategy(c, shape.gated, shape.dFf).empty())
