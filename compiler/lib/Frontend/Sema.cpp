@@ -102,6 +102,9 @@ public:
   }
   void handleDropout(const Field &field);
   void handleActivationSparsity(const Field &field);
+  /// The field's number if it is in [0, 1) (else null, and an error at it;
+  /// `what` names the number expected).
+  std::optional<double> evalFraction(const Field &field, StringRef what);
   void checkActivationSparsity();
   void handleNorm(const Field &field);
   void handleDType(const Field &field);
@@ -370,15 +373,19 @@ void DeclSema::handleGate(const Field &field) {
   }
 }
 
-void DeclSema::handleActivationSparsity(const Field &field) {
-  std::optional<double> p = evalNumber(*field.value, "a share");
-  if (!p)
-    return;
-  if (!(*p >= 0.0 && *p < 1.0)) {
-    error(*field.value, "activation_sparsity must be in [0, 1)");
-    return;
+std::optional<double> DeclSema::evalFraction(const Field &field,
+                                             StringRef what) {
+  std::optional<double> p = evalNumber(*field.value, what);
+  if (p && !(*p >= 0.0 && *p < 1.0)) {
+    error(*field.value, field.name + " must be in [0, 1)");
+    return std::nullopt;
   }
-  spec.activationSparsity = *p;
+  return p;
+}
+
+void DeclSema::handleActivationSparsity(const Field &field) {
+  if (std::optional<double> p = evalFraction(field, "a share"))
+    spec.activationSparsity = *p;
 }
 
 void DeclSema::checkActivationSparsity() {
@@ -403,13 +410,8 @@ void DeclSema::checkActivationSparsity() {
 }
 
 void DeclSema::handleDropout(const Field &field) {
-  std::optional<double> p = evalNumber(*field.value, "a probability");
-  if (!p)
+  if (!evalFraction(field, "a probability"))
     return;
-  if (!(*p >= 0.0 && *p < 1.0)) {
-    error(*field.value, "dropout must be in [0, 1)");
-    return;
-  }
   diags.note(field.nameRange.Start,
              "'dropout' is ignored: dropout is the identity at inference",
              field.nameRange);

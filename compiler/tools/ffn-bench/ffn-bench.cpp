@@ -155,29 +155,41 @@ int main(int argc, char **argv) {
     spec.batchInvariant = true;
   llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("ffn-bench", dir);
+  // `list` compiled into library `name` of `dir`, tuned for `threads` with
+  // `overrides` (empty on failure, said on stderr).
+  auto compile = [&](const std::vector<FfnSpec> &list, unsigned threads,
+                     const mlir::ffn::CpuStrategy &overrides,
+                     const std::string &name) -> std::string {
+    llvm::SmallString<128> library(dir);
+    llvm::sys::path::append(library, name);
+    ScheduleOptions schedule;
+    schedule.isa = target->name;
+    schedule.vectorBits = target->vectorBits;
+    schedule.threads = threads;
+    schedule.machine = mc.assumptions(threads);
+    schedule.overrides = overrides;
+    if (llvm::Error err =
+            buildSharedLibrary(list, sm, *target, schedule, library)) {
+      fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+      return std::string();
+    }
+    return std::string(library);
+  };
   std::map<std::pair<unsigned, bool>, std::string> libraries;
   for (unsigned threads : {1u, mc.cores}) {
     for (bool invariant : {false, true}) {
-      llvm::SmallString<128> library(dir);
-      llvm::sys::path::append(library, "bench" + std::to_string(threads) +
-                                           (invariant ? "-inv" : "") + ".so");
-      ScheduleOptions schedule;
-      schedule.isa = target->name;
-      schedule.vectorBits = target->vectorBits;
-      schedule.threads = threads;
-      schedule.machine = mc.assumptions(threads);
       double compileStart = now();
-      if (llvm::Error err = buildSharedLibrary(
-              invariant ? invariantSpecs : specs, sm, *target, schedule,
-              library)) {
-        fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+      std::string library =
+          compile(invariant ? invariantSpecs : specs, threads, {},
+                  "bench" + std::to_string(threads) +
+                      (invariant ? "-inv" : "") + ".so");
+      if (library.empty())
         return 1;
-      }
       if (!invariant)
         fmt::print("compiled {} FFNs for {} thread{} in {:.2f} s\n",
                    specs.size(), threads, threads == 1 ? "" : "s",
                    now() - compileStart);
-      libraries[{threads, invariant}] = std::string(library);
+      libraries[{threads, invariant}] = library;
     }
   }
   // The activation-sparsity FFNs once more with the dense GEMM 2
@@ -192,21 +204,14 @@ int main(int argc, char **argv) {
     for (int64_t bound : {int64_t(0), int64_t(8)}) {
       if (sparseSpecs.empty())
         break;
-      llvm::SmallString<128> library(dir);
-      llvm::sys::path::append(library, "sparse" + std::to_string(threads) +
-                                           "-" + std::to_string(bound) + ".so");
-      ScheduleOptions schedule;
-      schedule.isa = target->name;
-      schedule.vectorBits = target->vectorBits;
-      schedule.threads = threads;
-      schedule.machine = mc.assumptions(threads);
-      schedule.overrides.sparseMaxM = bound;
-      if (llvm::Error err =
-              buildSharedLibrary(sparseSpecs, sm, *target, schedule, library)) {
-        fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
+      mlir::ffn::CpuStrategy overrides;
+      overrides.sparseMaxM = bound;
+      std::string library = compile(sparseSpecs, threads, overrides,
+                                    "sparse" + std::to_string(threads) + "-" +
+                                        std::to_string(bound) + ".so");
+      if (library.empty())
         return 1;
-      }
-      sparseLibraries[{threads, bound}] = std::string(library);
+      sparseLibraries[{threads, bound}] = library;
     }
   }
 

@@ -228,9 +228,8 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
         // Without a bucket, chunk and groups are 0: the model's defaults.
         mlir::ffn::SchedulePrices prices = mlir::ffn::priceSchedules(
             shape, choice, static_cast<int64_t>(m), assumed);
-        priced = fmt::format(" (fused priced {:.3f}x two-pass",
+        priced = fmt::format(" (fused priced {:.3f}x two-pass)",
                              prices.fused / prices.twoPass);
-        priced += ")";
       }
       out += fmt::format("    M = {:<6} {:>10.2f}  {:>10.3f} ms  {:<14}{}{}\n",
                          m, arithmeticIntensity(spec, m), p.seconds * 1e3,

@@ -75,6 +75,10 @@ private:
   /// Fused schedule, group g's section: its chunk buffer Hc [rows, chunk],
   /// or (`output`) its partial output Og [rows, oWidth] right after it.
   Value groupView(Value ws, Value rows, Value g, bool output);
+  /// Group g's [rows, width] section of `element`s from 32-bit column
+  /// `column` of its part of each workspace row (after A).
+  Value groupSection(Value ws, Value rows, Value g, int64_t column,
+                     int64_t width, Type element);
   /// Fused schedule with a sparse bucket: group g's list section, i32
   /// [rows, chunk], whose row 0 holds a chunk's needed rows of W_down.
   Value listView(Value ws, Value rows, Value g);

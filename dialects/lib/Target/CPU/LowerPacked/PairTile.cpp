@@ -94,6 +94,15 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
     scf::YieldOp::create(b, loc, out);
   }
 
+  storeAccumulators(
+      acc, rows, nv,
+      pairTail(g, rows, row0, panel, chunk, loop.getResults(), aCol, kLen));
+}
+
+SmallVector<Value> PanelGemmBuilder::pairTail(const PanelGemm &g, int64_t rows,
+                                              Value row0, Value panel,
+                                              Value chunk, ValueRange in,
+                                              Value aCol, Value kLen) {
   // An odd K's last element pairs with zero (never with the next element
   // of A's row, which may be past the row, or Inf against a zero weight).
   Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
@@ -104,14 +113,13 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
       [&](OpBuilder &, Location) {
         Value k = arith::SubIOp::create(
             b, loc, arith::AddIOp::create(b, loc, aCol, kLen), idx(1));
+        Value kk = arith::DivUIOp::create(b, loc, kLen, idx(2));
         SmallVector<Value> out =
-            pairStep(g, rows, row0, panel, chunk, loop.getResults(), fullPairs,
+            pairStep(g, rows, row0, panel, chunk, in, kk,
                      [&](Value row) { return pairWord(g, row, k, true); });
         scf::YieldOp::create(b, loc, out);
       },
-      [&](OpBuilder &, Location) {
-        scf::YieldOp::create(b, loc, loop.getResults());
-      });
-
-  storeAccumulators(acc, rows, nv, tail.getResults());
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, loc, in); });
+  ValueRange out = tail.getResults();
+  return SmallVector<Value>(out.begin(), out.end());
 }

@@ -144,6 +144,11 @@ private:
   SmallVector<Value> pairStep(const PanelGemm &g, int64_t rows, Value row0,
                               Value panel, Value chunk, ValueRange in, Value kk,
                               function_ref<Value(Value row)> aWord);
+  /// After a pair tile's K loop (accumulators `in`): an odd kLen's last k,
+  /// paired with zero; the accumulators with it (PairTile.cpp).
+  SmallVector<Value> pairTail(const PanelGemm &g, int64_t rows, Value row0,
+                              Value panel, Value chunk, ValueRange in,
+                              Value aCol, Value kLen);
   /// A's bf16 pair at (row, k) as one i32 word; `single`: the element at k
   /// paired with zero (an odd K's last).
   Value pairWord(const PanelGemm &g, Value row, Value k, bool single);

@@ -28,20 +28,21 @@ using namespace mlir;
 using namespace mlir::ffn;
 using namespace mlir::ffn::cpu;
 
-Value KernelBuilder::groupView(Value ws, Value rows, Value g, bool output) {
+Value KernelBuilder::groupSection(Value ws, Value rows, Value g, int64_t column,
+                                  int64_t width, Type element) {
   Value offset = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
-  offset = arith::AddIOp::create(b, loc, offset,
-                                 idx(4 * (l.aWidth + (output ? l.chunk : 0))));
+  offset = arith::AddIOp::create(b, loc, offset, idx(4 * (l.aWidth + column)));
+  return view(ws, rows, offset, width, element);
+}
+
+Value KernelBuilder::groupView(Value ws, Value rows, Value g, bool output) {
   if (output)
-    return view(ws, rows, offset, l.oWidth);
-  return view(ws, rows, offset, l.chunk, operandType());
+    return groupSection(ws, rows, g, l.chunk, l.oWidth, f32);
+  return groupSection(ws, rows, g, 0, l.chunk, operandType());
 }
 
 Value KernelBuilder::listView(Value ws, Value rows, Value g) {
-  Value offset = arith::MulIOp::create(b, loc, g, idx(4 * l.groupWidth()));
-  offset = arith::AddIOp::create(b, loc, offset,
-                                 idx(4 * (l.aWidth + l.chunk + l.oWidth)));
-  return view(ws, rows, offset, l.chunk, b.getI32Type());
+  return groupSection(ws, rows, g, l.chunk + l.oWidth, l.chunk, b.getI32Type());
 }
 
 Value KernelBuilder::listNeededRows(Value hc, Value m, Value len, Value list) {

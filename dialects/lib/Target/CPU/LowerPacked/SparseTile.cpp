@@ -72,25 +72,9 @@ void PanelGemmBuilder::sparseContract(const PanelGemm &g, ArrayRef<Value> acc,
   ValueRange results = loop.getResults();
 
   // Pair tiles: an odd chunk's last k, paired with zero, is never listed;
-  // it is taken here whatever its value, as dotContract does.
-  SmallVector<Value> withTail(results.begin(), results.end());
-  if (l.dot) {
-    Value odd = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(b, loc, kLen, idx(1)), idx(0));
-    auto tail = scf::IfOp::create(
-        b, loc, odd,
-        [&](OpBuilder &, Location) {
-          Value k = arith::SubIOp::create(
-              b, loc, arith::AddIOp::create(b, loc, aCol, kLen), idx(1));
-          Value kk = arith::DivUIOp::create(b, loc, kLen, idx(2));
-          SmallVector<Value> out =
-              pairStep(g, rows, row0, panel, chunk, results, kk,
-                       [&](Value row) { return pairWord(g, row, k, true); });
-          scf::YieldOp::create(b, loc, out);
-        },
-        [&](OpBuilder &, Location) { scf::YieldOp::create(b, loc, results); });
-    withTail.assign(tail.getResults().begin(), tail.getResults().end());
-  }
-  storeAccumulators(acc, rows, nv, withTail);
+  // it is taken whatever its value, as dotContract does.
+  storeAccumulators(
+      acc, rows, nv,
+      l.dot ? pairTail(g, rows, row0, panel, chunk, results, aCol, kLen)
+            : SmallVector<Value>(results.begin(), results.end()));
 }
