@@ -48,7 +48,9 @@ def check(rt, ctx, status, what):
 DESC_FIELDS = ["abi_version", "struct_size", "name", "target", "kind",
                "device", "d_model", "d_ff", "dtype", "activation", "gated",
                "residual", "norm", "norm_position", "norm_eps",
-               "operand_rounding", "num_params", "params"]
+               "operand_rounding", "weight_quant", "quant_group", "experts",
+               "shared_experts", "top_k", "router", "router_normalize",
+               "groups", "num_params", "params"]
 
 
 def descriptor(ptr):

@@ -3,7 +3,8 @@
 // Drives the runtime's C API (ffn/runtime.h) with input-chosen descriptors
 // and call sequences, under ASan and UBSan (runtime sources compiled in):
 //  - a copy of a real kernel descriptor (api.ffn, linked in), sometimes made
-//    a mixture of experts (stacked parameters, a router), with fields and
+//    a mixture of experts (stacked parameters, a router) or a grouped FFN
+//    (each block's parameters stacked), with fields and
 //    pointers replaced by input values goes through ffn_kernel_create: it
 //    must be refused or accepted, never crash. Only unmodified descriptors
 //    are run: a descriptor that lies about its own code cannot be caught;
@@ -17,6 +18,7 @@
 
 #include <ffn/runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -83,6 +85,26 @@ void makeMixture(Input &in, ffn_kernel_desc &d, ffn_param_desc *params) {
       routerName, 2, {d.d_model, d.experts}, routerBytes, 0};
 }
 
+/// Makes `d` (a copy of a dense kernel's descriptor, its parameter table
+/// `params`) a consistent grouped FFN: an input-chosen block count that
+/// divides both api.ffn kernels' widths, every matrix and bias one block's
+/// share, stacked, the norm's vectors left whole. The later mutations then
+/// break one field at a time.
+void makeGrouped(Input &in, ffn_kernel_desc &d, ffn_param_desc *params) {
+  d.kind = FFN_KIND_GROUPED;
+  d.groups = int64_t(2) << (in.byte() % 3); // 2, 4 or 8
+  for (int64_t i = 0; i < d.num_params; ++i) {
+    ffn_param_desc &p = params[i];
+    if (std::strncmp(p.name, "norm_", 5) == 0)
+      continue;
+    // Every matrix dimension and bias length is d_model or d_ff.
+    p.shape[0] /= d.groups;
+    p.shape[1] /= d.groups;
+    p.packed_bytes = std::max<int64_t>(1, p.packed_bytes / d.groups);
+    p.experts = d.groups;
+  }
+}
+
 void fuzzDescriptor(Input &in, ffn_context *ctx) {
   ffn_kernel_desc d = in.byte() & 1 ? ffn_kernel_small : ffn_kernel_wide;
   // As many as a descriptor may have: the dense kernels' and a router.
@@ -93,8 +115,13 @@ void fuzzDescriptor(Input &in, ffn_context *ctx) {
   static ffn_cpu_code code;
   code = *d.cpu;
   d.cpu = &code;
-  if (in.byte() % 4 == 0)
+  // A quarter mixtures (as before grouped FFNs, so the corpus keeps its
+  // meaning), an eighth grouped FFNs.
+  uint8_t kind = in.byte();
+  if (kind % 4 == 0)
     makeMixture(in, d, params);
+  else if (kind % 8 == 1)
+    makeGrouped(in, d, params);
   int64_t *fields[] = {reinterpret_cast<int64_t *>(&d.abi_version),
                        reinterpret_cast<int64_t *>(&d.struct_size),
                        &d.device,
@@ -111,7 +138,8 @@ void fuzzDescriptor(Input &in, ffn_context *ctx) {
                        &d.shared_experts,
                        &d.top_k,
                        &d.router,
-                       &d.router_normalize};
+                       &d.router_normalize,
+                       &d.groups};
   constexpr uint8_t numFields = sizeof fields / sizeof *fields;
   for (int n = in.byte() % 4; n > 0; --n) {
     uint8_t which = in.byte() % (numFields + 5);

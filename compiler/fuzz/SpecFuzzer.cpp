@@ -61,6 +61,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  spec.topK <= spec.experts && spec.sharedExperts >= 0 &&
                  spec.sharedExperts <= kMaxExperts &&
                  !(spec.routerNormalize && spec.router == Router::TopKSoftmax);
+    // A grouped FFN's blocks divide both widths, and it is no mixture.
+    if (spec.groups < 1 || spec.groups > kMaxGroups ||
+        (spec.isGrouped() && (spec.dModel % spec.groups != 0 ||
+                              spec.dFF % spec.groups != 0 || spec.isMoe())))
+      countsOk = false;
     if (!countsOk)
       std::abort();
     os << summarize(spec) << countParameters(spec).totalParams()

@@ -49,6 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   shape.zeroActivations = (data[7] & 4) != 0;
   if (data[7] & 8)
     shape.nonzeroShare = double(data[7] >> 4) / 15.0;
+  // A grouped FFN's blocks (the widths are one block's).
+  if (data[0] & 2)
+    shape.blocks = 2 + (data[0] >> 2) % 63;
   mlir::ffn::MachineAssumptions machine;
   machine.threads = 1 + data[8] % 64;
   llvm::StringRef text(reinterpret_cast<const char *>(data) + 9, size - 9);
@@ -73,6 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           [&] { return mlir::emitError(loc); }, c)) ||
       mlir::ffn::checkStrategy(c, vectorBits))
     std::abort(); // the parser accepted what the verifier rejects
+  // Blocks have neither a fused nor a sparse schedule.
+  if (shape.blocks > 1 && (*c.fusedMaxM > 0 || (!options.overrides.sparseMaxM &&
+                                                c.sparseMaxM.value_or(0) > 0)))
+    std::abort();
   for (int64_t m : {int64_t(1), int64_t(7), int64_t(16), int64_t(4096)}) {
     mlir::ffn::SchedulePrices p = priceSchedules(shape, c, m, machine);
     if (!(p.twoPass > 0) || !std::isfinite(p.twoPass) ||

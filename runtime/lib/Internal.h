@@ -161,14 +161,15 @@ inline size_t dtypeSize(int64_t dtype) {
   return dtype == FFN_DTYPE_F32 ? 4 : 2;
 }
 
-/// The tensors parameter `p` holds: one per expert FFN when it is stacked
-/// (ffn_param_desc::experts), else 1.
+/// The tensors parameter `p` holds: one per expert FFN of a mixture or per
+/// block of a grouped FFN when it is stacked (ffn_param_desc::experts),
+/// else 1.
 inline int64_t paramTensors(const ffn_param_desc &p) {
   return p.experts > 0 ? p.experts : 1;
 }
 
-/// Bytes from one expert's packed tensor to the next: packed_bytes rounded
-/// up to 64, so that each expert's panels stay 64-byte aligned
+/// Bytes from one stacked tensor's packed bytes to the next: packed_bytes
+/// rounded up to 64, so that each tensor's panels stay 64-byte aligned
 /// (ffn/kernel_abi.h). packed_bytes itself for an unstacked parameter.
 inline size_t packedStride(const ffn_param_desc &p) {
   size_t bytes = static_cast<size_t>(p.packed_bytes);

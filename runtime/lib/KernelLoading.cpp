@@ -22,8 +22,8 @@
 
 using namespace ffn_rt;
 
-static_assert(sizeof(ffn_kernel_desc) == 32 * 8,
-              "ffn_kernel_desc must have thirty-one 8-byte fields");
+static_assert(sizeof(ffn_kernel_desc) == 33 * 8,
+              "ffn_kernel_desc must have thirty-three 8-byte fields");
 static_assert(sizeof(ffn_cpu_code) == 4 * 8 && sizeof(ffn_cuda_code) == 4 * 8,
               "the code entries must have four 8-byte fields");
 static_assert(sizeof(ffn_param_desc) == 6 * 8,
@@ -47,15 +47,32 @@ bool validString(const char *s, size_t limit = 256) {
 /// descriptor far from overflow.
 constexpr int64_t kMaxDim = int64_t(1) << 20;
 constexpr int64_t kMaxBytes = int64_t(1) << 40;
-/// Routed plus shared experts: a stacked parameter's bytes, given (at most
-/// kMaxExperts x kMaxDim^2 elements of 4 bytes, 2^58) or packed, and
-/// ffn_kernel_run's per-row bound stay far from overflow.
+/// Routed plus shared experts, or a grouped FFN's blocks: a stacked
+/// parameter's bytes, given (at most kMaxExperts x kMaxDim^2 elements of 4
+/// bytes, 2^58) or packed, and ffn_kernel_run's per-row bound stay far from
+/// overflow.
 constexpr int64_t kMaxExperts = int64_t(1) << 16;
 
-/// The mixture-of-experts fields of a descriptor whose kind, dimensions and
-/// parameter table have been checked: "" or what is wrong.
-std::string checkExperts(const ffn_kernel_desc *d) {
-  bool moe = d->kind == FFN_KIND_MOE;
+/// "kind 0 (ffn)", for messages about fields a kind must leave 0.
+std::string kindName(int64_t kind) {
+  const char *name = kind == FFN_KIND_FFN   ? "ffn"
+                     : kind == FFN_KIND_MOE ? "moe"
+                                            : "grouped";
+  return "kind " + std::to_string(kind) + " (" + name + ")";
+}
+
+bool isNormParam(const ffn_param_desc &p) {
+  return std::strcmp(p.name, "norm_scale") == 0 ||
+         std::strcmp(p.name, "norm_shift") == 0;
+}
+
+/// The fields that stack parameters (a mixture's experts, a grouped FFN's
+/// blocks) of a descriptor whose kind, dimensions and parameter table have
+/// been checked: "" or what is wrong. The runtime sizes, transposes and
+/// packs a stacked parameter by its count alone, so each count must be the
+/// one the kernel reads.
+std::string checkStacking(const ffn_kernel_desc *d) {
+  bool moe = d->kind == FFN_KIND_MOE, grouped = d->kind == FFN_KIND_GROUPED;
   if (!moe) {
     if (d->experts || d->shared_experts || d->top_k || d->router ||
         d->router_normalize)
@@ -63,8 +80,8 @@ std::string checkExperts(const ffn_kernel_desc *d) {
              std::to_string(d->shared_experts) + ", top_k " +
              std::to_string(d->top_k) + ", router " +
              std::to_string(d->router) + ", router_normalize " +
-             std::to_string(d->router_normalize) +
-             " in a kernel of kind 0 (ffn), where they must be 0";
+             std::to_string(d->router_normalize) + " in a kernel of " +
+             kindName(d->kind) + ", where they must be 0";
   } else {
     if (d->experts < 1 || d->experts > kMaxExperts)
       return "experts " + std::to_string(d->experts) +
@@ -81,29 +98,68 @@ std::string checkExperts(const ffn_kernel_desc *d) {
       return "router_normalize " + std::to_string(d->router_normalize) +
              " (0 or 1)";
   }
-  // Every stacked parameter holds each expert's tensor, routed and shared:
-  // the runtime sizes and packs it by that count.
+  if (!grouped) {
+    if (d->groups != 0)
+      return "groups " + std::to_string(d->groups) + " in a kernel of " +
+             kindName(d->kind) + ", where it must be 0";
+  } else {
+    // One block would be a dense FFN, which kind 0 describes.
+    if (d->groups < 2 || d->groups > kMaxExperts)
+      return "groups " + std::to_string(d->groups) +
+             " (a grouped FFN has 2 to " + std::to_string(kMaxExperts) +
+             " blocks)";
+    // Every block has the same widths, which the stacked shapes give.
+    if (d->d_model % d->groups != 0 || d->d_ff % d->groups != 0)
+      return "groups " + std::to_string(d->groups) +
+             " does not divide both d_model " + std::to_string(d->d_model) +
+             " and d_ff " + std::to_string(d->d_ff) +
+             " (each block has d_model / groups and d_ff / groups columns)";
+  }
+  // Every stacked parameter holds each expert's tensor, routed and shared,
+  // or each block's.
+  int64_t stack = moe ? d->experts + d->shared_experts : d->groups;
+  const char *unit = grouped ? " blocks" : " experts";
   int64_t stacked = 0;
-  const ffn_param_desc *router = nullptr;
+  const ffn_param_desc *router = nullptr, *up = nullptr;
   for (int64_t i = 0; i < d->num_params; ++i) {
     const ffn_param_desc &p = d->params[i];
     std::string which =
         "parameter " + std::to_string(i) + " ('" + p.name + "') ";
-    if (p.experts < 0 || (!moe && p.experts != 0))
-      return which + "stacks " + std::to_string(p.experts) +
-             " experts in a kernel of kind " + std::to_string(d->kind);
-    if (p.experts > 0 && p.experts != d->experts + d->shared_experts)
-      return which + "stacks " + std::to_string(p.experts) +
-             " experts, not experts + shared_experts = " +
-             std::to_string(d->experts + d->shared_experts);
+    if (p.experts < 0 || (!moe && !grouped && p.experts != 0))
+      return which + "stacks " + std::to_string(p.experts) + unit +
+             " in a kernel of kind " + std::to_string(d->kind);
+    if (p.experts > 0 && p.experts != stack)
+      return which + "stacks " + std::to_string(p.experts) + unit +
+             (grouped ? ", not groups = "
+                      : ", not experts + shared_experts = ") +
+             std::to_string(stack);
+    // The norm acts on the whole d_model row, outside the experts and
+    // blocks: the kernel reads one tensor.
+    if (p.experts > 0 && isNormParam(p))
+      return which + "is stacked, but the norm acts on the whole row";
     stacked += p.experts > 0;
     if (moe && std::strcmp(p.name, "w_router") == 0)
       router = &p;
+    if (std::strcmp(p.name, "w_up") == 0)
+      up = &p;
   }
-  if (!moe)
+  if (!moe && !grouped)
     return "";
   if (!stacked)
-    return "a mixture of experts without stacked expert parameters";
+    return grouped ? "a grouped FFN without stacked block parameters"
+                   : "a mixture of experts without stacked expert parameters";
+  if (grouped) {
+    // d_model and d_ff are the whole row's: a block's w_up must be their
+    // share, or the runtime's sizes and the kernel's would disagree.
+    int64_t bd = d->d_model / d->groups, bf = d->d_ff / d->groups;
+    if (!up || up->rank != 2 || up->experts != d->groups ||
+        up->shape[0] != bd || up->shape[1] != bf)
+      return "no parameter 'w_up' of shape [d_model / groups, d_ff / "
+             "groups] = [" +
+             std::to_string(bd) + ", " + std::to_string(bf) +
+             "], stacked groups = " + std::to_string(d->groups) + " times";
+    return "";
+  }
   // The router's logits come from one plain [d_model, experts] matrix.
   if (!router || router->rank != 2 || router->experts != 0 ||
       router->shape[0] != d->d_model || router->shape[1] != d->experts)
@@ -136,7 +192,8 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel '" + name +
                     "' has an inconsistent descriptor: " + what);
   };
-  if (d->kind != FFN_KIND_FFN && d->kind != FFN_KIND_MOE)
+  if (d->kind != FFN_KIND_FFN && d->kind != FFN_KIND_MOE &&
+      d->kind != FFN_KIND_GROUPED)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' is of kind " + std::to_string(d->kind) +
                     ", which this runtime does not run");
@@ -145,13 +202,17 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                 "kernel '" + name + "' is for unknown device " +
                     std::to_string(d->device));
   // The device executor knows neither stacked parameters nor the router.
-  if (d->kind == FFN_KIND_MOE && d->device != FFN_DEVICE_CPU)
+  if (d->kind != FFN_KIND_FFN && d->device != FFN_DEVICE_CPU) {
+    const char *what =
+        d->kind == FFN_KIND_MOE ? "a mixture of experts" : "a grouped FFN";
+    const char *whats =
+        d->kind == FFN_KIND_MOE ? "mixtures of experts" : "grouped FFNs";
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
-                "kernel '" + name +
-                    "' is a mixture of experts (kind 1) for device " +
-                    std::to_string(d->device) +
-                    " (CUDA); this runtime runs mixtures of experts on the "
-                    "CPU only");
+                "kernel '" + name + "' is " + what + " (kind " +
+                    std::to_string(d->kind) + ") for device " +
+                    std::to_string(d->device) + " (CUDA); this runtime runs " +
+                    whats + " on the CPU only");
+  }
   if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
     return bad("no pack function");
   if (d->pack_quantized &&
@@ -241,7 +302,8 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                std::to_string(d->d_ff));
   if (d->workspace_per_row < 0 || d->workspace_per_row > kMaxBytes / kMaxDim)
     return bad("workspace_per_row " + std::to_string(d->workspace_per_row));
-  // Up to eight FFN parameters, and a mixture's router.
+  // Up to eight FFN parameters (a grouped FFN's too), and a mixture's
+  // router.
   if (d->num_params < 2 || d->num_params > (d->kind == FFN_KIND_MOE ? 9 : 8))
     return bad("num_params " + std::to_string(d->num_params));
   if (!inLoadedImage(d->params) ||
@@ -257,9 +319,9 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
                   "kernel '" + name + "' has an invalid parameter " +
                       std::to_string(i));
   }
-  std::string experts = checkExperts(d);
-  if (!experts.empty())
-    return bad(experts);
+  std::string stacking = checkStacking(d);
+  if (!stacking.empty())
+    return bad(stacking);
   return FFN_OK;
 }
 

@@ -68,12 +68,30 @@ static void transpose(const void *data, size_t rows, size_t cols, size_t esize,
                   esize);
 }
 
-/// " (4 experts x 96)" after a stacked parameter's byte count, else "".
-static std::string perExpert(const ffn_param_desc &p, size_t each) {
+/// What a stacked parameter's tensors are, in messages: a grouped FFN's
+/// blocks or a mixture's experts.
+static const char *stackedTensors(const ffn_kernel_desc *d) {
+  return d->kind == FFN_KIND_GROUPED ? "groups" : "experts";
+}
+static const char *stackedTensor(const ffn_kernel_desc *d) {
+  return d->kind == FFN_KIND_GROUPED ? "block" : "expert";
+}
+
+/// "4 experts x " (or "4 groups x ") before one stacked tensor's size, else
+/// "".
+static std::string stackPrefix(const ffn_kernel_desc *d,
+                               const ffn_param_desc &p) {
   if (p.experts <= 0)
     return "";
-  return " (" + std::to_string(p.experts) + " experts x " +
-         std::to_string(each) + ")";
+  return std::to_string(p.experts) + " " + stackedTensors(d) + " x ";
+}
+
+/// " (4 experts x 96)" after a stacked parameter's byte count, else "".
+static std::string perExpert(const ffn_kernel_desc *d, const ffn_param_desc &p,
+                             size_t each) {
+  if (p.experts <= 0)
+    return "";
+  return " (" + stackPrefix(d, p) + std::to_string(each) + ")";
 }
 
 /// Packs parameter `index` into a new buffer, `packOne(e, dst)` writing
@@ -155,10 +173,8 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
     return fail(ctx, FFN_ERROR_INVALID_ARGUMENT,
                 std::string("parameter '") + name + "' of kernel '" + d->name +
                     "' needs " + std::to_string(want) + " bytes (" +
-                    (p.experts > 0 ? std::to_string(p.experts) + " experts x "
-                                   : std::string()) +
-                    std::to_string(elements) + " elements of " +
-                    std::to_string(esize) + " bytes), got " +
+                    stackPrefix(d, p) + std::to_string(elements) +
+                    " elements of " + std::to_string(esize) + " bytes), got " +
                     std::to_string(bytes));
   // Bring each tensor to the logical [in, out] layout, then let the
   // kernel's own pack function put it into the blocked layout its loops
@@ -239,7 +255,7 @@ ffn_status ffn_kernel_set_quantized_param(ffn_kernel *kernel, const char *name,
   auto sizeError = [&](const char *what, size_t each, size_t got) {
     return invalid(std::string(what) + " of parameter '" + name + "' need " +
                    std::to_string(tensors * each) + " bytes" +
-                   perExpert(p, each) + ", got " + std::to_string(got));
+                   perExpert(d, p, each) + ", got " + std::to_string(got));
   };
   if (qBytes != tensors * qEach)
     return sizeError("the integers", qEach, qBytes);
@@ -265,7 +281,9 @@ ffn_status ffn_kernel_set_quantized_param(ffn_kernel *kernel, const char *name,
         if (v >= min && v <= max)
           continue;
         invalid(std::string(what) + " " + std::to_string(i) +
-                (p.experts > 0 ? " of expert " + std::to_string(e) : "") +
+                (p.experts > 0 ? std::string(" of ") + stackedTensor(d) + " " +
+                                     std::to_string(e)
+                               : std::string()) +
                 " of parameter '" + name + "' is " + std::to_string(v) +
                 ", outside [" + std::to_string(min) + ", " +
                 std::to_string(max) + "]");

@@ -91,10 +91,14 @@ struct BoundedSum {
     absSum[j] = initAbs;
     lin[j] = rssSq[j] = 0.0;
   }
-  void add(const double *a, const RowErrors &aErr, size_t rows,
-           const double *w, size_t cols) {
+  /// Adds the terms of a[first, first + rows) (and their errors): `first`
+  /// is a block's first column of a grouped FFN's input row, whose other
+  /// blocks feed other sums.
+  void add(const double *a, const RowErrors &aErr, size_t rows, const double *w,
+           size_t cols, size_t first = 0) {
     for (size_t k = 0; k < rows; ++k) {
-      const double ak = a[k], lk = aErr.lin[k], rk = aErr.rss[k];
+      const size_t i = first + k;
+      const double ak = a[i], lk = aErr.lin[i], rk = aErr.rss[i];
       const double *wk = w + k * cols;
       for (size_t j = 0; j < cols; ++j) {
         value[j] += ak * wk[j];
@@ -104,13 +108,17 @@ struct BoundedSum {
       }
     }
   }
-  /// The sum's own rounding, g(n) sum |t|, goes with its model's part.
-  void finish(BoundModel model, int64_t n, RowErrors &out) const {
+  /// The sum's own rounding, g(n) sum |t|, goes with its model's part. The
+  /// errors go to out's elements from `first` on (a grouped FFN's block
+  /// writes its columns of the whole row).
+  void finish(BoundModel model, int64_t n, RowErrors &out,
+              size_t first = 0) const {
     double g = sumBound(model, n);
     for (size_t j = 0; j < value.size(); ++j) {
-      out.lin[j] = lin[j];
-      out.rss[j] = std::sqrt(rssSq[j]);
-      (model == BoundModel::WorstCase ? out.lin[j] : out.rss[j]) +=
+      const size_t o = first + j;
+      out.lin[o] = lin[j];
+      out.rss[o] = std::sqrt(rssSq[j]);
+      (model == BoundModel::WorstCase ? out.lin[o] : out.rss[o]) +=
           g * absSum[j];
     }
   }
@@ -153,7 +161,12 @@ void normalize(const ffn_kernel_desc &d, const double *scale,
   double inv = 1.0 / std::sqrt(var);
   // Relative error of inv: half the variance's, plus rsqrt's own.
   double varErr = sqErr / dn + (g + 2 * kU) * var;
-  double invRel = varErr / (2.0 * var) + kRsqrtUlps * kU;
+  // An infinite input makes the variance infinite and inv exactly 0, in
+  // f32 as here: every finite deviation then scales to exactly 0 (which a
+  // grouped FFN's other blocks see), the infinite ones to NaN, compared
+  // exactly. The relative-error formula would give NaN bounds instead.
+  double invRel =
+      std::isinf(var) ? 0.0 : varErr / (2.0 * var) + kRsqrtUlps * kU;
   for (size_t j = 0; j < n; ++j) {
     double dev = row[j] - mean;
     double scaled = dev * inv * scale[j];
@@ -196,8 +209,8 @@ void activationErrors(int64_t activation, double v, double fv, double &lin,
   rss = slope * rss;
 }
 
-/// The weights and biases of one FFN: the dense FFN's, or one expert's of a
-/// mixture (null where absent).
+/// The weights and biases of one FFN: the dense FFN's, one expert's of a
+/// mixture, or one block's of a grouped FFN (null where absent).
 struct FfnWeights {
   const double *wUp = nullptr, *wGate = nullptr, *wDown = nullptr;
   const double *bUp = nullptr, *bGate = nullptr, *bDown = nullptr;
@@ -211,14 +224,20 @@ struct FfnRow {
   explicit FfnRow(size_t n) : value(n), absSum(n), err(n) {}
 };
 
+/// The blocks of a grouped FFN (kind FFN_KIND_GROUPED); 1 otherwise, as a
+/// dense FFN or a mixture's expert is one block of the whole widths.
+int64_t blockCount(const ffn_kernel_desc &d) {
+  return d.kind == FFN_KIND_GROUPED && d.groups > 1 ? d.groups : 1;
+}
+
 /// Evaluates a kernel's FFNs on one row at a time, with their error bounds.
 class RowEvaluator {
 public:
   RowEvaluator(const ffn_kernel_desc &d, const ForwardOptions &options)
       : d(d), model(options.model), argScale(1.0 + options.activationError),
-        a(d.d_model), aErr(d.d_model), op(d.d_model), opErr(d.d_model),
-        h(d.d_ff), upErr(d.d_ff), gateErr(d.d_ff), hErr(d.d_ff), up(d.d_ff),
-        gate(d.d_ff), down(d.d_model) {}
+        blocks(blockCount(d)), bd(d.d_model / blocks), bf(d.d_ff / blocks),
+        a(d.d_model), aErr(d.d_model), op(d.d_model), opErr(d.d_model), h(bf),
+        upErr(bf), gateErr(bf), hErr(bf), up(bf), gate(bf), down(bd) {}
 
   /// Loads input row `xr`: `a` is the matmuls' input before the operand
   /// rounding (x, or pre-norm(x): the router's input), `op` after it.
@@ -230,28 +249,32 @@ public:
     op = a;
     opErr = aErr;
     // The pre-normalized input is rounded; x itself only when quantized.
+    // Block by block: each block's GEMM 1 quantizes its own input, so a
+    // grouped FFN's int8 groups restart at every block's first column.
     if (pre() || d.operand_rounding == FFN_DTYPE_INT8)
-      roundOperands(op, opErr);
+      for (int64_t g = 0; g < blocks; ++g)
+        roundOperands(op, opErr, g * bd, (g + 1) * bd);
   }
 
-  /// The FFN with weights `w` on the loaded row, into `out`; `residual` (or
-  /// null) joins GEMM 2's sum, whose rounding is bounded as that of a sum of
-  /// `downTerms` terms.
-  void ffn(const FfnWeights &w, const double *residual, int64_t downTerms,
-           FfnRow &out) {
-    const int64_t dm = d.d_model, df = d.d_ff;
-    for (int64_t j = 0; j < df; ++j) {
+  /// The FFN with weights `w` on block `block` of the loaded row (a grouped
+  /// FFN's; else block 0, the whole row), into the block's columns of `out`;
+  /// `residual` (the whole row, or null) joins GEMM 2's sum, whose rounding
+  /// is bounded as that of a sum of `downTerms` terms.
+  void ffn(const FfnWeights &w, int64_t block, const double *residual,
+           int64_t downTerms, FfnRow &out) {
+    const size_t first = static_cast<size_t>(block * bd);
+    for (int64_t j = 0; j < bf; ++j) {
       double bu = w.bUp ? w.bUp[j] : 0.0, bg = w.bGate ? w.bGate[j] : 0.0;
       up.start(j, bu, std::fabs(bu));
       gate.start(j, bg, std::fabs(bg));
     }
-    up.add(op.data(), opErr, dm, w.wUp, df);
-    up.finish(model, dm + 1, upErr);
+    up.add(op.data(), opErr, bd, w.wUp, bf, first);
+    up.finish(model, bd + 1, upErr);
     if (d.gated) {
-      gate.add(op.data(), opErr, dm, w.wGate, df);
-      gate.finish(model, dm + 1, gateErr);
+      gate.add(op.data(), opErr, bd, w.wGate, bf, first);
+      gate.finish(model, bd + 1, gateErr);
     }
-    for (int64_t j = 0; j < df; ++j) {
+    for (int64_t j = 0; j < bf; ++j) {
       const BoundedSum &argSum = d.gated ? gate : up;
       RowErrors &argErr = d.gated ? gateErr : upErr;
       double arg = argSum.value[j] * argScale;
@@ -271,16 +294,18 @@ public:
                     (fLin + fRss) * upErr.total(j) + kU * std::fabs(h[j]);
       hErr.rss[j] = std::hypot(u * fRss, f * upErr.rss[j]);
     }
-    roundOperands(h, hErr);
+    roundOperands(h, hErr, 0, h.size());
     // The residual joins GEMM 2's sum as one more term.
-    for (int64_t j = 0; j < dm; ++j) {
-      double b = w.bDown ? w.bDown[j] : 0.0, res = residual ? residual[j] : 0.0;
+    for (int64_t j = 0; j < bd; ++j) {
+      double b = w.bDown ? w.bDown[j] : 0.0;
+      double res = residual ? residual[first + j] : 0.0;
       down.start(j, b + res, std::fabs(b) + std::fabs(res));
     }
-    down.add(h.data(), hErr, df, w.wDown, dm);
-    down.finish(model, downTerms, out.err);
-    out.value = down.value;
-    out.absSum = down.absSum;
+    down.add(h.data(), hErr, bf, w.wDown, bd);
+    down.finish(model, downTerms, out.err, first);
+    std::copy(down.value.begin(), down.value.end(), out.value.begin() + first);
+    std::copy(down.absSum.begin(), down.absSum.end(),
+              out.absSum.begin() + first);
   }
 
   /// The post-norm of `out` (errors `err`), then the row's values and
@@ -299,6 +324,9 @@ public:
   const ffn_kernel_desc &d;
   const BoundModel model;
   const double argScale;
+  /// The blocks and one block's widths, GEMM 1's and GEMM 2's reductions:
+  /// d_model and d_ff as one block but for a grouped FFN.
+  const int64_t blocks, bd, bf;
   std::vector<double> a;
   RowErrors aErr;
 
@@ -319,11 +347,14 @@ private:
   // quantum of max |v| / 127, the kernel's max taken over its own values
   // (within err of these); each value is off by at most half a quantum,
   // plus the f32 rounding of the scale products (a few units of 2^-24).
-  void roundOperands(const std::vector<double> &v, RowErrors &err) const {
+  // Only v[begin, end), one matmul's input, whose int8 groups start at
+  // `begin`.
+  void roundOperands(const std::vector<double> &v, RowErrors &err, size_t begin,
+                     size_t end) const {
     if (d.operand_rounding == FFN_DTYPE_INT8) {
       const size_t g = static_cast<size_t>(d.quant_group);
-      for (size_t k0 = 0; k0 < v.size(); k0 += g) {
-        size_t k1 = std::min(v.size(), k0 + g);
+      for (size_t k0 = begin; k0 < end; k0 += g) {
+        size_t k1 = std::min(end, k0 + g);
         double amax = 0.0;
         for (size_t j = k0; j < k1; ++j)
           amax = std::max(amax, std::fabs(v[j]) + err.total(j));
@@ -342,7 +373,7 @@ private:
                                                              : 0.0;
     if (uOp == 0.0)
       return;
-    for (size_t j = 0; j < v.size(); ++j) {
+    for (size_t j = begin; j < end; ++j) {
       double e = uOp * (std::fabs(v[j]) + err.total(j));
       if (model == BoundModel::WorstCase)
         err.lin[j] += e;
@@ -369,7 +400,8 @@ int64_t paramIndex(const ffn_kernel_desc &d, const char *name) {
   return -1;
 }
 
-/// The dense FFN's weights, or expert e's of a mixture's stacked ones.
+/// The dense FFN's weights, or expert e's of a mixture's stacked ones (block
+/// e's of a grouped FFN's).
 FfnWeights ffnWeights(const ffn_kernel_desc &d,
                       const std::vector<const double *> &params,
                       int64_t expert = 0) {
@@ -650,12 +682,19 @@ void run(const ffn_kernel_desc &d, int64_t m, const double *x,
   if (d.kind != FFN_KIND_MOE) {
     if (!evaluate)
       return;
-    const FfnWeights w = ffnWeights(d, params);
+    // A dense FFN is one block. A grouped FFN's blocks fill their columns
+    // of the row, each GEMM 2 a sum of its block's bf products, its bias
+    // and the residual; a post-norm then sees the whole row.
+    std::vector<FfnWeights> weights;
+    for (int64_t g = 0; g < ev.blocks; ++g)
+      weights.push_back(ffnWeights(d, params, g));
+    const int64_t downTerms = ev.bf + 1 + (d.residual ? 1 : 0);
     FfnRow out(dm);
     for (int64_t r = 0; r < m; ++r) {
       const double *xr = x + r * dm;
       ev.load(xr, scale, shift);
-      ev.ffn(w, d.residual ? xr : nullptr, df + 1 + (d.residual ? 1 : 0), out);
+      for (int64_t g = 0; g < ev.blocks; ++g)
+        ev.ffn(weights[g], g, d.residual ? xr : nullptr, downTerms, out);
       ev.finish(out.value, out.err, scale, shift, y + r * dm,
                 bound ? bound + r * dm : nullptr);
     }
@@ -699,7 +738,7 @@ void run(const ffn_kernel_desc &d, int64_t m, const double *x,
   std::vector<char> have(E + S);
   auto expert = [&](int64_t e) -> const FfnRow & {
     if (!have[e]) {
-      ev.ffn(weights[e], nullptr, downTerms, experts[e]);
+      ev.ffn(weights[e], 0, nullptr, downTerms, experts[e]);
       have[e] = 1;
     }
     return experts[e];

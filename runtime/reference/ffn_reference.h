@@ -28,10 +28,11 @@ enum class BoundModel { WorstCase, Probabilistic };
 
 /// y = FFN(x) for `m` rows. `x` is [m, d_model]; params[i] holds parameter i
 /// of the descriptor in [in, out] layout (a stacked parameter: all its
-/// experts' tensors, ffn_param_desc); y is [m, d_model]. If `bound` is
-/// not null, bound[i] receives the largest error an f32 evaluation of y[i]
-/// (ffn/kernel_abi.h's contract: storage values widened exactly, every
-/// operation in f32) may have before the output is rounded to the dtype.
+/// experts', or a grouped FFN's blocks', tensors, ffn_param_desc); y is
+/// [m, d_model]. If `bound` is not null, bound[i] receives the largest error
+/// an f32 evaluation of y[i] (ffn/kernel_abi.h's contract: storage values
+/// widened exactly, every operation in f32) may have before the output is
+/// rounded to the dtype.
 /// `activationError` scales each activation's argument by (1 + it): a
 /// deliberately wrong reference, for showing that the check catches a
 /// kernel that is off by that much (`ffnc run --test-activation-error`).
@@ -87,7 +88,8 @@ Routing route(const ffn_kernel_desc &desc, int64_t m, const double *x,
               const std::vector<const double *> &params,
               const ForwardOptions &options = {});
 
-/// Elements of parameter `p`: all experts' tensors of a stacked one.
+/// Elements of parameter `p`: all experts' (or blocks') tensors of a stacked
+/// one.
 size_t elementCount(const ffn_param_desc &p);
 
 /// Whether a kernel with quantized weights quantizes parameter `p`: the

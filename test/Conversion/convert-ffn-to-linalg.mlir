@@ -92,3 +92,12 @@ func.func @quantized(%x: tensor<?x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<6
   %y = ffn.ffn relu weights <int8, group = 16> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
+
+// -----
+
+// Nor have grouped FFNs: refused, not lowered as one dense FFN.
+func.func @grouped(%x: tensor<?x32xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{is a grouped FFN (groups = 2), which only ffn-lower-packed lowers}}
+  %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

@@ -467,3 +467,67 @@ func.func @moe_fused(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor
   %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x2xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 64, prefetch = false, fused_max_m = 8, chunk = 64, groups = 1> -> tensor<?x16xf32>
   return
 }
+
+// -----
+
+func.func @grouped_one(%x: tensor<?x16xf32>, %w1: tensor<1x16x64xf32>, %w2: tensor<1x64x16xf32>) {
+  // expected-error @+1 {{attribute 'groups' failed to satisfy constraint}}
+  %y = ffn.ffn relu groups 1 ins(%x : tensor<?x16xf32>) up(%w1 : tensor<1x16x64xf32>) down(%w2 : tensor<1x64x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_moe(%x: tensor<?x16xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %wr: tensor<16x2xf32>) {
+  // expected-error @+1 {{groups cannot be combined with moe}}
+  %y = ffn.ffn relu moe <experts = 2, top_k = 1, router = softmax_topk> groups 2 ins(%x : tensor<?x16xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) router(%wr : tensor<16x2xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_unstacked(%x: tensor<?x32xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) {
+  // expected-error @+1 {{w_up must be a static rank-3 tensor [groups, d_model/groups, d_ff/groups]}}
+  %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xf32>) up(%w1 : tensor<16x64xf32>) down(%w2 : tensor<64x16xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_count(%x: tensor<?x48xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<3x64x16xf32>) {
+  // expected-error @+1 {{w_up must have shape [3, 16, 64], got [2, 16, 64]}}
+  %y = ffn.ffn relu groups 3 ins(%x : tensor<?x48xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<3x64x16xf32>) -> tensor<?x48xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_input(%x: tensor<?x30xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>) {
+  // expected-error @+1 {{input has 30 columns but groups x w_up rows has 32 rows (d_model)}}
+  %y = ffn.ffn relu groups 2 ins(%x : tensor<?x30xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) -> tensor<?x30xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_bias(%x: tensor<?x32xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %b2: tensor<32xf32>) {
+  // expected-error @+1 {{b_down must have shape [2, 16], got [32]}}
+  %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) bias_down(%b2 : tensor<32xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_norm(%x: tensor<?x32xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>, %s: tensor<2x16xf32>) {
+  // expected-error @+1 {{norm_scale must have shape [32], got [2, 16]}}
+  %y = ffn.ffn relu norm<rmsnorm, pre, eps = 1.000000e-05> groups 2 ins(%x : tensor<?x32xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) norm_scale(%s : tensor<2x16xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_fused(%x: tensor<?x32xf32>, %w1: tensor<2x16x64xf32>, %w2: tensor<2x64x16xf32>) {
+  // expected-error @+1 {{is a grouped FFN, whose blocks take the two-pass schedule; its strategy takes the fused one for small m}}
+  %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 64, prefetch = false, fused_max_m = 8, chunk = 64, groups = 1> -> tensor<?x32xf32>
+  return
+}

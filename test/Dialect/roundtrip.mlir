@@ -127,3 +127,18 @@ func.func @moe_plain(%x: tensor<?x16xbf16>, %wu: tensor<4x16x32xbf16>, %wd: tens
   %y = ffn.ffn relu moe <experts = 4, top_k = 2, router = topk_softmax> ins(%x : tensor<?x16xbf16>) up(%wu : tensor<4x16x32xbf16>) down(%wd : tensor<4x32x16xbf16>) router(%wr : tensor<16x4xbf16>) -> tensor<?x16xbf16>
   return %y : tensor<?x16xbf16>
 }
+
+// A grouped FFN: stacked block weights and biases, the norm over the whole
+// row; `groups` printed only when set.
+// CHECK-LABEL: func.func @grouped
+// CHECK: ffn.ffn gated silu residual norm<rmsnorm, pre, eps = 1.0e-05> groups 4 ins(%{{.*}} : tensor<?x64xf32>) up(%{{.*}} : tensor<4x16x32xf32>) gate(%{{.*}} : tensor<4x16x32xf32>) down(%{{.*}} : tensor<4x32x16xf32>) bias_down(%{{.*}} : tensor<4x16xf32>) norm_scale(%{{.*}} : tensor<64xf32>) -> tensor<?x64xf32>
+// CHECK-LABEL: func.func @grouped_plain
+// CHECK: ffn.ffn relu groups 2 ins(
+func.func @grouped(%x: tensor<?x64xf32>, %wu: tensor<4x16x32xf32>, %wg: tensor<4x16x32xf32>, %wd: tensor<4x32x16xf32>, %bd: tensor<4x16xf32>, %s: tensor<64xf32>) -> tensor<?x64xf32> {
+  %y = ffn.ffn gated silu residual norm<rmsnorm, pre, eps = 1.000000e-05> groups 4 ins(%x : tensor<?x64xf32>) up(%wu : tensor<4x16x32xf32>) gate(%wg : tensor<4x16x32xf32>) down(%wd : tensor<4x32x16xf32>) bias_down(%bd : tensor<4x16xf32>) norm_scale(%s : tensor<64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+func.func @grouped_plain(%x: tensor<?x32xbf16>, %wu: tensor<2x16x24xbf16>, %wd: tensor<2x24x16xbf16>) -> tensor<?x32xbf16> {
+  %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xbf16>) up(%wu : tensor<2x16x24xbf16>) down(%wd : tensor<2x24x16xbf16>) -> tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
+}

@@ -31,12 +31,15 @@ static uint64_t routerParams(const FfnSpec &spec) {
 }
 
 FfnCounts ffnc::countExpertParameters(const FfnSpec &spec) {
-  uint64_t d = static_cast<uint64_t>(spec.dModel);
-  uint64_t f = static_cast<uint64_t>(spec.dFF);
+  // A grouped FFN: its blocks' (block-diagonal) matrices only.
+  uint64_t d = static_cast<uint64_t>(spec.blockDModel());
+  uint64_t f = static_cast<uint64_t>(spec.blockDFF());
+  uint64_t blocks = static_cast<uint64_t>(spec.groups);
   FfnCounts c;
-  c.matrixWeights = (spec.isGated() ? 3 : 2) * d * f;
-  c.biasParams = (spec.biasUp ? f : 0) + (spec.hasBiasGate() ? f : 0) +
-                 (spec.biasDown ? d : 0);
+  c.matrixWeights = (spec.isGated() ? 3 : 2) * d * f * blocks;
+  c.biasParams = ((spec.biasUp ? f : 0) + (spec.hasBiasGate() ? f : 0) +
+                  (spec.biasDown ? d : 0)) *
+                 blocks;
   return c;
 }
 
@@ -68,11 +71,13 @@ static uint64_t expertBytes(const FfnSpec &spec) {
     return c.ffnParams() * element;
   // Quantized matrices: 1 or 1/2 byte per weight, plus one scale (in the
   // dtype) per group of input rows of each column.
-  uint64_t d = static_cast<uint64_t>(spec.dModel);
-  uint64_t f = static_cast<uint64_t>(spec.dFF);
+  // (Per block of a grouped FFN: groups restart at each block's rows.)
+  uint64_t d = static_cast<uint64_t>(spec.blockDModel());
+  uint64_t f = static_cast<uint64_t>(spec.blockDFF());
   uint64_t g = static_cast<uint64_t>(spec.quantGroup);
-  uint64_t scales = (spec.isGated() ? 2 : 1) * ((d + g - 1) / g) * f +
-                    ((f + g - 1) / g) * d;
+  uint64_t scales = ((spec.isGated() ? 2 : 1) * ((d + g - 1) / g) * f +
+                     ((f + g - 1) / g) * d) *
+                    static_cast<uint64_t>(spec.groups);
   uint64_t integers = spec.weightQuant == WeightQuant::Int8
                           ? c.matrixWeights
                           : (c.matrixWeights + 1) / 2;

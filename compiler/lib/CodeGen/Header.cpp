@@ -19,13 +19,21 @@ void emitKernel(const KernelSignature &kernel, const TargetInfo &target,
   const std::string &n = kernel.name;
   bool device = target.isGpu();
   const std::vector<ParamInfo> &params = kernel.paramInfo;
-  out += fmt::format("/* ffn {}: d_model = {}, d_ff = {}, dtype = {}.\n", n,
+  out += fmt::format("/* ffn {}: d_model = {}, d_ff = {}, dtype = {}", n,
                      kernel.dModel, kernel.dFF, toString(kernel.dtype).str());
+  // The widths are the whole row's; each block is an FFN of this share.
+  if (kernel.groups)
+    out +=
+        fmt::format(", {} groups of d_model {} and d_ff {}", kernel.groups,
+                    kernel.dModel / kernel.groups, kernel.dFF / kernel.groups);
+  out += ".\n";
   out += " * Parameters, in order (matrices logically [in, out] row-major):\n";
   for (const ParamInfo &p : params) {
-    // A mixture's expert tensors, stacked.
+    // Stacked tensors: a mixture's experts or a grouped FFN's blocks.
     std::string experts =
-        p.experts ? fmt::format("{} experts x ", p.experts) : std::string();
+        p.experts ? fmt::format("{} {} x ", p.experts,
+                                kernel.groups ? "groups" : "experts")
+                  : std::string();
     if (p.rank() == 2)
       out += fmt::format(" *   {:<11} {}[{}, {}]\n", p.name, experts, p.rows,
                          p.cols);
@@ -50,7 +58,7 @@ void emitKernel(const KernelSignature &kernel, const TargetInfo &target,
         " * Directly: pack parameter i once with ffn_{0}_pack(i, src, dst) "
         "into\n"
         " * ffn_kernel_{0}.params[i].packed_bytes bytes (64-byte aligned; a\n"
-        " * stacked expert parameter: one call per expert, each at e times\n"
+        " * stacked parameter: one call per expert or block, each at e times\n"
         " * packed_bytes rounded up to 64), then\n"
         " * ffn_{0}_run(m, x, packed, y, workspace) with a 64-byte aligned\n"
         " * workspace of m * ffn_kernel_{0}.workspace_per_row bytes (NULL if\n"

@@ -27,6 +27,7 @@ ffnc::collectKernelSignatures(mlir::ModuleOp module) {
     sig.name = func.getName().str();
     sig.dModel = abi.getDModel();
     sig.dFF = abi.getDFf();
+    sig.groups = abi.getGroups();
     sig.dtype = dtypeOf(abi.getStorage());
     // The dialect verifies each parameter (a vector or a matrix).
     for (mlir::Attribute attr : abi.getParams()) {

@@ -71,6 +71,8 @@ std::string ffnc::summarize(const FfnSpec &spec) {
     if (spec.routerNormalize)
       os << ", normalize";
   }
+  if (spec.isGrouped())
+    os << ", groups=" << spec.groups;
   return out;
 }
 
@@ -97,6 +99,8 @@ void ffnc::printAST(const SpecFile &file, llvm::ArrayRef<FfnSpec> specs,
         os << "  => " << spec->experts;
       if (spec && field.name == "top_k")
         os << "  => " << spec->topK;
+      if (spec && field.name == "groups")
+        os << "  => " << spec->groups;
       if (spec && field.name == "shared_experts")
         os << "  => " << spec->sharedExperts;
       os << "\n";

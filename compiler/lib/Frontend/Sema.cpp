@@ -22,7 +22,8 @@ namespace {
 const StringRef kIntFields[] = {"d_model", "d_ff"};
 /// Integer fields that are counts, not dimensions: expressions cannot use
 /// them (no dimension or count is derived from an expert count).
-const StringRef kCountFields[] = {"experts", "top_k", "shared_experts"};
+const StringRef kCountFields[] = {"experts", "top_k", "shared_experts",
+                                  "groups"};
 /// The fields that only mean something in a mixture of experts.
 const StringRef kMoeOnlyFields[] = {"top_k", "shared_experts", "router",
                                     "normalize"};
@@ -124,6 +125,10 @@ public:
       spec.sharedExperts = *v;
   }
   void handleRouter(const Field &field);
+  void handleGroups(const Field &field) {
+    if (std::optional<int64_t> v = evalCount(field, 1, kMaxGroups))
+      spec.groups = *v;
+  }
   void handleShare(const Field &field) {
     if (std::optional<StringRef> word =
             expectName(field, "an ffn block name")) {
@@ -161,6 +166,7 @@ private:
   std::optional<double> evalNumber(const Expr &e, StringRef what);
   void checkCombination();
   void checkMixture();
+  void checkGroups();
 
   const FfnDecl &decl;
   DiagnosticEngine &diags;
@@ -249,6 +255,10 @@ const FieldRule kFieldTable[] = {
     {"shared_experts", &DeclSema::handleSharedExperts, false,
      "integer expression", "`0`",
      "always-on expert FFNs with weight 1, besides the routed ones, 0 … 256"},
+    {"groups", &DeclSema::handleGroups, false, "integer expression", "`1`",
+     "a grouped (block-diagonal) FFN: d_model and d_ff split into this many "
+     "independent blocks, each an FFN of width d_model/groups and "
+     "d_ff/groups; 1 … 1024, dividing both (see Grouped FFNs)"},
     {"share", &DeclSema::handleShare, false, "an ffn block's name", "—",
      "this block uses that block's parameters, packed once: same "
      "parameters, dtype, weight format and batch_invariant (see Shared "
@@ -402,6 +412,9 @@ void DeclSema::checkActivationSparsity() {
           "quantized ones";
   else if (spec.isMoe())
     why = "is for dense FFNs: the sparse GEMM 2 is not built for experts";
+  else if (spec.isGrouped())
+    why = "is for dense FFNs: the sparse GEMM 2 is not built for grouped "
+          "ones";
   if (why.empty())
     return;
   diags.error(field->nameRange.Start, "activation_sparsity " + why,
@@ -458,7 +471,8 @@ std::optional<int64_t> DeclSema::evalCount(const Field &field, int64_t min,
           field.name + " must be at least " + llvm::Twine(min) + ", got " +
               llvm::Twine(v->num) +
               (field.name == "experts" ? "; leave 'experts' out for a dense FFN"
-                                       : ""));
+               : field.name == "groups" ? "; leave 'groups' out for a dense FFN"
+                                        : ""));
     return std::nullopt;
   }
   if (max && v->num > *max) {
@@ -950,6 +964,37 @@ void DeclSema::checkMixture() {
   }
 }
 
+/// `groups` against the widths it splits and the structures it excludes,
+/// whatever the fields' order.
+void DeclSema::checkGroups() {
+  const Field *groups = seen.lookup("groups");
+  if (!groups || !spec.isGrouped())
+    return;
+  for (StringRef dim : {"d_model", "d_ff"}) {
+    const Field *field = seen.lookup(dim);
+    auto value = dims.find(dim);
+    // A width that failed to evaluate was reported already.
+    if (!field || value == dims.end() || value->second % spec.groups == 0)
+      continue;
+    error(*groups->value,
+          "groups = " + llvm::Twine(spec.groups) + " does not divide " + dim +
+              " = " + llvm::Twine(value->second) + ": each block has " + dim +
+              " / groups " + (dim == "d_model" ? "columns" : "hidden units"));
+    diags.note(field->nameRange.Start,
+               dim +
+                   " set here; round it with "
+                   "round_up(..., " +
+                   llvm::Twine(spec.groups) + ")",
+               field->nameRange);
+  }
+  if (const Field *experts = seen.lookup("experts"); experts && spec.isMoe()) {
+    error(*groups->value, "'groups' cannot be combined with 'experts': a "
+                          "mixture's experts are dense FFNs");
+    diags.note(experts->nameRange.Start, "experts set here",
+               experts->nameRange);
+  }
+}
+
 void DeclSema::checkCombination() {
   const Field *activation = seen.lookup("activation");
   const Field *gate = seen.lookup("gate");
@@ -982,6 +1027,7 @@ void DeclSema::checkCombination() {
   spec.biasDown = biasDown.value_or(all);
 
   checkMixture();
+  checkGroups();
   checkActivationSparsity();
 
   // Missing fields are reported only for blocks that parsed cleanly: a field
@@ -1022,6 +1068,9 @@ static std::string sharingMismatch(const FfnSpec &spec, const FfnSpec &owner) {
       spec.int8Activations != owner.int8Activations ||
       spec.zeroPoints != owner.zeroPoints)
     return "its weights are stored differently (weights = ...)";
+  if (spec.groups != owner.groups)
+    return "it has groups = " + std::to_string(spec.groups) + ", '" +
+           owner.name + "' groups = " + std::to_string(owner.groups);
   if (spec.batchInvariant != owner.batchInvariant)
     return "one is batch_invariant and the other not (their kernels pack "
            "W_down differently)";

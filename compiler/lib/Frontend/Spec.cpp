@@ -110,7 +110,9 @@ Activation ffnc::gateActivation(Gate g) {
 unsigned ffnc::byteWidth(DType d) { return d == DType::F32 ? 4 : 2; }
 
 std::vector<ParamInfo> ffnc::kernelParams(const FfnSpec &spec) {
-  int64_t d = spec.dModel, f = spec.dFF;
+  // A grouped FFN's matrices and biases are one block's (stacked below);
+  // its norm parameters span the whole row.
+  int64_t d = spec.blockDModel(), f = spec.blockDFF();
   std::vector<ParamInfo> params;
   params.push_back({"w_up", d, f});
   if (spec.isGated())
@@ -123,14 +125,18 @@ std::vector<ParamInfo> ffnc::kernelParams(const FfnSpec &spec) {
   if (spec.biasDown)
     params.push_back({"b_down", d, 0});
   if (spec.norm != NormKind::None)
-    params.push_back({"norm_scale", d, 0});
+    params.push_back({"norm_scale", spec.dModel, 0});
   if (spec.norm == NormKind::LayerNorm)
-    params.push_back({"norm_shift", d, 0});
+    params.push_back({"norm_shift", spec.dModel, 0});
   if (spec.isMoe()) {
     for (ParamInfo &p : params)
       if (p.name != "norm_scale" && p.name != "norm_shift")
         p.experts = spec.totalExperts();
     params.push_back({"w_router", d, spec.experts});
   }
+  if (spec.isGrouped())
+    for (ParamInfo &p : params)
+      if (p.name != "norm_scale" && p.name != "norm_shift")
+        p.experts = spec.groups;
   return params;
 }

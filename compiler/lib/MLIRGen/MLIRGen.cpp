@@ -128,7 +128,9 @@ static func::FuncOp buildFunction(OpBuilder &builder, const FfnSpec &spec,
       ffn::ActivationAttr::get(&ctx, toDialect(spec.activation)),
       spec.isGated() ? builder.getUnitAttr() : UnitAttr(),
       spec.residual ? builder.getUnitAttr() : UnitAttr(), norm, weightQuant,
-      moe, spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
+      moe,
+      spec.isGrouped() ? builder.getI64IntegerAttr(spec.groups) : IntegerAttr(),
+      spec.batchInvariant ? builder.getUnitAttr() : UnitAttr(),
       spec.activationSparsity >= 0
           ? builder.getF64FloatAttr(spec.activationSparsity)
           : FloatAttr(),

@@ -10,11 +10,13 @@
 // error against the f64 reference; then LLaMA-7B's decode rate per dtype;
 // then the mixtures of experts against oneDNN run per expert (MoeBench.h);
 // then a ReLU FFN at decode with mostly-zero activations, sparse GEMM 2
-// against dense and oneDNN (SparseBench.h).
+// against dense and oneDNN (SparseBench.h); then the grouped FFNs against
+// their dense equivalents of equal FLOPs (GroupedBench.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "BenchTiming.h"
+#include "GroupedBench.h"
 #include "MoeBench.h"
 #include "OneDnnFfn.h"
 #include "SparseBench.h"
@@ -214,6 +216,34 @@ int main(int argc, char **argv) {
       sparseLibraries[{threads, bound}] = library;
     }
   }
+  // The grouped FFNs beside their dense equivalents, both as the cost model
+  // schedules them, and the dense equivalents once more two-pass
+  // (fused_max_m = 0): the only schedule grouped kernels have, so that
+  // library must hold no grouped FFN.
+  std::vector<FfnSpec> groupedSpecs, denseEquivalents;
+  for (const FfnSpec &spec : specs)
+    if (spec.isGrouped()) {
+      groupedSpecs.push_back(spec);
+      denseEquivalents.push_back(ffn_bench::denseEquivalent(spec));
+    }
+  std::vector<FfnSpec> groupedAndDense = groupedSpecs;
+  groupedAndDense.insert(groupedAndDense.end(), denseEquivalents.begin(),
+                         denseEquivalents.end());
+  std::map<unsigned, ffn_bench::GroupedLibraries> groupedLibraries;
+  for (unsigned threads : {1u, mc.cores}) {
+    if (groupedSpecs.empty())
+      break;
+    ffn_bench::GroupedLibraries &libs = groupedLibraries[threads];
+    libs.chosen = compile(groupedAndDense, threads, {},
+                          "grouped" + std::to_string(threads) + ".so");
+    mlir::ffn::CpuStrategy twoPass;
+    twoPass.fusedMaxM = 0;
+    libs.twoPass =
+        compile(denseEquivalents, threads, twoPass,
+                "grouped" + std::to_string(threads) + "-two-pass.so");
+    if (libs.chosen.empty() || libs.twoPass.empty())
+      return 1;
+  }
 
   std::vector<Config> configs;
   for (const char *suffix : {"", "_bf16"})
@@ -275,8 +305,10 @@ int main(int argc, char **argv) {
       for (const FfnSpec &s : specs)
         if (s.name == c.name)
           spec = &s;
-      // A --spec file may hold only some of the configs.
-      if (!spec)
+      // A --spec file may hold only some of the configs. A grouped FFN has
+      // no oneDNN peer (its dense FFN would compute another function); it
+      // is measured in its own table.
+      if (!spec || spec->isGrouped())
         continue;
       ffn_kernel *kernel = nullptr, *invariant = nullptr;
       if (ffn_kernel_load_library(ctx, library.c_str(), c.name.c_str(),
@@ -476,9 +508,33 @@ int main(int argc, char **argv) {
            sparseLibraries[{threads, 8}]},
           ctx, threads, mc.roofline(threads), sparseOptions);
   }
+  // Grouped FFNs at the speed of their dense equivalents per FLOP.
+  fmt::print("\n| grouped FFN | G | M | thr | ffnc ms | GFLOP/s | dense-eq ms "
+             "| dense-eq schedule | per-FLOP vs dense-eq | dense-eq two-pass "
+             "ms | per-FLOP vs two-pass | weight GB/s | % bandwidth | "
+             "err/bound |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  ffn_bench::GroupedBenchOptions groupedOptions;
+  groupedOptions.tokens =
+      quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 16, 256};
+  groupedOptions.seconds = seconds;
+  groupedOptions.quick = quick;
+  ffn_bench::GroupedSummary groupedSummary;
+  for (unsigned threads : {1u, mc.cores}) {
+    ffn_context_set_threads(ctx, static_cast<int>(threads));
+    for (const FfnSpec &spec : groupedSpecs)
+      failures += ffn_bench::benchGrouped(spec, groupedLibraries[threads], ctx,
+                                          threads, mc.roofline(threads),
+                                          groupedOptions, groupedSummary);
+  }
+  ffn_bench::printGroupedSummary(groupedSummary);
   ffn_context_destroy(ctx);
   for (auto &[key, library] : sparseLibraries)
     llvm::sys::fs::remove(library);
+  for (auto &[threads, libs] : groupedLibraries) {
+    llvm::sys::fs::remove(libs.chosen);
+    llvm::sys::fs::remove(libs.twoPass);
+  }
   for (auto &[threads, library] : libraries)
     llvm::sys::fs::remove(library);
   llvm::sys::fs::remove(dir);

@@ -81,6 +81,11 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     out += fmt::format("  {:<22}{}\n", "family", family);
     out += fmt::format("  {:<22}{}\n", "d_model", spec.dModel);
     out += fmt::format("  {:<22}{}\n", "d_ff", spec.dFF);
+    if (spec.isGrouped())
+      out += fmt::format("  {:<22}{} (blocks of d_model {}, d_ff {}; "
+                         "block-diagonal weights)\n",
+                         "groups", spec.groups, spec.blockDModel(),
+                         spec.blockDFF());
     out += fmt::format("  {:<22}{}\n", "biases", biasList(spec));
     out +=
         fmt::format("  {:<22}{}\n", "residual", spec.residual ? "yes" : "no");
@@ -174,9 +179,11 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     }
     // Exactly the compiler's choice: the same shape, overrides and machine
     // (given the same --machine).
-    mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.dModel),
-                              static_cast<int64_t>(spec.dFF), spec.isGated(),
+    mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.blockDModel()),
+                              static_cast<int64_t>(spec.blockDFF()),
+                              spec.isGated(),
                               static_cast<int64_t>(byteWidth(spec.dtype))};
+    shape.blocks = spec.groups;
     shape.bf16Dot =
         spec.dtype == DType::BF16 && spec.weightQuant == WeightQuant::None &&
         mlir::ffn::cpuTargetHasFeature(schedule->target, "avx512bf16");
@@ -185,7 +192,7 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     shape.intDot = spec.int8Activations;
     shape.zeroActivations = spec.activation == Activation::Relu &&
                             spec.weightQuant == WeightQuant::None &&
-                            !spec.isMoe();
+                            !spec.isMoe() && !spec.isGrouped();
     if (spec.activationSparsity >= 0)
       shape.nonzeroShare = 1 - spec.activationSparsity;
 
@@ -197,10 +204,10 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       overrides.fusedMaxM = 0; // as ffn-select-strategy does
     mlir::ffn::CpuStrategy choice = mlir::ffn::chooseStrategy(
         schedule->vectorBits, shape, overrides, assumed);
-    out +=
-        fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
-                    mlir::ffn::describeStrategy(choice, spec.isGated(),
-                                                spec.dFF, spec.batchInvariant));
+    out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
+                       mlir::ffn::describeStrategy(choice, spec.isGated(),
+                                                   spec.blockDFF(),
+                                                   spec.batchInvariant));
     // A vdpbf16ps does the work of two FMAs: pair tiles' compute peak is
     // twice the f32 one (measured on Zen 4: 234.0 vs 117.2 GFLOP/s).
     bool pairTiles = choice.bf16Dot.value_or(false);
@@ -224,7 +231,9 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       bool fused = static_cast<int64_t>(m) <= choice.fusedMaxM;
       bool sparse = static_cast<int64_t>(m) <= choice.sparseMaxM.value_or(0);
       std::string priced;
-      if (m <= static_cast<uint64_t>(mlir::ffn::kFusedMaxM)) {
+      if (spec.isGrouped()) {
+        priced = " (the only schedule built for a grouped FFN)";
+      } else if (m <= static_cast<uint64_t>(mlir::ffn::kFusedMaxM)) {
         // Without a bucket, chunk and groups are 0: the model's defaults.
         mlir::ffn::SchedulePrices prices = mlir::ffn::priceSchedules(
             shape, choice, static_cast<int64_t>(m), assumed);

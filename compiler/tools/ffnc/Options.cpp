@@ -177,6 +177,11 @@ cl::opt<double> testActivationError(
     cl::desc("Testing the check: offset the reference's activation "
              "arguments by this relative amount"),
     cl::init(0.0), cl::Hidden, cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<bool> testPermuteGroups(
+    "test-permute-groups",
+    cl::desc("Testing the check: hand a grouped FFN's kernel its blocks' "
+             "parameters rotated by one block"),
+    cl::Hidden, cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random data (default 1)"),
                        cl::init(1), cl::cat(ffncCategory), cl::sub(runCommand));
 cl::opt<unsigned> repeat("repeat",

@@ -50,7 +50,7 @@ extern llvm::cl::opt<unsigned> threadCount;
 extern llvm::cl::opt<bool> measureOption;
 // run.
 extern llvm::cl::opt<bool> checkResults, outInLayout, injectNonFinite,
-    prequantized, printDigest;
+    prequantized, printDigest, testPermuteGroups;
 extern llvm::cl::opt<ffn_ref::BoundModel> checkBound;
 extern llvm::cl::opt<ffn_ref::RoutingData> routingData;
 extern llvm::cl::opt<double> testActivationError, inputScale;

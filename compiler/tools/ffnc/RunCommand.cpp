@@ -84,6 +84,8 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
     double n = double(ffn_ref::elementCount(p));
     // Our values (doubles and storage), a transposed copy, the packed copy.
     need += n * (8 + 2 * esize) + double(p.packed_bytes);
+    if (options.testPermuteGroups) // the rotated copy
+      need += n * (8 + esize);
   }
   uint64_t m = *std::max_element(options.tokens.begin(), options.tokens.end());
   // x and y (doubles and storage), with --check three more double arrays,
@@ -169,7 +171,24 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     owner.reset(rawOwner);
     target = owner.get();
   }
-  if (ffn_ref::setParams(target, params, options.outInLayout,
+  // Test only: the kernel gets each stacked parameter's blocks rotated
+  // (block g holds block g + 1's), the reference keeps them in place.
+  // (A copy only then: a large model's parameters are gigabytes.)
+  std::vector<Buffer> permuted;
+  if (options.testPermuteGroups && desc.kind == FFN_KIND_GROUPED)
+    permuted = params;
+  const std::vector<Buffer> &given = permuted.empty() ? params : permuted;
+  if (!permuted.empty())
+    for (int64_t i = 0; i < desc.num_params; ++i) {
+      int64_t blocks = desc.params[i].experts;
+      if (blocks < 2)
+        continue;
+      Buffer &p = permuted[i];
+      size_t values = p.values.size() / blocks, bytes = p.bytes.size() / blocks;
+      std::rotate(p.values.begin(), p.values.begin() + values, p.values.end());
+      std::rotate(p.bytes.begin(), p.bytes.begin() + bytes, p.bytes.end());
+    }
+  if (ffn_ref::setParams(target, given, options.outInLayout,
                          options.prequantized) != FFN_OK) {
     llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
     return 1;
@@ -383,5 +402,6 @@ int ffnc::runMain(Session &s) {
       std::fabs(opts::testActivationError) >= 1)
     return fail("--test-activation-error must be in (-1, 1)");
   options.testActivationError = opts::testActivationError;
+  options.testPermuteGroups = opts::testPermuteGroups;
   return runSpecs(s.specs, s.sourceMgr, options);
 }

@@ -34,6 +34,9 @@ struct RunOptions {
   /// Test only: the reference's activation arguments are off by this factor
   /// (shows that --check catches a kernel that is).
   double testActivationError = 0;
+  /// Test only: grouped FFNs get their blocks' parameters rotated, the
+  /// reference the originals (shows that --check tells blocks apart).
+  bool testPermuteGroups = false;
   TargetInfo target;
   ScheduleOptions schedule;
 };

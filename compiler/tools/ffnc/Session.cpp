@@ -110,13 +110,14 @@ static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
   bool dot = schedule.overrides.bf16Dot.value_or(false);
   int64_t sparseMaxM = schedule.overrides.sparseMaxM.value_or(0);
   for (const FfnSpec &spec : specs) {
-    if (sparseMaxM > 0 &&
-        (spec.isMoe() || spec.weightQuant != WeightQuant::None))
+    if (sparseMaxM > 0 && (spec.isMoe() || spec.isGrouped() ||
+                           spec.weightQuant != WeightQuant::None))
       diags.error(
           spec.loc,
           "ffn '" + spec.name + "' " +
-              (spec.isMoe() ? "is a mixture of experts"
-                            : "has quantized weights") +
+              (spec.isMoe()       ? "is a mixture of experts"
+               : spec.isGrouped() ? "is a grouped FFN"
+                                  : "has quantized weights") +
               "; --strategy=sparse_max_m=" + std::to_string(sparseMaxM) +
               " asks for the sparse GEMM 2, which is built for "
               "unquantized dense FFNs only");
@@ -137,6 +138,22 @@ static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                                 std::to_string(spec.experts) +
                                 "), and mixtures of experts have no NVIDIA "
                                 "kernels yet (CPU targets only)");
+    if (spec.isGrouped()) {
+      std::string what = "ffn '" + spec.name + "' is a grouped FFN (groups = " +
+                         std::to_string(spec.groups) + ")";
+      if (fusedMaxM > 0)
+        diags.error(spec.loc, what +
+                                  ", whose blocks take the two-pass "
+                                  "schedule; --strategy=fused_max_m=" +
+                                  std::to_string(fusedMaxM) +
+                                  " does not apply to it");
+      if (target.isGpu())
+        diags.error(spec.loc, what + ", and grouped FFNs have no NVIDIA "
+                                     "kernels yet (CPU targets only)");
+      else if (schedule.baseline)
+        diags.error(spec.loc, what + ", which only the packed schedule "
+                                     "builds, not --strategy=baseline");
+    }
     if (spec.weightQuant == WeightQuant::None)
       continue;
     std::string format = toString(spec.weightQuant).str();

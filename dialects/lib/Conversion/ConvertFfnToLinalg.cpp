@@ -351,6 +351,11 @@ struct ConvertFfnToLinalgPass
                        "ffn-lower-packed lowers");
         return signalPassFailure();
       }
+      if (op.getGroups()) {
+        op.emitOpError() << "is a grouped FFN (groups = " << *op.getGroups()
+                         << "), which only ffn-lower-packed lowers";
+        return signalPassFailure();
+      }
       recordContract(op);
       rewriter.setInsertionPoint(op);
       Value result = FfnLowering(rewriter, op).lower();

@@ -101,12 +101,16 @@ LogicalResult
 KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t dModel, int64_t dFf, Type storage, Activation,
                       bool, bool, NormAttr, WeightQuantAttr weightQuant,
-                      MoeAttr moe, Type operandType, ArrayAttr params,
-                      std::optional<int64_t> workspacePerRow,
+                      MoeAttr moe, int64_t groups, Type operandType,
+                      ArrayAttr params, std::optional<int64_t> workspacePerRow,
                       ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
                       StringRef, StringAttr deviceModule, ArrayAttr launches) {
   if (dModel < 1 || dFf < 1)
     return emitError() << "d_model and d_ff must be positive";
+  if (groups != 0 && (groups < 2 || moe || dModel % groups || dFf % groups))
+    return emitError() << "groups = " << groups
+                       << " must be 0 (not grouped) or at least 2, divide "
+                          "d_model and d_ff, and exclude moe";
   if (!storage.isF32() && !storage.isBF16() && !storage.isF16())
     return emitError() << "storage must be f32, bf16 or f16, got " << storage;
   if (!operandType.isF32() && operandType != storage &&
@@ -120,8 +124,9 @@ KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     auto param = dyn_cast<KernelParamAttr>(p);
     if (!param)
       return emitError() << "params must be #ffn.kernel_param attributes";
-    // Stacked parameters hold every expert's, routed and shared.
-    int64_t experts = moe ? moe.totalExperts() : 0;
+    // Stacked parameters hold every expert's, routed and shared, or every
+    // block's.
+    int64_t experts = moe ? moe.totalExperts() : groups;
     if (param.getExperts() != experts && param.getName() != "w_router" &&
         param.getName() != "norm_scale" && param.getName() != "norm_shift")
       return emitError() << "parameter '" << param.getName() << "' has "

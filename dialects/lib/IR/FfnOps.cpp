@@ -31,16 +31,18 @@ static void printKind(OpAsmPrinter &printer, Operation *, UnitAttr gated,
   printer << stringifyActivation(activation.getValue());
 }
 
-// The last two dimensions: a mixture of experts stacks its experts' weights
-// along a leading one.
-int64_t FfnOp::getDModel() {
+// The last two dimensions: a mixture of experts stacks its experts'
+// weights along a leading one, a grouped FFN its blocks'.
+int64_t FfnOp::getBlockDModel() {
   RankedTensorType t = getWUp().getType();
   return t.getDimSize(t.getRank() - 2);
 }
-int64_t FfnOp::getDFf() {
+int64_t FfnOp::getBlockDFf() {
   RankedTensorType t = getWUp().getType();
   return t.getDimSize(t.getRank() - 1);
 }
+int64_t FfnOp::getDModel() { return getNumBlocks() * getBlockDModel(); }
+int64_t FfnOp::getDFf() { return getNumBlocks() * getBlockDFf(); }
 
 namespace {
 /// Checks one operand against its expected static shape and the common
@@ -93,26 +95,36 @@ LogicalResult FfnOp::verify() {
   std::optional<MoeAttr> moe = getMoe();
   // A mixture of experts' weights and biases: one slice per expert.
   SmallVector<int64_t, 1> stack;
+  if (moe && getGroups())
+    return emitOpError() << "groups cannot be combined with moe";
   if (moe)
     stack.push_back(moe->totalExperts());
+  if (getGroups())
+    stack.push_back(*getGroups());
   if (upType.getRank() != 2 + int64_t(stack.size()) || !upType.hasStaticShape())
     return emitOpError() << "w_up must be a static rank-" << 2 + stack.size()
-                         << " tensor [" << (moe ? "experts + shared, " : "")
-                         << "d_model, d_ff], got " << upType;
+                         << " tensor ["
+                         << (moe           ? "experts + shared, d_model, d_ff"
+                             : getGroups() ? "groups, d_model/groups, "
+                                             "d_ff/groups"
+                                           : "d_model, d_ff")
+                         << "], got " << upType;
   auto stacked = [&](ArrayRef<int64_t> shape) {
     SmallVector<int64_t> out(stack.begin(), stack.end());
     out.append(shape.begin(), shape.end());
     return out;
   };
 
-  int64_t dModel = getDModel();
-  int64_t dFf = getDFf();
+  // The GEMMs' widths: one block's for a grouped FFN.
+  int64_t dModel = getBlockDModel();
+  int64_t dFf = getBlockDFf();
   if (dModel <= 0 || dFf <= 0)
     return emitOpError() << "d_model and d_ff must be positive";
-  if (inputType.getDimSize(1) != dModel)
+  if (inputType.getDimSize(1) != getDModel())
     return emitOpError() << "input has " << inputType.getDimSize(1)
-                         << " columns but w_up has " << dModel
-                         << " rows (d_model)";
+                         << " columns but "
+                         << (getGroups() ? "groups x w_up rows" : "w_up")
+                         << " has " << getDModel() << " rows (d_model)";
   if (getResult().getType() != inputType)
     return emitOpError() << "result type " << getResult().getType()
                          << " must equal the input type " << inputType;
@@ -162,6 +174,14 @@ LogicalResult FfnOp::verify() {
           })))
         return failure();
     auto cpu = dyn_cast<CpuStrategyAttr>(strategy);
+    if (getGroups() && cpu &&
+        (*cpu.getKnobs().fusedMaxM > 0 ||
+         cpu.getKnobs().sparseMaxM.value_or(0) > 0))
+      return emitOpError() << "is a grouped FFN, whose blocks take the "
+                              "two-pass schedule; its strategy takes the "
+                           << (*cpu.getKnobs().fusedMaxM > 0 ? "fused"
+                                                             : "sparse")
+                           << " one for small m";
     if (moe && cpu && *cpu.getKnobs().fusedMaxM > 0)
       return emitOpError() << "is a mixture of experts, whose experts take "
                               "the two-pass schedule; its strategy takes the "
@@ -194,12 +214,12 @@ LogicalResult FfnOp::verify() {
   }
   if (!getNormScale())
     return emitOpError() << "a norm needs a norm_scale operand";
-  if (failed(checker.check(getNormScale(), "norm_scale", {dModel})))
+  if (failed(checker.check(getNormScale(), "norm_scale", {getDModel()})))
     return failure();
   if (norm->getKind() == NormKind::layernorm) {
     if (!getNormShift())
       return emitOpError() << "a layernorm needs a norm_shift operand";
-    if (failed(checker.check(getNormShift(), "norm_shift", {dModel})))
+    if (failed(checker.check(getNormShift(), "norm_shift", {getDModel()})))
       return failure();
   } else if (getNormShift()) {
     return emitOpError() << "an rmsnorm has no norm_shift operand";
@@ -225,7 +245,8 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
       ctx, op.getDModel(), op.getDFf(), op.getStorageType(), op.getActivation(),
       op.getGated(), op.getResidual(), norm,
       op.getWeightQuant() ? *op.getWeightQuant() : WeightQuantAttr(),
-      op.getMoe() ? *op.getMoe() : MoeAttr(), operandType,
+      op.getMoe() ? *op.getMoe() : MoeAttr(),
+      op.getGroups() ? *op.getGroups() : 0, operandType,
       ArrayAttr::get(ctx, params), workspacePerRow, phaseUnits, bucketMaxM,
       strategy, deviceModule, launches);
 }

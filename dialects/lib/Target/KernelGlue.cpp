@@ -9,7 +9,7 @@ using namespace mlir::ffn;
 
 // The descriptor structs are built as LLVM structs of 8-byte fields; the
 // host ABI (x86-64, LP64) must lay the C structs out the same way.
-static_assert(sizeof(ffn_kernel_desc) == 32 * 8, "ffn_kernel_desc layout");
+static_assert(sizeof(ffn_kernel_desc) == 33 * 8, "ffn_kernel_desc layout");
 static_assert(sizeof(ffn_param_desc) == 6 * 8, "ffn_param_desc layout");
 
 SmallVector<GluedKernel> mlir::ffn::takeKernels(ModuleOp module) {
@@ -325,7 +325,7 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   auto descType = LLVM::LLVMStructType::getLiteral(
       ctx, {i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, i64,
             i64, i64, i64, f64, i64, i64, i64, i64, i64, i64, i64,
-            i64, i64, ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr});
+            i64, i64, i64, ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr});
   NormAttr norm = abi.getNorm();
   int64_t normKind = !norm ? FFN_NORM_NONE
                      : norm.getKind() == NormKind::layernorm
@@ -342,12 +342,16 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                         : quant.getZeroPoints() ? FFN_WEIGHTS_INT4_ZP
                                                 : FFN_WEIGHTS_INT4;
   MoeAttr moe = abi.getMoe();
+  // The attribute's verifier keeps moe and groups apart.
+  int64_t kind = moe               ? FFN_KIND_MOE
+                 : abi.getGroups() ? FFN_KIND_GROUPED
+                                   : FFN_KIND_FFN;
   auto init = [&] {
     Value fields[] = {constant(FFN_KERNEL_ABI_VERSION),
                       constant(sizeof(ffn_kernel_desc)),
                       address(nameString),
                       address(targetString),
-                      constant(moe ? FFN_KIND_MOE : FFN_KIND_FFN),
+                      constant(kind),
                       constant(device),
                       constant(abi.getDModel()),
                       constant(abi.getDFf()),
@@ -369,6 +373,7 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
                                    ? FFN_ROUTER_SOFTMAX_TOPK
                                    : FFN_ROUTER_TOPK_SOFTMAX),
                       constant(moe && moe.getNormalize() ? 1 : 0),
+                      constant(abi.getGroups()),
                       constant(abi.getParams().size()),
                       address(params),
                       address(pack),

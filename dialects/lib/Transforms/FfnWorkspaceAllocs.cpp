@@ -112,8 +112,8 @@ struct FfnWorkspaceAllocsPass
                       ctx, abi.getDModel(), abi.getDFf(), abi.getStorage(),
                       abi.getActivation(), abi.getGated(), abi.getResidual(),
                       abi.getNorm(), abi.getWeightQuant(), abi.getMoe(),
-                      abi.getOperandType(), abi.getParams(), perRow,
-                      abi.getPhaseUnits(), abi.getBucketMaxM(),
+                      abi.getGroups(), abi.getOperandType(), abi.getParams(),
+                      perRow, abi.getPhaseUnits(), abi.getBucketMaxM(),
                       abi.getStrategy(), abi.getDeviceModule(),
                       abi.getLaunches()));
   }

@@ -15,7 +15,7 @@
  * of anything here changes (6: the kind, and the code moved into the
  * per-device entries; 7: weight-only quantization; 8: already-quantized
  * weights; 9: mixtures of experts, stacked per-expert parameters, the
- * pack signature). Every
+ * pack signature; 10: grouped FFNs, kind 2 and the `groups` field). Every
  * field is 8 bytes wide, so the layout is the same for any C or C++
  * compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 9
+#define FFN_KERNEL_ABI_VERSION 10
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -91,9 +91,24 @@ typedef enum ffn_weight_quant {
 
 /* What a kernel computes. */
 typedef enum ffn_kernel_kind {
-  FFN_KIND_FFN = 0, /* one FFN block: y = FFN(x) */
-  FFN_KIND_MOE = 1, /* a mixture of experts: see ffn_router */
+  FFN_KIND_FFN = 0,     /* one FFN block: y = FFN(x) */
+  FFN_KIND_MOE = 1,     /* a mixture of experts: see ffn_router */
+  FFN_KIND_GROUPED = 2, /* a grouped (block-diagonal) FFN: see below */
 } ffn_kernel_kind;
+
+/* A grouped FFN (kind FFN_KIND_GROUPED) splits the row into `groups` blocks
+ * of bd = d_model / groups columns; each block is an FFN of the
+ * descriptor's family (activation, gate, biases) with d_ff / groups hidden
+ * columns and its own weights and biases (tensor g of each stacked
+ * parameter). With a the matmuls' input (x, or pre-norm(x)) in f32, block
+ * g computes the FFN of a's columns [g bd, (g + 1) bd) into the same
+ * columns of the output, with its own f32 reductions: d_model / groups
+ * terms in GEMM 1 and d_ff / groups in GEMM 2, never a term from another
+ * block. The residual and the norm (pre or post) act on the whole d_model
+ * row, as for one FFN. With operand_rounding = FFN_DTYPE_INT8, the
+ * quantization groups of a row restart at each block's first column (and
+ * quant_group counts rows of one block's matrix), so no group spans two
+ * blocks. */
 
 /* A mixture of experts (kind FFN_KIND_MOE) holds `experts` routed expert
  * FFNs and `shared_experts` always-on ones, each an FFN of the descriptor's
@@ -127,12 +142,15 @@ typedef enum ffn_device {
  * "norm_shift", and for a mixture of experts "w_router" ([d_model,
  * experts]). packed_bytes is the size of the parameter after `pack`.
  *
- * `experts` = 0: one tensor. experts = n > 0 (the expert FFNs' weights and
- * biases): n tensors of this shape, stacked ([n, shape...] row-major, expert
- * e's tensor at element e * shape[0] * max(shape[1], 1)); `pack` and
- * `pack_quantized` pack one expert's tensor at a time, expert e's packed
- * bytes starting at e * round_up(packed_bytes, 64) of the parameter's
- * packed buffer. */
+ * `experts` = 0: one tensor. experts = n > 0: n tensors of this shape,
+ * stacked, one per expert FFN of a mixture (its weights and biases) or,
+ * for kind FFN_KIND_GROUPED, one per block (n = groups; the shape is one
+ * block's, such as [d_model / groups, d_ff / groups] for w_up). Stacked
+ * is [n, shape...] row-major, tensor e at element e * shape[0] *
+ * max(shape[1], 1); `pack` and `pack_quantized` pack one tensor at a
+ * time, tensor e's packed bytes starting at e * round_up(packed_bytes, 64)
+ * of the parameter's packed buffer. The norm parameters are never
+ * stacked: the norm acts on the whole row. */
 typedef struct ffn_param_desc {
   const char *name;
   int64_t rank;
@@ -266,6 +284,9 @@ typedef struct ffn_kernel_desc {
   int64_t top_k;
   int64_t router;
   int64_t router_normalize;
+  /* A grouped FFN (kind FFN_KIND_GROUPED): its blocks, at least 2 and
+   * dividing both d_model and d_ff; 0 for every other kind. */
+  int64_t groups;
   /* The parameters, packed once by `pack` (on the host; a device kernel's
    * are then uploaded). */
   int64_t num_params;

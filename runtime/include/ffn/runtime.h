@@ -105,7 +105,7 @@ void ffn_kernel_destroy(ffn_kernel *kernel);
 /* The kernel's descriptor (ffn/kernel_abi.h): the model, the parameter
  * table (names, shapes, `experts` of stacked parameters) and, for a mixture
  * of experts (kind FFN_KIND_MOE), experts, shared_experts, top_k, router
- * and router_normalize. */
+ * and router_normalize; for a grouped FFN (kind FFN_KIND_GROUPED), groups. */
 const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel);
 
 /* Copies one parameter into the kernel. `bytes` must be exactly the
@@ -121,7 +121,12 @@ const ffn_kernel_desc *ffn_kernel_descriptor(const ffn_kernel *kernel);
  * routed experts first, then the shared ones: expert e < desc->experts is
  * routed expert e, expert desc->experts + s is shared expert s. The router
  * "w_router" is one plain [d_model, experts] matrix (its [experts, d_model]
- * transpose with FFN_LAYOUT_OUT_IN). */
+ * transpose with FFN_LAYOUT_OUT_IN).
+ *
+ * Grouped FFNs. Their stacked parameters (experts = groups = G) are set the
+ * same way, block g's tensor g: w_up [G, d_model / G, d_ff / G], w_down
+ * [G, d_ff / G, d_model / G], biases [G, size]; norm_scale and norm_shift
+ * are one [d_model] vector each. */
 ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
                                 const void *data, size_t bytes,
                                 ffn_weight_layout layout);
@@ -137,13 +142,14 @@ ffn_status ffn_kernel_set_param(ffn_kernel *kernel, const char *name,
  * blocks are [in, out], [groups, out], [groups, out]; with
  * FFN_LAYOUT_OUT_IN, as PyTorch stores weights, [out, in], [out, groups],
  * [out, groups]. The kernel then multiplies by s q, or s (q - z), exactly.
- * A stacked parameter of a mixture of experts takes every expert's blocks
- * back to back, each in that layout ([n, in, out], [n, groups, out], ...;
- * every byte count n times one expert's); its router w_router is not
- * quantized (set it with ffn_kernel_set_param).
- * A value out of range (named by its index, and its expert's), a wrong size
- * or a parameter that is not a quantized matrix is an error naming it; the
- * kernel is left unchanged. */
+ * A stacked parameter (a mixture's experts, a grouped FFN's blocks) takes
+ * every stacked tensor's q, scales and zero points back to back, each in
+ * that layout ([n, in, out], [n, groups, out], ...; every byte count n
+ * times one tensor's); a mixture's router w_router is not quantized (set
+ * it with ffn_kernel_set_param).
+ * A value out of range (named by its index, and its expert's or block's), a
+ * wrong size or a parameter that is not a quantized matrix is an error
+ * naming it; the kernel is left unchanged. */
 ffn_status ffn_kernel_set_quantized_param(
     ffn_kernel *kernel, const char *name, const void *q, size_t q_bytes,
     const void *scales, size_t scale_bytes, const void *zero_points,
@@ -165,7 +171,8 @@ ffn_status ffn_kernel_share_params(ffn_kernel *kernel, const ffn_kernel *owner);
 const void *ffn_kernel_packed_param(const ffn_kernel *kernel, const char *name);
 
 /* y[m, d_model] = FFN(x[m, d_model]) (for kind FFN_KIND_MOE the mixture of
- * experts, each row routed on its own) for m >= 1, in the kernel's dtype,
+ * experts, each row routed on its own; for kind FFN_KIND_GROUPED the
+ * blocks side by side) for m >= 1, in the kernel's dtype,
  * row-major. y must not overlap x. x and y are host memory, also for a
  * device kernel (copied to and from the GPU; the call returns when y is
  * written). */

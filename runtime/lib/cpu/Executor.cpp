@@ -65,8 +65,10 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   // (m * d_model elements), the activations (m * d_ff each, 8 bytes bound
   // any dtype), once per expert FFN of a mixture, the workspace
   // (m * workspace_per_row) and the phases' units, which for a mixture may
-  // be n * m for n up to experts + shared_experts (phase_units). The
-  // descriptor's limits keep this bound itself below 2^60.
+  // be n * m for n up to experts + shared_experts (phase_units). A grouped
+  // FFN's blocks together are no larger than one dense FFN, which the bound
+  // already covers. The descriptor's limits keep this bound itself below
+  // 2^60.
   int64_t expertFfns =
       d->kind == FFN_KIND_MOE
           ? std::max<int64_t>(1, d->experts + d->shared_experts)
@@ -116,13 +118,16 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
   unsigned threads = ctx->threadCount();
   // A mixture of experts does the work of the experts each token runs
   // (top_k routed and every shared one) and the router's logits, not that
-  // of all its experts.
+  // of all its experts. A grouped FFN multiplies only the diagonal blocks
+  // of d_model x d_ff matrices: 1 / groups of a dense FFN's work.
   double rows = static_cast<double>(m);
   double ffnFlops = 2.0 * rows * d->d_model * d->d_ff * (d->gated ? 3 : 2);
   double flops = ffnFlops;
   if (d->kind == FFN_KIND_MOE)
     flops = ffnFlops * static_cast<double>(d->top_k + d->shared_experts) +
             2.0 * rows * d->d_model * d->experts;
+  else if (d->kind == FFN_KIND_GROUPED)
+    flops = ffnFlops / static_cast<double>(d->groups);
   std::unique_lock<std::mutex> poolLock;
   ffn_rt::ThreadPool *pool = nullptr;
   if (threads > 1 && flops >= kMinFlopsPerThread * threads) {

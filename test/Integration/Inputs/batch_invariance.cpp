@@ -55,6 +55,9 @@ int exercise(ffn_context *ctx, const char *library, const char *name) {
   for (int64_t i = 0; i < d.num_params; ++i) {
     const ffn_param_desc &p = d.params[i];
     size_t n = p.rank == 2 ? p.shape[0] * p.shape[1] : p.shape[0];
+    // A stacked parameter (a grouped FFN's blocks) holds one per block.
+    if (p.experts > 0)
+      n *= static_cast<size_t>(p.experts);
     std::vector<unsigned char> data;
     fill(data, d.dtype, n, p.rank == 2 ? 0.1 : 0.5, rng);
     if (!check(ffn_kernel_set_param(k, p.name, data.data(), data.size(),

@@ -256,6 +256,9 @@ static void refusals(void) {
   memcpy(table, params, sizeof table);
   table[0].experts = table[1].experts = table[2].experts = 0;
   tryDesc("nothing stacked", &d);
+  memcpy(table, params, sizeof table);
+  table[1].name = "norm_scale"; /* the norm is outside the experts */
+  tryDesc("stacked norm", &d);
 
   /* A plain FFN: no stacked parameter, no MoE field set. */
   d = moeDesc();
@@ -273,7 +276,7 @@ static void refusals(void) {
   d.top_k = 2;
   tryDesc("moe field in a dense kernel", &d);
   d.top_k = 0;
-  d.kind = 2;
+  d.kind = 3;
   tryDesc("unknown kind", &d);
 
   /* The device executor has no router: refused before the plan is read. */

@@ -134,3 +134,29 @@ module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 2
     return
   }
 }
+
+// -----
+
+// A grouped FFN's descriptor: kind 2 (FFN_KIND_GROUPED), d_model and d_ff
+// the whole row's, and `groups` after router_normalize (field 23), before
+// num_params; its stacked parameter holds 2 blocks of 128 bytes.
+// CHECK-LABEL: llvm.mlir.global external constant @ffn_kernel_grouped()
+// CHECK-NEXT: llvm.mlir.constant(10 : i64) : i64
+// CHECK-NEXT: llvm.mlir.constant(264 : i64) : i64
+// CHECK-NEXT: llvm.mlir.addressof @ffn_grouped_name
+// CHECK-NEXT: llvm.mlir.addressof @ffn_grouped_target
+// CHECK-NEXT: %[[KIND:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-NEXT: llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: llvm.mlir.constant(8 : i64) : i64
+// CHECK-NEXT: llvm.mlir.constant(16 : i64) : i64
+// CHECK: %[[GROUPS:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: llvm.mlir.addressof @ffn_grouped_params
+// CHECK: llvm.insertvalue %[[KIND]], %{{.*}}[4]
+// CHECK: llvm.insertvalue %[[GROUPS]], %{{.*}}[23]
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 256, threads = 1>} {
+  func.func @grouped(%x: memref<?x8xf32>, %w: memref<256xi8>, %y: memref<?x8xf32>, %ws: memref<?xi8>, %phase: index, %begin: index, %end: index)
+      attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 16, storage = f32, activation = relu, gated = false, residual = false, groups = 2, operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [4, 8], packed = memref<4x8xf32>, experts = 2>], workspace_per_row = 64, phase_units = [array<i64: -1, 2, 0, 2, 0, 0>], bucket_max_m = [-1], strategy = "packed">} {
+    return
+  }
+}

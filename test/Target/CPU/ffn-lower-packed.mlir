@@ -522,3 +522,58 @@ func.func @st(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32>
   %y = ffn.ffn relu ins(%x : tensor<?x20xf32>) up(%w1 : tensor<20x40xf32>) down(%w2 : tensor<40x20xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 32, prefetch = false, fused_max_m = 0, sparse_max_m = 3> -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
+
+// -----
+
+// A grouped FFN, 4 blocks of d_model 16, d_ff 32 (gated: up panels 16
+// wide, 2 per block; one 32-wide down panel per block). Stacked parameters
+// are byte buffers of the blocks' packed buffers, as for experts. Each block
+// gets its own A (16 floats) and H (32) sections, block-major: 4 x (16 + 32)
+// x 4 bytes = 768 per row; GEMM 2 finishes into y, so there is no O and no
+// row phase after it. Phases: rows, 2 up panels x 4 blocks, 1 down panel x
+// 4 blocks.
+// CHECK-LABEL: func.func private @grouped.gemm_down(
+// The block's column base in y comes last.
+// CHECK-SAME: memref<1x32x32xf32>, %{{.*}}: memref<?x64xf32>, %{{.*}}: memref<?x64xf32>, %{{.*}}: memref<16xf32>, %{{.*}}: index)
+// CHECK-LABEL: func.func @grouped(
+// CHECK-SAME: %{{.*}}: memref<?x64xf32> {ffn.param = "input"}, %{{.*}}: memref<8192xi8> {ffn.param = "w_up"}, %{{.*}}: memref<8192xi8> {ffn.param = "w_gate"}, %{{.*}}: memref<16384xi8> {ffn.param = "w_down"}, %{{.*}}: memref<256xi8> {ffn.param = "b_down"}, %{{.*}}: memref<?x64xf32> {ffn.param = "output"}
+// CHECK-SAME: d_model = 64, d_ff = 128, storage = f32, activation = silu, gated = true, residual = true, groups = 4,
+// CHECK-SAME: #ffn.kernel_param<name = "w_up", shape = [16, 32], packed = memref<2x16x16xf32>, pack = "grouped_pack_w_up", experts = 4>
+// CHECK-SAME: #ffn.kernel_param<name = "w_down", shape = [32, 16], packed = memref<1x32x32xf32>, pack = "grouped_pack_w_down", experts = 4>
+// CHECK-SAME: #ffn.kernel_param<name = "b_down", shape = [16], packed = memref<16xf32>, experts = 4>
+// CHECK-SAME: workspace_per_row = 768, phase_units = [array<i64: -1, 8, 0, 4, 0, 0>]
+// CHECK-SAME: grouped: 4 blocks of 16 -> 32 -> 16
+// Phase 0: column j goes to block j / 16, column j % 16.
+// CHECK: arith.divui %{{.*}}, %c16
+// CHECK: arith.remui %{{.*}}, %c16
+// Phase 1: the blocks of units [begin, end), each one call over its panels.
+// CHECK: arith.divui %{{.*}}, %c2
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<8192xi8> to memref<2x16x16xf32>
+// CHECK: func.call @grouped.gemm_up(
+// Phase 3: GEMM 2 finishes (mode 2) the block's columns of y.
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<16384xi8> to memref<1x32x32xf32>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<256xi8> to memref<16xf32>
+// CHECK: func.call @grouped.gemm_down(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2, %{{.*}}, %arg5, %arg0, %{{.*}}, %{{.*}})
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @grouped(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tensor<4x16x32xf32> {ffn.param = "w_up"}, %wg: tensor<4x16x32xf32> {ffn.param = "w_gate"}, %wd: tensor<4x32x16xf32> {ffn.param = "w_down"}, %bd: tensor<4x16xf32> {ffn.param = "b_down"}) -> tensor<?x64xf32> {
+  %y = ffn.ffn gated silu residual groups 4 ins(%x : tensor<?x64xf32>) up(%wu : tensor<4x16x32xf32>) gate(%wg : tensor<4x16x32xf32>) down(%wd : tensor<4x32x16xf32>) bias_down(%bd : tensor<4x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+}
+
+// -----
+
+// The same with a post-norm: GEMM 2 writes each block's O (32 floats), and
+// a row phase sums the blocks' outputs and biases into the pre-norm row P
+// (64 floats) and normalizes it: 4 x (16 + 32 + 32) x 4 + 64 x 4 = 1536
+// bytes per row.
+// CHECK-LABEL: func.func @grouped_post(
+// CHECK-SAME: workspace_per_row = 1536, phase_units = [array<i64: -1, 8, 0, 4, 0, -1>]
+// CHECK: func.call @grouped_post.gemm_down(
+// CHECK: math.sqrt
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @grouped_post(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tensor<4x16x32xf32> {ffn.param = "w_up"}, %wg: tensor<4x16x32xf32> {ffn.param = "w_gate"}, %wd: tensor<4x32x16xf32> {ffn.param = "w_down"}, %bd: tensor<4x16xf32> {ffn.param = "b_down"}, %s: tensor<64xf32> {ffn.param = "norm_scale"}) -> tensor<?x64xf32> {
+  %y = ffn.ffn gated silu residual norm<rmsnorm, post, eps = 1.0e-05> groups 4 ins(%x : tensor<?x64xf32>) up(%wu : tensor<4x16x32xf32>) gate(%wg : tensor<4x16x32xf32>) down(%wd : tensor<4x32x16xf32>) bias_down(%bd : tensor<4x16xf32>) norm_scale(%s : tensor<64xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+}

@@ -33,6 +33,18 @@
 // RUN: ffn-opt %s --ffn-attach-target=isa=x86-64-avx512-bf16 --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" | FileCheck %s --check-prefix=SPARSE-OVERRIDE
 // RUN: ffn-opt %s --ffn-attach-target="threads=2 sync-us=20" --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 20>'" | FileCheck %s --check-prefix=SPARSE-BEYOND
 // RUN: not ffn-opt %S/Inputs/quantized-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" 2>&1 | FileCheck %s --check-prefix=BAD-SPARSE
+// Grouped FFNs take the two-pass schedule at every thread count: where the
+// dense FFN of the same block shape takes the fused bucket, the grouped one
+// does not, and asking for a fused or sparse bucket is an error at the op.
+// RUN: ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target="threads=8 sync-us=20" --ffn-select-strategy | FileCheck %s --check-prefix=GROUPED
+// GROUPED-LABEL: func.func @grouped
+// GROUPED: groups 4 {{.*}} strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0> ->
+// GROUPED-LABEL: func.func @dense
+// GROUPED: strategy #ffn.cpu_strategy<{{.*}}fused_max_m = 16,
+// RUN: not ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 16>'" 2>&1 | FileCheck %s --check-prefix=BAD-GROUPED-FUSED
+// BAD-GROUPED-FUSED: grouped-ffn.mlir:5:8: error: 'ffn.ffn' op is a grouped FFN, whose blocks take the two-pass schedule; the fused one (fused_max_m = 16) is not built for them
+// RUN: not ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" 2>&1 | FileCheck %s --check-prefix=BAD-GROUPED-SPARSE
+// BAD-GROUPED-SPARSE: grouped-ffn.mlir:5:8: error: 'ffn.ffn' op strategy option sparse_max_m = 2: the sparse GEMM 2 is built for unquantized dense FFNs; this one has blocks (groups)
 
 // AVX512: module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>}
 // AVX-512: 8 rows x 32 columns (16 zmm accumulators), 256-row blocks.

@@ -1,6 +1,9 @@
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=F32
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_90a" | FileCheck %s --check-prefix=WG
+// Grouped FFNs are refused at the op, not lowered as one dense FFN.
+// RUN: not ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=GROUPED
+// GROUPED: grouped.mlir:3:8: error: 'ffn.ffn' op is a grouped FFN (groups = 2): NVIDIA targets have no kernels for it yet
 
 // A gated bf16 FFN with every bias and a residual, and a plain f32 FFN with
 // a post-LayerNorm and a d_model (60) that is no multiple of any tile.

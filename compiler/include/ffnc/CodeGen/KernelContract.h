@@ -24,8 +24,11 @@ namespace ffnc {
 /// One lowered kernel's contract, read from its #ffn.kernel_abi.
 struct KernelSignature {
   std::string name; ///< the spec's name, also the lowered func's
-  /// The model.
+  /// The model: the whole row's widths.
   int64_t dModel = 0, dFF = 0;
+  /// A grouped FFN's blocks (0: not grouped): its stacked parameters hold
+  /// one tensor per block.
+  int64_t groups = 0;
   DType dtype = DType::F32;
   /// Each parameter's name and logical shape, in argument order.
   std::vector<ParamInfo> paramInfo;

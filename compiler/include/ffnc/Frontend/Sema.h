@@ -23,6 +23,7 @@ constexpr int64_t kMaxDimension = 262144;
 /// (DeepSeek-V3 routes over 256). It bounds the router's per-row workspace
 /// and keeps every stacked parameter's size inside 64-bit arithmetic.
 constexpr int64_t kMaxExperts = 256;
+constexpr int64_t kMaxGroups = 1024;
 
 /// Checks every block of `file`, reporting problems to `diags`, and returns
 /// the resolved specs of the blocks without errors, in source order.

@@ -103,6 +103,12 @@ struct FfnSpec {
   /// softmax_topk only: the selected weights divided by their sum.
   bool routerNormalize = false;
 
+  /// A grouped (block-diagonal) FFN (groups > 1): d_model and d_ff split
+  /// into `groups` independent blocks; block g maps input columns
+  /// [g * d_model / groups, ...) to the same output columns through its own
+  /// FFN of width d_ff / groups. Residual and norm act on the whole row.
+  int64_t groups = 1;
+
   /// The block whose parameters this one uses (empty: its own): the
   /// runtime binds this kernel to that one's packed parameters
   /// (ffn_kernel_share_params), so their memory is paid once.
@@ -115,6 +121,10 @@ struct FfnSpec {
   int64_t totalExperts() const { return experts + sharedExperts; }
   /// Expert FFNs each token runs.
   int64_t activeExperts() const { return topK + sharedExperts; }
+  bool isGrouped() const { return groups > 1; }
+  /// One block's widths (the model's when not grouped).
+  int64_t blockDModel() const { return dModel / groups; }
+  int64_t blockDFF() const { return dFF / groups; }
   bool hasBiasGate() const { return isGated() && biasGate; }
 };
 
@@ -124,7 +134,8 @@ struct ParamInfo {
   std::string name;
   int64_t rows = 0;
   int64_t cols = 0;
-  /// > 0: that many tensors of this shape stacked, one per expert FFN.
+  /// > 0: that many tensors of this shape stacked, one per expert FFN (a
+  /// mixture) or per block (a grouped FFN).
   int64_t experts = 0;
   int rank() const { return cols == 0 ? 1 : 2; }
 };
@@ -134,7 +145,8 @@ struct ParamInfo {
 /// w_up, w_gate, w_down, b_up, b_gate, b_down, norm_scale, norm_shift,
 /// each only if the spec has it; a mixture of experts stacks the expert
 /// FFNs' weights and biases (experts = totalExperts()) and adds w_router
-/// [d_model, experts] last.
+/// [d_model, experts] last; a grouped FFN stacks its blocks' weights and
+/// biases (experts = groups, each of one block's shape).
 std::vector<ParamInfo> kernelParams(const FfnSpec &spec);
 
 } // namespace ffnc

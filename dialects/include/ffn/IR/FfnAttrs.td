@@ -283,8 +283,8 @@ def Ffn_KernelParamAttr : AttrDef<Ffn_Dialect, "KernelParam"> {
     `ffn_kernel_set_quantized_param`).
     The kernel glue passes each buffer to the kernel and the pack functions
     in these shapes, so the contract alone fixes the calling convention.
-    `experts` (a mixture of experts' stacked weights and biases): `shape`
-    and `packed` are one expert's; the kernel takes all of them as one byte
+    `experts` (a mixture of experts' or a grouped FFN's stacked weights and
+    biases): `shape` and `packed` are one expert's (block's); the kernel takes all of them as one byte
     buffer `memref<(experts * stride) x i8>`, expert e's packed buffer at
     byte e * stride, stride = packed bytes rounded up to 64 (the pack
     functions pack one expert per call).
@@ -345,7 +345,9 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
 
     - the model: `d_model`, `d_ff`, `storage` (f32, bf16, f16),
       `activation`, `gated`, `residual`, `norm`, `weight_quant` (absent:
-      weights in the storage type), `moe` (absent: one FFN);
+      weights in the storage type), `moe` (absent: one FFN), `groups` (a
+      grouped FFN's blocks; 0, elided: not grouped; `d_model` and `d_ff`
+      are then the whole row's, the parameters' shapes one block's);
     - `operand_type`: the type the GEMM operands are rounded to (f32 on the
       CPU, whose GEMMs run in f32; the storage type on tensor cores);
     - `params`: `#ffn.kernel_param`s, in argument order after the input;
@@ -372,6 +374,7 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
       "bool":$residual, OptionalParameter<"NormAttr">:$norm,
       OptionalParameter<"WeightQuantAttr">:$weight_quant,
       OptionalParameter<"MoeAttr">:$moe,
+      DefaultValuedParameter<"int64_t", "0">:$groups,
       "::mlir::Type":$operand_type, "::mlir::ArrayAttr":$params,
       OptionalParameter<"std::optional<int64_t>">:$workspace_per_row,
       OptionalParameter<"::mlir::ArrayAttr">:$phase_units,

@@ -38,6 +38,15 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     one slice per expert; `router` is `[d_model, experts]`. The norm
     parameters stay single.
 
+    With `groups G` the op is a grouped (block-diagonal) FFN: the input's
+    `d_model` columns split into G blocks of `d_model / G`, and block g is an
+    FFN of this family and width `d_ff / G` from input columns
+    `[g * d_model / G, (g + 1) * d_model / G)` to the same result columns.
+    `w_up`, `w_gate` are `[G, d_model / G, d_ff / G]`, `w_down`
+    `[G, d_ff / G, d_model / G]`, the biases `[G, d_ff / G]` and
+    `[G, d_model / G]`; the norm parameters and the residual span the whole
+    row. A dense FFN with these weights on its diagonal computes the same.
+
     `batch_invariant` declares that a row's result must not depend on how
     many rows are computed with it: every token count reduces each row in
     the same order (so the strategy never takes the fused d_ff-chunked
@@ -82,6 +91,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     OptionalAttr<Ffn_NormAttr>:$norm,
     OptionalAttr<Ffn_WeightQuantAttr>:$weight_quant,
     OptionalAttr<Ffn_MoeAttr>:$moe,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<1024>]>>:$groups,
     UnitAttr:$batch_invariant,
     OptionalAttr<F64Attr>:$activation_sparsity,
     OptionalAttr<Ffn_StrategyAttrInterface>:$strategy
@@ -90,7 +100,7 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
 
   let assemblyFormat = [{
     custom<Kind>($gated, $activation) (`residual` $residual^)? (`norm` `` $norm^)?
-    (`weights` $weight_quant^)? (`moe` $moe^)?
+    (`weights` $weight_quant^)? (`moe` $moe^)? (`groups` $groups^)?
     (`batch_invariant` $batch_invariant^)?
     (`activation_sparsity` $activation_sparsity^)?
     `ins` `(` $input `:` type($input) `)`
@@ -111,8 +121,13 @@ def Ffn_FfnOp : Ffn_Op<"ffn", [Pure, AttrSizedOperandSegments]> {
     /// The model width (columns of the input and the result).
     /// (Of a mixture of experts, these are each expert's.)
     int64_t getDModel();
-    /// The hidden width of the FFN.
+    /// The hidden width of the FFN (of a grouped FFN, all blocks').
     int64_t getDFf();
+    /// Blocks of a grouped FFN (1 when not grouped).
+    int64_t getNumBlocks() { return getGroups() ? *getGroups() : 1; }
+    /// One block's widths: the GEMMs' (the model's when not grouped).
+    int64_t getBlockDModel();
+    int64_t getBlockDFf();
     /// The storage element type shared by all operands.
     ::mlir::Type getStorageType() { return getInput().getType().getElementType(); }
   }];

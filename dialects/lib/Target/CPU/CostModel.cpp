@@ -215,8 +215,9 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
   int64_t mats = s.gated ? 2 : 1;
   int64_t nr = *c.nr;
   int64_t nrUp = upPanelWidth(nr, *c.vectorBits, s.gated);
-  int64_t upPanels = ceilDiv(s.dFf, nrUp);
-  int64_t downPanels = ceilDiv(s.dModel, nr);
+  // A grouped FFN's GEMM phases split panels x blocks.
+  int64_t upPanels = s.blocks * ceilDiv(s.dFf, nrUp);
+  int64_t downPanels = s.blocks * ceilDiv(s.dModel, nr);
   // A vdpbf16ps does the multiply-adds of two FMAs: pair tiles count half
   // the f32 peak's time per flop.
   // A vpdpbusd does the multiply-adds of four; with the per-group
@@ -225,11 +226,12 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
   double perFlop = s.intDot                     ? 0.28
                    : c.bf16Dot.value_or(false) ? 0.5
                                                 : 1.0;
-  double upFlops = perFlop * 2.0 * m * s.dModel * s.dFf * mats;
-  double downFlops = perFlop * 2.0 * m * s.dFf * s.dModel;
+  double upFlops = perFlop * 2.0 * m * s.dModel * s.dFf * mats * s.blocks;
+  double downFlops = perFlop * 2.0 * m * s.dFf * s.dModel * s.blocks;
 
-  double upBytes = double(mats) * s.dModel * s.dFf * s.bytesPerWeight();
-  double downBytes = double(s.dFf) * s.dModel * s.bytesPerWeight();
+  double upBytes =
+      double(mats) * s.dModel * s.dFf * s.bytesPerWeight() * s.blocks;
+  double downBytes = double(s.dFf) * s.dModel * s.bytesPerWeight() * s.blocks;
 
   bool streamed = s.weightBytes() > kStreamedWeightBytes;
   double sync = threads > 1 ? a.syncSeconds : 0;
@@ -250,7 +252,8 @@ SchedulePrices ffn::priceSchedules(const FfnShape &s, const CpuStrategy &c,
            phaseSeconds(downFlops * downShare, downBytes * downShare,
                         evenShare(downPanels, threads),
                         std::min(downPanels, threads), streamed, a) +
-           2.0 * m * s.dFf * 4 * evenShare(upPanels, threads) / cache +
+           2.0 * m * s.dFf * s.blocks * 4 * evenShare(upPanels, threads) /
+               cache +
            2 * sync;
   };
   p.twoPass = twoPass(1.0);
@@ -292,7 +295,7 @@ static void chooseSparseBound(const FfnShape &s, const CpuStrategy &o,
   }
   // What pays depends on the data: only a profiled share of nonzero
   // activations lets the model choose it.
-  if (!s.zeroActivations || s.nonzeroShare < 0 || s.weightBits)
+  if (!s.zeroActivations || s.nonzeroShare < 0 || s.weightBits || s.blocks > 1)
     return;
   int64_t bound = 0;
   int64_t last = *c.fusedMaxM > 0 ? *c.fusedMaxM : std::min(kFusedMaxM, *c.mc);
@@ -340,8 +343,9 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
     c.bf16Dot = cheaper;
   }
   // Quantized weights take the two-pass schedule: the fused one's
-  // chunk-major W_down would cut the scale groups.
-  if (o.fusedMaxM == 0 || s.weightBits) {
+  // chunk-major W_down would cut the scale groups. So do a grouped FFN's
+  // blocks: the fused schedule is not built for them.
+  if (o.fusedMaxM == 0 || s.weightBits || s.blocks > 1) {
     c.fusedMaxM = 0;
     chooseSparseBound(s, o, a, c);
     return c;

@@ -60,15 +60,16 @@ struct FfnSelectStrategyPass
     WalkResult result = func.walk([&](FfnOp op) {
       if (op.getStrategy())
         return WalkResult::advance();
-      FfnShape shape{op.getDModel(), op.getDFf(), op.getGated(),
+      FfnShape shape{op.getBlockDModel(), op.getBlockDFf(), op.getGated(),
                      op.getStorageType().getIntOrFloatBitWidth() / 8};
+      shape.blocks = op.getNumBlocks();
       std::optional<WeightQuantAttr> quant = op.getWeightQuant();
       if (quant)
         shape.weightBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
       shape.intDot = quant && quant->getInt8Activations();
-      // Quantized weights and experts have no sparse GEMM 2.
-      shape.zeroActivations =
-          op.getActivation() == Activation::relu && !quant && !op.getMoe();
+      // Quantized weights, experts and blocks have no sparse GEMM 2.
+      shape.zeroActivations = op.getActivation() == Activation::relu &&
+                              !quant && !op.getMoe() && !op.getGroups();
       if (FloatAttr sparsity = op.getActivationSparsityAttr())
         shape.nonzeroShare = 1 - sparsity.getValueAsDouble();
       shape.bf16Dot =
@@ -81,11 +82,14 @@ struct FfnSelectStrategyPass
         return WalkResult::interrupt();
       }
 
-      if (o.sparseMaxM.value_or(0) > 0 && (quant || op.getMoe())) {
+      if (o.sparseMaxM.value_or(0) > 0 &&
+          (quant || op.getMoe() || op.getGroups())) {
         op.emitOpError("strategy option sparse_max_m = ")
             << *o.sparseMaxM << ": the sparse GEMM 2 is built for unquantized "
             << "dense FFNs; this one has "
-            << (quant ? "quantized weights" : "experts");
+            << (quant         ? "quantized weights"
+                : op.getMoe() ? "experts"
+                              : "blocks (groups)");
         return WalkResult::interrupt();
       }
 
@@ -102,6 +106,16 @@ struct FfnSelectStrategyPass
         if (o.fusedMaxM.value_or(0) > 0) {
           op.emitOpError("is a mixture of experts, whose experts take the "
                          "two-pass schedule; the fused one (fused_max_m = ")
+              << *o.fusedMaxM << ") is not built for them";
+          return WalkResult::interrupt();
+        }
+        o.fusedMaxM = 0;
+      }
+      if (op.getGroups()) {
+        // Each block runs the two-pass GEMMs on its own columns.
+        if (o.fusedMaxM.value_or(0) > 0) {
+          op.emitOpError("is a grouped FFN, whose blocks take the two-pass "
+                         "schedule; the fused one (fused_max_m = ")
               << *o.fusedMaxM << ") is not built for them";
           return WalkResult::interrupt();
         }

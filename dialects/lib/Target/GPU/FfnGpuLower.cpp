@@ -479,6 +479,11 @@ struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
                        "have no kernels for it yet");
         return signalPassFailure();
       }
+      if (op.getGroups()) {
+        op.emitOpError() << "is a grouped FFN (groups = " << *op.getGroups()
+                         << "): NVIDIA targets have no kernels for it yet";
+        return signalPassFailure();
+      }
       FfnPlanner planner(builder, module, func, op, chip, smCount);
       if (failed(planner.plan()))
         return signalPassFailure();

@@ -145,6 +145,7 @@ struct MachineAssumptions {
 
 /// The FFN as the cost model sees it.
 struct FfnShape {
+  /// The GEMMs' widths: one block's of a grouped FFN.
   int64_t dModel, dFf;
   bool gated;
   int64_t elementBytes; ///< of the weights' storage type
@@ -162,13 +163,17 @@ struct FfnShape {
   /// model's profile (the spec's activation_sparsity); < 0: unknown, and
   /// then the cost model does not choose the sparse GEMM 2.
   double nonzeroShare = -1;
+  /// A grouped FFN's blocks, each a (dModel, dFf) FFN on its own columns;
+  /// they take the two-pass schedule.
+  int64_t blocks = 1;
 
   /// Bytes of one weight, scales left out (under 2% for groups of 32+).
   double bytesPerWeight() const {
     return weightBits ? weightBits / 8.0 : double(elementBytes);
   }
   uint64_t weightBytes() const {
-    return uint64_t(double(gated ? 3 : 2) * dModel * dFf * bytesPerWeight());
+    return uint64_t(double(gated ? 3 : 2) * blocks * dModel * dFf *
+                    bytesPerWeight());
   }
 
 };

@@ -68,7 +68,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
 
   // The packed type of each parameter, and its pack function if any.
   SmallVector<Type> argTypes = {
-      MemRefType::get({ShapedType::kDynamic, l.d}, t)};
+      MemRefType::get({ShapedType::kDynamic, l.dModel}, t)};
   SmallVector<Attribute> argNames = {b.getStringAttr("input")};
   SmallVector<Attribute> contractParams;
   SmallVector<StringRef> paramNames;
@@ -78,11 +78,13 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     StringRef name =
         cast<StringAttr>(func.getArgAttr(i, "ffn.param")).getValue();
     auto logical = cast<RankedTensorType>(func.getArgument(i).getType());
-    // A mixture of experts' weights and biases: one expert's tensor is
-    // packed at a time, into its slice of one byte buffer.
+    // A mixture of experts' (a grouped FFN's) weights and biases: one
+    // expert's (block's) tensor is packed at a time, into its slice of one
+    // byte buffer.
     bool norm = name == "norm_scale" || name == "norm_shift";
-    int64_t experts =
-        moe && !norm && name != "w_router" ? logical.getDimSize(0) : 0;
+    int64_t experts = (moe || l.grouped()) && !norm && name != "w_router"
+                          ? logical.getDimSize(0)
+                          : 0;
     ArrayRef<int64_t> shape = logical.getShape().drop_front(experts ? 1 : 0);
     MemRefType source = MemRefType::get(shape, t);
     MemRefType packed = source;
@@ -142,7 +144,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     contractParams.push_back(param);
     paramNames.push_back(name);
   }
-  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.d}, t));
+  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.dModel}, t));
   argNames.push_back(b.getStringAttr("output"));
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI8Type()));
   argNames.push_back(b.getStringAttr("workspace"));
@@ -179,6 +181,12 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     units.push_back(b.getDenseI64ArrayAttr(
         {-1, 1, routedRows, l.moeTotal * l.npUp, l.intDot ? routedRows : 0,
          l.moeTotal * l.npDown, -1}));
+  } else if (l.grouped()) {
+    // The dense two-pass phases, the GEMMs' units panels x blocks
+    // (GroupedPhases.cpp).
+    units.push_back(b.getDenseI64ArrayAttr({-1, l.blocks * l.npUp, rowsIfQuant,
+                                            l.blocks * l.npDown, 0,
+                                            l.finishInGemm ? 0 : -1}));
   } else {
     units.push_back(b.getDenseI64ArrayAttr(
         {rowsIfA, l.npUp, rowsIfQuant, l.npDown, 0, l.finishInGemm ? 0 : -1}));
@@ -202,19 +210,25 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
         ", top " + std::to_string(moe->getTopK()) +
         ": rows grouped by expert, each expert's GEMMs on its own rows "
         "(units: panels x experts), weighted sum per row";
+  if (l.grouped())
+    text += "; grouped: " + std::to_string(l.blocks) + " blocks of " +
+            std::to_string(l.d) + " -> " + std::to_string(l.f) + " -> " +
+            std::to_string(l.d) +
+            " (block-diagonal weights), each block's GEMMs two-pass on its "
+            "gathered columns (units: panels x blocks)";
   // Widening tiles keep the matmuls' inputs in f32; pair tiles round the
   // pre-normed input and the hidden activations to bf16; integer dot
   // products quantize every matmul input to int8.
   Type operand = l.dot      ? Type(b.getBF16Type())
                  : l.intDot ? Type(b.getI8Type())
                             : Type(b.getF32Type());
-  kernel->setAttr(
-      KernelAbiAttr::kAttrName,
-      buildKernelAbi(op, operand, contractParams,
-
-                     moe ? l.moeWorkspacePerRow() : l.workspacePerRow(),
-                     b.getArrayAttr(units), b.getDenseI64ArrayAttr(bucketMaxM),
-                     text));
+  kernel->setAttr(KernelAbiAttr::kAttrName,
+                  buildKernelAbi(op, operand, contractParams,
+                                 moe           ? l.moeWorkspacePerRow()
+                                 : l.grouped() ? l.groupedWorkspacePerRow()
+                                               : l.workspacePerRow(),
+                                 b.getArrayAttr(units),
+                                 b.getDenseI64ArrayAttr(bucketMaxM), text));
 
   Block *body = kernel.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -228,6 +242,11 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                      body->getArgument(n - 5), body->getArgument(n - 4),
                      body->getArgument(n - 3), body->getArgument(n - 2),
                      body->getArgument(n - 1));
+  else if (l.grouped())
+    builder.buildGrouped(body->getArgument(0), params, stacked,
+                         body->getArgument(n - 5), body->getArgument(n - 4),
+                         body->getArgument(n - 3), body->getArgument(n - 2),
+                         body->getArgument(n - 1));
   else
     builder.build(body->getArgument(0), params, body->getArgument(n - 5),
                   body->getArgument(n - 4), body->getArgument(n - 3),

@@ -64,11 +64,27 @@ std::string KernelBuilder::layoutKey() {
   std::string key;
   llvm::raw_string_ostream os(key);
   os << storage;
-  for (int64_t v :
-       {l.d, l.f, l.lanes, l.mr, l.mc, l.nrUp, l.npUp, l.nrDown, l.npDown,
-        int64_t(l.fusedMaxM > 0), l.chunk, l.chunks, int64_t(l.prefetch),
-        int64_t(l.dot), l.quantBits, l.group, int64_t(l.intDot),
-        int64_t(l.zeroPoints), int64_t(l.batchInvariant)})
+  for (int64_t v : {l.d,
+                    l.f,
+                    l.lanes,
+                    l.mr,
+                    l.mc,
+                    l.nrUp,
+                    l.npUp,
+                    l.nrDown,
+                    l.npDown,
+                    int64_t(l.fusedMaxM > 0),
+                    l.chunk,
+                    l.chunks,
+                    int64_t(l.prefetch),
+                    int64_t(l.dot),
+                    l.quantBits,
+                    l.group,
+                    int64_t(l.intDot),
+                    int64_t(l.zeroPoints),
+                    int64_t(l.batchInvariant),
+                    l.blocks,
+                    l.dModel})
 
     os << "," << v;
   return key;
@@ -162,6 +178,7 @@ void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
     down.finish = modeIs(2);
     down.residual = in.x;
     down.bias = in.bDown;
+    down.yColBase = in.yColBase;
   }
   allocTileBuffers(1, l.nrDown);
   down.nr = l.nrDown;

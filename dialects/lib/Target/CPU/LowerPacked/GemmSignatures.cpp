@@ -51,7 +51,7 @@ UpGemmArgs UpGemmArgs::fromArguments(ValueRange in, FfnOp op,
 
 SmallVector<Value> DownGemmArgs::operands() const {
   return present({a, aScales, aSums, c, m, p0, p1, q0, q1, aColBase, mode,
-                  wDown, y, x, bDown, kList, kCount});
+                  wDown, y, x, bDown, yColBase, kList, kCount});
 }
 
 DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
@@ -73,6 +73,7 @@ DownGemmArgs DownGemmArgs::fromArguments(ValueRange in, FfnOp op,
   args.y = take(in, l.finishInGemm);
   args.x = take(in, l.finishInGemm && op.getResidual());
   args.bDown = take(in, l.finishInGemm && op.getBDown());
+  args.yColBase = take(in, l.finishInGemm && l.grouped());
   args.kList = take(in, sparse);
   args.kCount = take(in, sparse);
   assert(in.empty() && "gemm_down's arguments follow the layout");

@@ -46,6 +46,9 @@ struct DownGemmArgs {
   Value wDown;
   Value y, x,
       bDown; // finishing in GEMM 2 only; x, bDown where the FFN has them
+  // A grouped FFN finishing in GEMM 2: y's (and x's) column of the block's
+  // column 0.
+  Value yColBase;
   // The sparse GEMM 2 (`gemm_down_sparse`; fused: one chunk, q1 = q0 + 1):
   // the chunk's listed rows (row 0 of a memref<?x?xi32>) and their count.
   Value kList, kCount;

@@ -6,7 +6,8 @@
 // (integer dot products only: H quantized to int8), 3 down panels (GEMM
 // 2), 4 chunk groups (the fused small-m schedule), 5 rows (bias, residual,
 // post-norm, storage type). The phase schedules are in Phases.cpp (a
-// mixture of experts': MoePhases.cpp), the outlined GEMM functions in
+// mixture of experts': MoePhases.cpp; a grouped FFN's: GroupedPhases.cpp),
+// the outlined GEMM functions in
 // GemmFunctions.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -46,7 +47,18 @@ public:
                 const llvm::StringMap<ExpertParam> &stacked, Value y, Value ws,
                 Value phase, Value begin, Value end);
 
+  /// The same for a grouped FFN (GroupedPhases.cpp): stacked parameters
+  /// hold one slice per block.
+  void buildGrouped(Value x, const llvm::StringMap<Value> &params,
+                    const llvm::StringMap<ExpertParam> &stacked, Value y,
+                    Value ws, Value phase, Value begin, Value end);
+
 private:
+  /// Expert (or block) e's slice of the stacked parameter `name`, as its
+  /// packed type (null where the FFN has no such parameter).
+  Value stackedSlice(const llvm::StringMap<Value> &params,
+                     const llvm::StringMap<ExpertParam> &stacked,
+                     StringRef name, Value e);
   /// A row's router (MoePhases.cpp): its logits over the routed experts,
   /// zeroed by startRoute and summed over its f32 matmul input a[i] by
   /// addToLogits; then routeRow writes its top k and their weights into

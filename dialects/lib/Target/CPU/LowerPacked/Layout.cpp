@@ -13,8 +13,10 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   // The op's verifier has made the strategy complete.
   const CpuStrategy &s = attr.getKnobs();
   Layout l;
-  l.d = op.getDModel();
-  l.f = op.getDFf();
+  l.d = op.getBlockDModel();
+  l.f = op.getBlockDFf();
+  l.dModel = op.getDModel();
+  l.blocks = op.getNumBlocks();
   l.lanes = *s.vectorBits / 32;
   l.mr = *s.mr;
   l.mc = *s.mc;
@@ -39,7 +41,9 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   // Widening tiles read an f32 copy of a bf16/f16 input; pair tiles read
   // bf16 input as is.
   // Integer dot products quantize x itself unless it is pre-normed.
-  l.needA = preNorm || (!f32 && !l.dot && !l.intDot);
+  // A grouped FFN gathers each block's columns of x (the GEMMs take
+  // identity-layout views, which a column slice of x is not).
+  l.needA = preNorm || (!f32 && !l.dot && !l.intDot) || l.blocks > 1;
 
   // A mixture of experts sums its experts' outputs in a row phase.
   l.finishInGemm =

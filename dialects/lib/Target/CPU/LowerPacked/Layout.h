@@ -20,7 +20,12 @@ namespace mlir::ffn::cpu {
 
 /// Sizes derived from the FFN and its strategy.
 struct Layout {
+  // The GEMMs' widths: d_model and d_ff, or one block's of a grouped FFN,
+  // whose row phases span dModel = blocks * d (here "blocks", as `groups`
+  // below are the fused schedule's chunk groups and `group` the quantization
+  // group).
   int64_t d, f, lanes, mr, mc;
+  int64_t dModel, blocks = 1;
   int64_t nrUp, npUp, fp;         // up/gate panels: width, count, padded d_ff
   int64_t nrDown, npDown, dp;     // down panels
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
@@ -126,6 +131,31 @@ struct Layout {
   // sections; the fused schedule never quantizes; quantized FFNs have no
   // list section).
   int64_t actQuantOffset() const { return 4 * (aWidth + hWidth + oWidth); }
+
+  // A grouped FFN (blocks > 1) takes the two-pass schedule block by block.
+  // Every section of the dense layout exists once per block, block-major
+  // ([blocks][m][width]), as the outlined GEMMs take identity-layout views
+  // and a block's padded columns must not reach its neighbour's: A (the
+  // gathered matmul input, always), H, O (only with a post-norm; otherwise
+  // GEMM 2 finishes into y's columns of the block), then P [m, pWidth()],
+  // the post-norm's whole pre-norm row, then each block's int8 copies of A
+  // and H. Offsets are bytes per row: block g's section of width w starts at
+  // byte m * (base + g * w).
+  bool grouped() const { return blocks > 1; }
+  int64_t pWidth() const {
+    return grouped() && !finishInGemm ? (dModel + 15) / 16 * 16 : 0;
+  }
+  int64_t blockOBytes() const { return finishInGemm ? 0 : 4 * oWidth; }
+  int64_t blockHBase() const { return blocks * 4 * aWidth; }
+  int64_t blockOBase() const { return blockHBase() + blocks * 4 * hWidth; }
+  int64_t blockPBase() const { return blockOBase() + blocks * blockOBytes(); }
+  int64_t blockQuantBytes() const {
+    return actQuantRowBytes(d) + actQuantRowBytes(f);
+  }
+  int64_t blockQuantBase() const { return blockPBase() + 4 * pWidth(); }
+  int64_t groupedWorkspacePerRow() const {
+    return blockQuantBase() + blocks * blockQuantBytes();
+  }
 
   // A mixture of experts (moeTotal = 0: none): routed experts, experts in
   // all (routed, then shared), and the experts each row runs (top k, then

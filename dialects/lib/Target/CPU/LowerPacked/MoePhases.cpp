@@ -47,6 +47,18 @@ struct Section {
 };
 } // namespace
 
+Value KernelBuilder::stackedSlice(const llvm::StringMap<Value> &params,
+                                  const llvm::StringMap<ExpertParam> &stacked,
+                                  StringRef name, Value e) {
+  Value flat = params.lookup(name);
+  if (!flat)
+    return Value();
+  const ExpertParam &p = stacked.find(name)->second;
+  Value shift = arith::MulIOp::create(b, loc, e, idx(p.stride));
+  return memref::ViewOp::create(b, loc, p.packed, flat, shift, ValueRange{})
+      .getResult();
+}
+
 void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
                              const llvm::StringMap<ExpertParam> &stacked,
                              Value y, Value ws, Value phase, Value begin,
@@ -225,15 +237,8 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
     });
   });
 
-  // Expert e's slice of a stacked parameter.
-  auto expert = [&](StringRef name, Value e) -> Value {
-    Value flat = params.lookup(name);
-    if (!flat)
-      return Value();
-    const ExpertParam &p = stacked.find(name)->second;
-    return memref::ViewOp::create(b, loc, p.packed, flat, mul(e, idx(p.stride)),
-                                  ValueRange{})
-        .getResult();
+  auto expert = [&](StringRef name, Value e) {
+    return stackedSlice(params, stacked, name, e);
   };
   // For units [begin, end) of panels x experts: body(panel, expert, first
   // routed row, rows) for each expert with rows.

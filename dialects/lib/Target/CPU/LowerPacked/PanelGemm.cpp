@@ -73,9 +73,15 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
   // would cross d finishes its real elements one by one (masked bf16/f16
   // vector memory ops become libcalls on x86).
   bool ragged = l.d % g.nr != 0;
+  auto yColumn = [&](Value c) -> Value {
+    if (!g.yColBase)
+      return c;
+    return arith::AddIOp::create(b, loc, c, g.yColBase);
+  };
   for (int64_t v = 0; v < nv; ++v) {
     Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
     auto vectorPath = [&] {
+      Value yc = yColumn(c);
       Value acc = vector::LoadOp::create(b, loc, vecF32, tileBuffers[0],
                                          ValueRange{r, idx(v * l.lanes)});
       if (g.bias)
@@ -87,12 +93,12 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
         acc = arith::AddFOp::create(
             b, loc, acc,
             toF32(vector::LoadOp::create(b, loc, vecStorage, g.residual,
-                                         ValueRange{row, c})));
+                                         ValueRange{row, yc})));
       Value out =
           storage.isF32()
               ? acc
               : arith::TruncFOp::create(b, loc, vecStorage, acc).getResult();
-      vector::StoreOp::create(b, loc, out, g.y, ValueRange{row, c});
+      vector::StoreOp::create(b, loc, out, g.y, ValueRange{row, yc});
     };
     if (!ragged) {
       vectorPath();
@@ -115,12 +121,13 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
         acc = arith::AddFOp::create(
             b, loc, acc,
             toF32(memref::LoadOp::create(b, loc, g.bias, ValueRange{j})));
+      Value yj = yColumn(j);
       if (g.residual)
-        acc =
-            arith::AddFOp::create(b, loc, acc,
-                                  toF32(memref::LoadOp::create(
-                                      b, loc, g.residual, ValueRange{row, j})));
-      memref::StoreOp::create(b, loc, toStorage(acc), g.y, ValueRange{row, j});
+        acc = arith::AddFOp::create(
+            b, loc, acc,
+            toF32(memref::LoadOp::create(b, loc, g.residual,
+                                         ValueRange{row, yj})));
+      memref::StoreOp::create(b, loc, toStorage(acc), g.y, ValueRange{row, yj});
     });
   }
 }

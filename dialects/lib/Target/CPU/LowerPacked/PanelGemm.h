@@ -51,6 +51,9 @@ struct PanelGemm {
   // i1 (null: never): instead of c, y[:, :d] = T(A B + bias + residual),
   // the real d columns of y only (bias, residual: null when absent).
   Value finish, y, bias, residual;
+  // y's and the residual's column of c's column 0 (a grouped FFN's block;
+  // null: 0). The bias is the block's own.
+  Value yColBase;
   // Turns the accumulators of one row ([panel matrix][vector]) into the
   // vectors to store; `col` is the tile's first column.
   std::function<SmallVector<Value>(ArrayRef<SmallVector<Value>>, Value col)>

@@ -93,11 +93,11 @@ void KernelBuilder::normRow(function_ref<Value(Value)> load,
                             Value shift) {
   NormAttr norm = *op.getNorm();
   bool layer = norm.getKind() == NormKind::layernorm;
-  Value invD = f32Constant(b, loc, f32, 1.0 / static_cast<double>(l.d));
+  Value invD = f32Constant(b, loc, f32, 1.0 / static_cast<double>(l.dModel));
   Value mean;
   if (layer)
-    mean = arith::MulFOp::create(b, loc, sumOver(l.d, load), invD);
-  Value sq = sumOver(l.d, [&](Value j) {
+    mean = arith::MulFOp::create(b, loc, sumOver(l.dModel, load), invD);
+  Value sq = sumOver(l.dModel, [&](Value j) {
     Value v = load(j);
     if (mean)
       v = arith::SubFOp::create(b, loc, v, mean);
@@ -108,7 +108,7 @@ void KernelBuilder::normRow(function_ref<Value(Value)> load,
   Value rstd = arith::DivFOp::create(
       b, loc, f32Constant(b, loc, f32, 1.0),
       math::SqrtOp::create(b, loc, arith::AddFOp::create(b, loc, var, eps)));
-  loop(idx(0), idx(l.d), idx(1), [&](Value j) {
+  loop(idx(0), idx(l.dModel), idx(1), [&](Value j) {
     Value v = load(j);
     if (mean)
       v = arith::SubFOp::create(b, loc, v, mean);
@@ -132,7 +132,7 @@ void KernelBuilder::inputRow(Value x, Value r,
   if (norm && norm->getPosition() == NormPosition::pre)
     normRow(load, sink, normScale, normShift);
   else
-    loop(idx(0), idx(l.d), idx(1), [&](Value j) { sink(j, load(j)); });
+    loop(idx(0), idx(l.dModel), idx(1), [&](Value j) { sink(j, load(j)); });
 }
 
 void KernelBuilder::outputRow(Value x, Value y, Value r,
@@ -151,11 +151,11 @@ void KernelBuilder::outputRow(Value x, Value y, Value r,
   };
   std::optional<NormAttr> norm = op.getNorm();
   if (!norm || norm->getPosition() != NormPosition::post) {
-    loop(idx(0), idx(l.d), idx(1),
+    loop(idx(0), idx(l.dModel), idx(1),
          [&](Value j) { storeY(j, withResidual(j)); });
     return;
   }
-  loop(idx(0), idx(l.d), idx(1), [&](Value j) {
+  loop(idx(0), idx(l.dModel), idx(1), [&](Value j) {
     memref::StoreOp::create(b, loc, withResidual(j), pre,
                             ValueRange{preRow, j});
   });
