@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -155,6 +156,16 @@ namespace ffn_rt {
 /// Records `message` as the calling thread's last error on `ctx` (if any)
 /// and returns `status`.
 ffn_status fail(ffn_context *ctx, ffn_status status, std::string message);
+
+/// The layout argument of a C caller, validated: in C++ merely loading an
+/// enum object that holds a value outside the enumerators' range is
+/// undefined, so its bytes are read as the int they are.
+/// It takes the parameter's address: passing it by value would load it.
+inline bool readLayout(const ffn_weight_layout *layout, int &value) {
+  static_assert(sizeof value == sizeof *layout, "enums are ints");
+  std::memcpy(&value, layout, sizeof value);
+  return value == FFN_LAYOUT_IN_OUT || value == FFN_LAYOUT_OUT_IN;
+}
 
 /// Bytes of one element of a descriptor dtype.
 inline size_t dtypeSize(int64_t dtype) {

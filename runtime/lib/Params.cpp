@@ -31,16 +31,6 @@ ffn_status ffn_rt::checkParamsSet(ffn_kernel *kernel) {
   return FFN_OK;
 }
 
-/// The layout argument of a C caller, validated: in C++ merely loading an
-/// enum object that holds a value outside the enumerators' range is
-/// undefined, so its bytes are read as the int they are.
-/// It takes the parameter's address: passing it by value would load it.
-static bool readLayout(const ffn_weight_layout *layout, int &value) {
-  static_assert(sizeof value == sizeof *layout, "enums are ints");
-  std::memcpy(&value, layout, sizeof value);
-  return value == FFN_LAYOUT_IN_OUT || value == FFN_LAYOUT_OUT_IN;
-}
-
 /// The index of parameter `name`, or -1 after reporting the names it has.
 static int64_t findParam(ffn_kernel *kernel, const char *name) {
   const ffn_kernel_desc *d = kernel->desc;

@@ -177,6 +177,19 @@ cl::opt<double> testActivationError(
     cl::desc("Testing the check: offset the reference's activation "
              "arguments by this relative amount"),
     cl::init(0.0), cl::Hidden, cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<std::string> weightsFile(
+    "weights",
+    cl::desc("Set the parameters from this safetensors file (tensors named "
+             "as the parameters, or as --map says); with --out-in its "
+             "matrices are [out, in], as nn.Linear stores them"),
+    cl::value_desc("file.safetensors"), cl::cat(ffncCategory),
+    cl::sub(runCommand));
+cl::list<std::string> weightMap(
+    "map",
+    cl::desc("With --weights: the tensor of a parameter, e.g. "
+             "w_up=model.layers.0.mlp.up_proj.weight (comma-separated)"),
+    cl::value_desc("param=tensor"), cl::CommaSeparated, cl::cat(ffncCategory),
+    cl::sub(runCommand));
 cl::opt<bool> testPermuteGroups(
     "test-permute-groups",
     cl::desc("Testing the check: hand a grouped FFN's kernel its blocks' "

@@ -103,6 +103,74 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
                      options.check ? ", reference" : "", available / (1 << 30));
 }
 
+/// Sets every parameter of `kernel` from options.weightsFile (through
+/// ffn_kernel_set_params_safetensors, tensors named by options.weightMap)
+/// and replaces `params` by the same values, [in, out], for the reference.
+/// Reports and returns false on an error.
+bool loadWeights(ffn_context *ctx, ffn_kernel *kernel,
+                 const ffn_kernel_desc &desc, const RunOptions &options,
+                 std::vector<Buffer> &params) {
+  auto report = [&] {
+    llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+    return false;
+  };
+  ffn_safetensors *raw = nullptr;
+  if (ffn_safetensors_open(ctx, options.weightsFile.c_str(), &raw) != FFN_OK)
+    return report();
+  std::unique_ptr<ffn_safetensors, void (*)(ffn_safetensors *)> file(
+      raw, ffn_safetensors_close);
+  // --map param=tensor, for this kernel's parameters.
+  std::vector<std::string> names(static_cast<size_t>(desc.num_params));
+  for (const auto &[param, tensor] : options.weightMap) {
+    int64_t i = 0;
+    while (i < desc.num_params && param != desc.params[i].name)
+      ++i;
+    if (i == desc.num_params) {
+      std::string known;
+      for (int64_t j = 0; j < desc.num_params; ++j)
+        known += std::string(j ? ", " : "") + desc.params[j].name;
+      llvm::errs() << "ffnc: error: --map " << param << "=" << tensor
+                   << ": ffn '" << desc.name << "' has no parameter '" << param
+                   << "' (its parameters: " << known << ")\n";
+      return false;
+    }
+    names[static_cast<size_t>(i)] = tensor;
+  }
+  std::vector<const char *> pointers;
+  for (const std::string &n : names)
+    pointers.push_back(n.empty() ? nullptr : n.c_str());
+  ffn_weight_layout layout =
+      options.outInLayout ? FFN_LAYOUT_OUT_IN : FFN_LAYOUT_IN_OUT;
+  if (ffn_kernel_set_params_safetensors(kernel, file.get(), pointers.data(),
+                                        layout) != FFN_OK)
+    return report();
+  // The same values for the reference, each matrix [in, out].
+  for (int64_t i = 0; i < desc.num_params; ++i) {
+    const ffn_param_desc &p = desc.params[i];
+    ffn_tensor_info t;
+    ffn_safetensors_tensor(file.get(), pointers[i] ? pointers[i] : p.name, &t);
+    size_t stacks = static_cast<size_t>(std::max<int64_t>(p.experts, 1));
+    size_t rows = static_cast<size_t>(p.shape[0]);
+    size_t cols = static_cast<size_t>(p.rank == 2 ? p.shape[1] : 1);
+    Buffer b = makeBuffer(desc.dtype, stacks * rows * cols);
+    bool transposed = p.rank == 2 && layout == FFN_LAYOUT_OUT_IN;
+    size_t esize = b.bytes.size() / b.values.size();
+    const unsigned char *src = static_cast<const unsigned char *>(t.data);
+    for (size_t s = 0; s < stacks; ++s)
+      for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < cols; ++c) {
+          size_t to = (s * rows + r) * cols + c;
+          size_t from =
+              s * rows * cols + (transposed ? c * rows + r : r * cols + c);
+          std::memcpy(&b.bytes[to * esize], src + from * esize, esize);
+          b.values[to] = ffn_ref::load(desc.dtype, b.bytes.data(), to);
+        }
+    params[static_cast<size_t>(i)] = std::move(b);
+  }
+  llvm::outs() << "  parameters from " << options.weightsFile << "\n";
+  return true;
+}
+
 /// A mixture of experts: the tokens each routed expert receives in the
 /// f64 reference's routing of input x, and the rows whose routing an f32
 /// router may decide otherwise (which --check judges against every
@@ -188,8 +256,13 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
       std::rotate(p.values.begin(), p.values.begin() + values, p.values.end());
       std::rotate(p.bytes.begin(), p.bytes.begin() + bytes, p.bytes.end());
     }
-  if (ffn_ref::setParams(target, given, options.outInLayout,
-                         options.prequantized) != FFN_OK) {
+  if (!options.weightsFile.empty()) {
+    // The parameters from a safetensors file: the kernel through the
+    // runtime's loader, the reference from the same tensors.
+    if (!loadWeights(ctx, target, desc, options, params))
+      return 1;
+  } else if (ffn_ref::setParams(target, given, options.outInLayout,
+                                options.prequantized) != FFN_OK) {
     llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
     return 1;
   }
@@ -403,5 +476,28 @@ int ffnc::runMain(Session &s) {
     return fail("--test-activation-error must be in (-1, 1)");
   options.testActivationError = opts::testActivationError;
   options.testPermuteGroups = opts::testPermuteGroups;
+  if (opts::weightMap.getNumOccurrences() && opts::weightsFile.empty())
+    return fail("--map names tensors of a --weights file; give --weights");
+  if (!opts::weightsFile.empty()) {
+    // One FFN's parameters: the map and the file are for one block.
+    if (s.specs.size() != 1)
+      return fail("--weights sets one FFN's parameters, and the spec has " +
+                  std::to_string(s.specs.size()) +
+                  " blocks: select one with --ffn");
+    if (options.prequantized || opts::routingData.getNumOccurrences() ||
+        options.testPermuteGroups)
+      return fail("--weights takes the parameters from the file: "
+                  "--prequantized, --routing and --test-permute-groups do "
+                  "not apply");
+    options.weightsFile = opts::weightsFile;
+    for (const std::string &entry : opts::weightMap) {
+      size_t eq = entry.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
+        return fail("--map " + entry +
+                    ": expected param=tensor (e.g. "
+                    "w_up=model.layers.0.mlp.up_proj.weight)");
+      options.weightMap.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+    }
+  }
   return runSpecs(s.specs, s.sourceMgr, options);
 }

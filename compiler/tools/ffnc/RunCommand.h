@@ -37,6 +37,11 @@ struct RunOptions {
   /// Test only: grouped FFNs get their blocks' parameters rotated, the
   /// reference the originals (shows that --check tells blocks apart).
   bool testPermuteGroups = false;
+  /// Parameters from this safetensors file (empty: seeded random ones),
+  /// tensor names by parameter (unmapped: the parameter's own name);
+  /// matrices [out, in] with outInLayout, else [in, out].
+  std::string weightsFile;
+  std::vector<std::pair<std::string, std::string>> weightMap;
   TargetInfo target;
   ScheduleOptions schedule;
 };

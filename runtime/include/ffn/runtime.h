@@ -155,6 +155,47 @@ ffn_status ffn_kernel_set_quantized_param(
     const void *scales, size_t scale_bytes, const void *zero_points,
     size_t zero_point_bytes, ffn_weight_layout layout);
 
+/* Safetensors files (Hugging Face's weight format: an 8-byte header length,
+ * a JSON header of each tensor's dtype, shape and byte range, the data).
+ * ffn_safetensors_open maps the file read-only and checks every header
+ * entry against the file (a truncated, oversized or inconsistent file is
+ * FFN_ERROR_INVALID_ARGUMENT naming what is wrong; a missing one
+ * FFN_ERROR_NOT_FOUND); the handle keeps the context alive until closed. */
+typedef struct ffn_safetensors ffn_safetensors;
+typedef struct ffn_tensor_info {
+  const char *name;
+  const char *dtype; /* as the file says: "F32", "BF16", "F16", "I8", ... */
+  int64_t rank;      /* at most 8 */
+  int64_t shape[8];
+  const void *data; /* in the mapping, unaligned; valid until closed */
+  size_t bytes;
+} ffn_tensor_info;
+ffn_status ffn_safetensors_open(ffn_context *ctx, const char *path,
+                                ffn_safetensors **out);
+void ffn_safetensors_close(ffn_safetensors *file); /* NULL is ignored */
+int64_t ffn_safetensors_count(const ffn_safetensors *file);
+/* Tensor `index` (0 .. count - 1, in the header's order). */
+ffn_status ffn_safetensors_tensor_at(const ffn_safetensors *file, int64_t index,
+                                     ffn_tensor_info *out);
+/* The tensor called `name` (FFN_ERROR_NOT_FOUND naming it if none). */
+ffn_status ffn_safetensors_tensor(const ffn_safetensors *file, const char *name,
+                                  ffn_tensor_info *out);
+/* Sets every parameter of `kernel` from `file`: parameter i (in the
+ * descriptor's order) from the tensor named names[i], or, where `names` or
+ * names[i] is NULL, the tensor named as the parameter ("w_up", ...). Each
+ * tensor must have the kernel's dtype ("F32", "BF16", "F16") and the
+ * parameter's shape in `layout`: with FFN_LAYOUT_OUT_IN a matrix is
+ * [out, in] as nn.Linear stores it (a Hugging Face checkpoint's
+ * up_proj.weight for w_up), with FFN_LAYOUT_IN_OUT [in, out]; a stacked
+ * parameter has its count first ([experts or groups, ...]), a vector is
+ * [n]. Every tensor is checked before any parameter is set; a missing
+ * tensor or a dtype or shape mismatch is an error naming the tensor, what
+ * it is and what the parameter needs, and leaves the kernel unchanged. */
+ffn_status ffn_kernel_set_params_safetensors(ffn_kernel *kernel,
+                                             const ffn_safetensors *file,
+                                             const char *const *names,
+                                             ffn_weight_layout layout);
+
 /* Binds `kernel` to the packed parameters of `owner`, so their memory is
  * paid once: layers that share FFN weights (a spec's `share = other`), or
  * any two CPU kernels that pack their parameters the same way (equal
