@@ -85,6 +85,15 @@ int ffn_context_threads(ffn_context *ctx) {
   return ctx ? static_cast<int>(ctx->threadCount()) : 0;
 }
 
+ffn_status ffn_context_set_error(ffn_context *ctx, ffn_status status,
+                                 const char *message) {
+  try {
+    return fail(ctx, status, message ? message : "");
+  } catch (const std::bad_alloc &) {
+    return FFN_ERROR_OUT_OF_MEMORY;
+  }
+}
+
 const char *ffn_context_last_error(const ffn_context *ctx) {
   if (!ctx)
     return "null context";

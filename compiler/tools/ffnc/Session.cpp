@@ -4,6 +4,7 @@
 
 #include "Options.h"
 
+#include "ffnc/CodeGen/SpecFit.h"
 #include "ffnc/CodeGen/StrategyOptions.h"
 #include "ffnc/Frontend/Sema.h"
 
@@ -96,92 +97,10 @@ static bool parseStrategy(llvm::StringRef text, ScheduleOptions &options) {
   return false;
 }
 
-/// What some FFN of the spec cannot take from this target and schedule,
-/// reported at the spec: the fused schedule for a batch-invariant FFN, bf16
-/// pair tiles for an FFN that is not bf16, an NVIDIA target for a mixture
-/// of experts (CPU kernels only so far), and for quantized weights (built
-/// by the CPU's packed schedule only, never dropped silently) an NVIDIA
-/// target, the baseline, or either knob.
-static bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
-                          const TargetInfo &target,
-                          const ScheduleOptions &schedule,
-                          DiagnosticEngine &diags) {
-  int64_t fusedMaxM = schedule.overrides.fusedMaxM.value_or(0);
-  bool dot = schedule.overrides.bf16Dot.value_or(false);
-  int64_t sparseMaxM = schedule.overrides.sparseMaxM.value_or(0);
-  for (const FfnSpec &spec : specs) {
-    if (sparseMaxM > 0 && (spec.isMoe() || spec.isGrouped() ||
-                           spec.weightQuant != WeightQuant::None))
-      diags.error(
-          spec.loc,
-          "ffn '" + spec.name + "' " +
-              (spec.isMoe()       ? "is a mixture of experts"
-               : spec.isGrouped() ? "is a grouped FFN"
-                                  : "has quantized weights") +
-              "; --strategy=sparse_max_m=" + std::to_string(sparseMaxM) +
-              " asks for the sparse GEMM 2, which is built for "
-              "unquantized dense FFNs only");
-    if (fusedMaxM > 0 && spec.batchInvariant)
-      diags.error(spec.loc,
-                  "ffn '" + spec.name +
-                      "' is batch_invariant, but --strategy=fused_max_m=" +
-                      std::to_string(fusedMaxM) +
-                      " asks for the fused schedule, whose reduction order "
-                      "depends on M");
-    if (dot && spec.dtype != DType::BF16)
-      diags.error(spec.loc, "ffn '" + spec.name +
-                                "' is not bf16, but --strategy=bf16_dot=1 "
-                                "asks for bf16 pair dot products");
-    if (spec.isMoe() && target.isGpu())
-      diags.error(spec.loc, "ffn '" + spec.name +
-                                "' is a mixture of experts (experts = " +
-                                std::to_string(spec.experts) +
-                                "), and mixtures of experts have no NVIDIA "
-                                "kernels yet (CPU targets only)");
-    if (spec.isGrouped()) {
-      std::string what = "ffn '" + spec.name + "' is a grouped FFN (groups = " +
-                         std::to_string(spec.groups) + ")";
-      if (fusedMaxM > 0)
-        diags.error(spec.loc, what +
-                                  ", whose blocks take the two-pass "
-                                  "schedule; --strategy=fused_max_m=" +
-                                  std::to_string(fusedMaxM) +
-                                  " does not apply to it");
-      if (target.isGpu())
-        diags.error(spec.loc, what + ", and grouped FFNs have no NVIDIA "
-                                     "kernels yet (CPU targets only)");
-      else if (schedule.baseline)
-        diags.error(spec.loc, what + ", which only the packed schedule "
-                                     "builds, not --strategy=baseline");
-    }
-    if (spec.weightQuant == WeightQuant::None)
-      continue;
-    std::string format = toString(spec.weightQuant).str();
-    if (dot || fusedMaxM > 0)
-      diags.error(spec.loc,
-                  "ffn '" + spec.name + "' has weights = " + format +
-                      ", which take the two-pass schedule with widening "
-                      "tiles; --strategy=" +
-                      (dot ? std::string("bf16_dot=1")
-                           : "fused_max_m=" + std::to_string(fusedMaxM)) +
-                      " does not apply to them");
-    if (target.isGpu())
-      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                ", which the NVIDIA back end does not build "
-                                "yet (CPU targets only)");
-    else if (schedule.baseline)
-      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                ", which only the packed schedule builds, "
-                                "not --strategy=baseline");
-    else if (spec.int8Activations &&
-             !mlir::ffn::cpuTargetHasFeature(target.name, "avx512vnni"))
-      diags.error(spec.loc,
-                  "ffn '" + spec.name + "' has activations = int8, whose "
-                  "integer dot products need AVX512-VNNI, which target '" +
-                      target.name +
-                      "' does not have (x86-64-avx512-bf16 has it)");
-  }
-  if (!diags.hadError())
+/// checkSpecsFit (ffnc/CodeGen/SpecFit.h), with the error count printed.
+static bool specsFit(llvm::ArrayRef<FfnSpec> specs, const TargetInfo &target,
+                     const ScheduleOptions &schedule, DiagnosticEngine &diags) {
+  if (checkSpecsFit(specs, target, schedule, diags))
     return true;
   unsigned n = diags.errorCount();
   llvm::errs() << n << (n == 1 ? " error" : " errors") << " generated.\n";
@@ -255,7 +174,7 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
   schedule.isa = target.name;
   schedule.vectorBits = target.vectorBits;
   if (!parseStrategy(opts::strategyOption, schedule) ||
-      !checkSpecsFit(s.specs, target, schedule, *s.diags))
+      !specsFit(s.specs, target, schedule, *s.diags))
 
     return 1;
   if (threads > 1024)

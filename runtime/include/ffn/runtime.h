@@ -91,6 +91,11 @@ int ffn_context_threads(ffn_context *ctx);
  * (or on one of its kernels); "" if none. Valid until this thread's next
  * failing call on the context. */
 const char *ffn_context_last_error(const ffn_context *ctx);
+/* For libraries built on the runtime (ffnc's JIT, ffn/jit.h; language
+ * bindings): records `message` as the calling thread's last error on `ctx`
+ * and returns `status`. */
+ffn_status ffn_context_set_error(ffn_context *ctx, ffn_status status,
+                                 const char *message);
 
 /* A kernel linked into the application: pass &ffn_kernel_<name> from the
  * header ffnc generated. */
