@@ -15,6 +15,10 @@ PACKAGES=(
   # Debian's oneDNN CMake config requires OpenCL's headers and library,
   # which libdnnl-dev only recommends (and we install without recommends).
   libhalide14-0-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  # The Python package (pybind11 extension, `pip install .` in a venv) and
+  # its tests, which compare with PyTorch's modules.
+  python3-dev pybind11-dev python3-venv python3-setuptools python3-numpy
+  python3-pytest python3-torch
 )
 
 missing=()

@@ -27,6 +27,12 @@ config.substitutions.append(("%python", config.python_executable))
 # The front-end fuzzer needs clang's libFuzzer; built when the compiler is clang.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-spec-fuzzer")):
     config.available_features.add("fuzzer")
+# The Python package is built when pybind11 is installed; its tests also
+# need numpy and PyTorch in the interpreter lit runs under.
+if os.path.exists(os.path.join(config.ffnc_obj_root, "python", "ffnc", "__init__.py")):
+    import importlib.util
+    if all(importlib.util.find_spec(m) for m in ("numpy", "torch", "pytest")):
+        config.available_features.add("python-ffnc")
 # ffn-bench is built when oneDNN is installed.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-bench")):
     config.available_features.add("ffn-bench")
