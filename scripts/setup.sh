@@ -19,6 +19,8 @@ PACKAGES=(
   # its tests, which compare with PyTorch's modules.
   python3-dev pybind11-dev python3-venv python3-setuptools python3-numpy
   python3-pytest python3-torch
+  # A headless browser, to check that `ffnc report`'s page renders.
+  chromium
 )
 
 missing=()

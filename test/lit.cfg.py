@@ -33,6 +33,11 @@ if os.path.exists(os.path.join(config.ffnc_obj_root, "python", "ffnc", "__init__
     import importlib.util
     if all(importlib.util.find_spec(m) for m in ("numpy", "torch", "pytest")):
         config.available_features.add("python-ffnc")
+# A headless browser for `ffnc report`'s page (scripts/setup.sh installs
+# Debian's chromium).
+import shutil
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
 # ffn-bench is built when oneDNN is installed.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-bench")):
     config.available_features.add("ffn-bench")

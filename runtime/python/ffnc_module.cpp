@@ -26,6 +26,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -113,6 +114,39 @@ public:
                                static_cast<size_t>(b.size * b.itemsize),
                                outIn ? FFN_LAYOUT_OUT_IN : FFN_LAYOUT_IN_OUT);
     }
+    check(s);
+  }
+
+  /// Every parameter from a safetensors file (ffn/runtime.h's
+  /// ffn_kernel_set_params_safetensors): `names` maps parameters to tensor
+  /// names (unmapped: the parameter's own name).
+  void loadSafetensors(const std::string &path,
+                       const std::map<std::string, std::string> &names,
+                       bool outIn) {
+    const ffn_kernel_desc &d = desc();
+    for (const auto &entry : names) {
+      bool known = false;
+      for (int64_t i = 0; i < d.num_params; ++i)
+        known |= entry.first == d.params[i].name;
+      if (!known)
+        throw py::value_error("names: the kernel has no parameter '" +
+                              entry.first + "'");
+    }
+    std::vector<const char *> tensors;
+    for (int64_t i = 0; i < d.num_params; ++i) {
+      auto it = names.find(d.params[i].name);
+      tensors.push_back(it == names.end() ? nullptr : it->second.c_str());
+    }
+    ffn_safetensors *file = nullptr;
+    check(ffn_safetensors_open(ctx, path.c_str(), &file));
+    ffn_status s;
+    {
+      py::gil_scoped_release release;
+      s = ffn_kernel_set_params_safetensors(kernel, file, tensors.data(),
+                                            outIn ? FFN_LAYOUT_OUT_IN
+                                                  : FFN_LAYOUT_IN_OUT);
+    }
+    ffn_safetensors_close(file);
     check(s);
   }
 
@@ -220,6 +254,8 @@ PYBIND11_MODULE(_ffnc, m) {
       .def("set_threads", &Kernel::setThreads)
       .def("set_param", &Kernel::setParam, py::arg("name"), py::arg("data"),
            py::arg("out_in") = false)
+      .def("load_safetensors", &Kernel::loadSafetensors, py::arg("path"),
+           py::arg("names"), py::arg("out_in") = true)
       .def("run", &Kernel::run, py::arg("x"), py::arg("y"));
   m.def("info", &info, py::arg("spec"));
   m.def("cache_stats", [] {

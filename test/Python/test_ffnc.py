@@ -139,3 +139,48 @@ def test_errors_name_what_is_wrong():
     k.load({"w_up": torch.zeros(32, 16), "w_down": torch.zeros(16, 32)})
     with pytest.raises(ValueError, match="last dimension is 8"):
         k(torch.zeros(3, 8))
+
+
+def write_safetensors(path, tensors):
+    """A safetensors file of `tensors` (name -> CPU tensor), written here
+    by the format's definition: 8-byte header length, JSON, data."""
+    import json
+    import struct
+    header, data = {}, b""
+    names = {torch.float32: "F32", torch.bfloat16: "BF16"}
+    for name, t in tensors.items():
+        raw = t.contiguous().view(torch.uint8).numpy().tobytes()
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+@pytest.mark.parametrize("dtype,rel", [(torch.float32, 1e-5),
+                                       (torch.bfloat16, 2e-2)])
+def test_safetensors_round_trip(tmp_path, dtype, rel):
+    """A checkpoint written to a safetensors file and read back by the
+    kernel computes what the PyTorch module holding the same weights
+    computes."""
+    torch.manual_seed(4)
+    mlp = LlamaMLP(64, 176).to(dtype)
+    prefix = "model.layers.3.mlp."
+    path = tmp_path / "mlp.safetensors"
+    write_safetensors(path, {prefix + k: v
+                             for k, v in mlp.state_dict().items()})
+    spec = ("ffn llama { d_model = 64; d_ff = 176; gate = swiglu; "
+            "bias = false; dtype = %s }"
+            % ("bf16" if dtype == torch.bfloat16 else "f32"))
+    k = ffnc.compile(spec, cache_dir=CACHE)
+    k.load_safetensors(path, {p: prefix + n for p, n in LLAMA_NAMES.items()})
+    x = torch.randn(9, 64).to(dtype)
+    with torch.no_grad():
+        close(k(x), mlp.double()(x.double()), rel)
+    with pytest.raises(ValueError, match="has no tensor 'w_up'"):
+        k.load_safetensors(path)
+    with pytest.raises(ValueError, match=r"must be .* \[64, 176\] \(\[in, out\]\)"):
+        k.load_safetensors(path, {p: prefix + n
+                                  for p, n in LLAMA_NAMES.items()},
+                           layout="in_out")

@@ -18,6 +18,8 @@ int compileMain(Session &session);
 int infoMain(Session &session);
 /// `ffnc run` (RunCommand.cpp).
 int runMain(Session &session);
+/// `ffnc report` (ReportCommand.cpp).
+int reportMain(Session &session);
 /// `ffnc probe` (ProbeCommand.cpp).
 int probeMain();
 

@@ -23,6 +23,11 @@ cl::SubCommand
                "Compile for this machine, run each FFN on seeded random data "
                "through the runtime, time it, and with --check compare it with "
                "the f64 reference");
+cl::SubCommand reportCommand(
+    "report",
+    "Write one self-contained HTML page (-o, default report.html) with each "
+    "FFN's dataflow, sizes, the schedule per token count and a roofline plot "
+    "of the predicted (and with --measure, measured) points");
 cl::SubCommand
     probeCommand("probe",
                  "Measure this machine (FMA peak, read bandwidths, the thread "
@@ -45,7 +50,8 @@ cl::opt<bool> printSpecFields(
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.ffn>"),
                                cl::Required, cl::cat(ffncCategory),
                                cl::sub(cl::SubCommand::getTopLevel()),
-                               cl::sub(infoCommand), cl::sub(runCommand));
+                               cl::sub(infoCommand), cl::sub(runCommand),
+                               cl::sub(reportCommand));
 cl::opt<std::string>
     onlyFfn("ffn", cl::desc("Process only the ffn block with this name"),
             cl::value_desc("name"), cl::cat(ffncCategory),
@@ -57,7 +63,7 @@ cl::opt<std::string>
                         "nvptx-sm90, nvptx-sm90a"),
                cl::value_desc("name"), cl::init("host"), cl::cat(ffncCategory),
                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
-               cl::sub(infoCommand));
+               cl::sub(infoCommand), cl::sub(reportCommand));
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
@@ -70,14 +76,14 @@ cl::opt<std::string> strategyOption(
              "activations (0: never))"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
-    cl::sub(infoCommand));
+    cl::sub(infoCommand), cl::sub(reportCommand));
 cl::opt<bool> batchInvariantOption(
     "batch-invariant",
     cl::desc("Make every FFN batch-invariant, as `batch_invariant = true` in "
              "its spec does: a row's output bits do not depend on M or on "
              "the rows run with it"),
     cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()),
-    cl::sub(runCommand), cl::sub(infoCommand));
+    cl::sub(runCommand), cl::sub(infoCommand), cl::sub(reportCommand));
 cl::opt<std::string> machineFile(
     "machine",
     cl::desc("Price the schedules (and, in info, predict) for the machine "
@@ -85,13 +91,13 @@ cl::opt<std::string> machineFile(
              "the nominal one"),
     cl::value_desc("file"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
-    cl::sub(infoCommand));
+    cl::sub(infoCommand), cl::sub(reportCommand));
 cl::opt<unsigned>
     maxErrors("max-errors",
               cl::desc("Stop after this many errors (default 20; 0: no limit)"),
               cl::init(20), cl::cat(ffncCategory),
               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(infoCommand),
-              cl::sub(runCommand));
+              cl::sub(runCommand), cl::sub(reportCommand));
 
 // Compilation (no subcommand).
 cl::opt<EmitKind> emit(
@@ -127,7 +133,8 @@ cl::opt<EmitKind> emit(
 cl::opt<std::string> outputFile(
     "o", cl::desc("Output file ('-' for stdout); written only on success"),
     cl::value_desc("file"), cl::init("-"), cl::cat(ffncCategory),
-    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(probeCommand));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(probeCommand),
+    cl::sub(reportCommand));
 
 cl::opt<std::string>
     headerFile("header",
@@ -146,14 +153,14 @@ cl::list<uint64_t> tokenCounts(
     cl::desc("Token counts M: info prints the arithmetic intensity at each "
              "(default 1,16,128,2048); run runs each (default 17)"),
     cl::value_desc("M,M,..."), cl::CommaSeparated, cl::cat(ffncCategory),
-    cl::sub(infoCommand), cl::sub(runCommand));
+    cl::sub(infoCommand), cl::sub(runCommand), cl::sub(reportCommand));
 
 cl::opt<bool> measureOption(
     "measure",
     cl::desc("With --target=host: measure this machine (as `ffnc probe` "
              "does, a few seconds) and use it for the choice and the "
-             "predictions"),
-    cl::cat(ffncCategory), cl::sub(infoCommand));
+             "predictions; report also times the kernels"),
+    cl::cat(ffncCategory), cl::sub(infoCommand), cl::sub(reportCommand));
 
 // run.
 cl::opt<bool> checkResults(
@@ -207,7 +214,7 @@ cl::opt<unsigned> threadCount(
              "runtime's default); the cost model picks each token count's "
              "schedule for it, and run uses it"),
     cl::init(0), cl::cat(ffncCategory), cl::sub(infoCommand),
-    cl::sub(runCommand));
+    cl::sub(runCommand), cl::sub(reportCommand));
 // The same for compiling (LLVM already has a top-level --threads).
 cl::opt<unsigned> kernelThreads(
     "kernel-threads",

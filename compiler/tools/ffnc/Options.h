@@ -18,7 +18,8 @@
 namespace ffnc::opts {
 
 extern llvm::cl::OptionCategory ffncCategory;
-extern llvm::cl::SubCommand infoCommand, runCommand, probeCommand;
+extern llvm::cl::SubCommand infoCommand, runCommand, probeCommand,
+    reportCommand;
 
 enum class EmitKind {
   AST,

@@ -42,6 +42,8 @@ int main(int argc, char **argv) {
       "intensity\n"
       "  ffnc run [options] <spec.ffn>    run on this machine, time, "
       "--check\n"
+      "  ffnc report [-o page.html] <spec> an HTML page: dataflow, sizes, "
+      "schedule, roofline\n"
       "  ffnc probe [-o file]             measure this machine for "
       "--machine\n\n"
       "The spec language is described in docs/dsl.md.\n");
@@ -55,5 +57,7 @@ int main(int argc, char **argv) {
     return infoMain(session);
   if (opts::runCommand)
     return runMain(session);
+  if (opts::reportCommand)
+    return reportMain(session);
   return compileMain(session);
 }

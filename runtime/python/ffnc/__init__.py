@@ -150,6 +150,17 @@ class Kernel:
             self._native.set_param(param, _raw(weights[key], self.dtype),
                                    layout == "out_in")
 
+    def load_safetensors(self, path, names=None, layout="out_in"):
+        """Sets every parameter from a safetensors file (a Hugging Face
+        checkpoint): `names` maps a parameter ("w_up") to its tensor name
+        (default: the parameter's own name); each tensor's dtype and shape
+        are checked first (ffn_kernel_set_params_safetensors), and a
+        mismatch raises an error naming the tensor."""
+        if layout not in ("out_in", "in_out"):
+            raise ValueError("layout must be 'out_in' or 'in_out'")
+        self._native.load_safetensors(os.fspath(path), dict(names or {}),
+                                      layout == "out_in")
+
     def __call__(self, x):
         """y = FFN(x) over the last dimension (d_model), the type of x."""
         torch = _torch()
