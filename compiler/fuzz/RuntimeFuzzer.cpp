@@ -10,7 +10,11 @@
 //    are run: a descriptor that lies about its own code cannot be caught;
 //  - a sequence of set_param / run / set_threads / destroy calls with
 //    input-chosen names, sizes, layouts, m, null pointers and orders on real
-//    kernels: each returns a status, the outputs are finite.
+//    kernels: each returns a status, the outputs are finite;
+//  - the rest of the input as a safetensors file (in a memfd): opened,
+//    every tensor it lists read in full (ASan catches a range outside the
+//    mapping), and a real kernel's parameters set from input-chosen tensors
+//    and layout: each call returns a status.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +27,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -240,6 +247,52 @@ void fuzzCalls(Input &in, ffn_context *ctx) {
     ffn_context_destroy(ctx);
 }
 
+void fuzzSafetensors(Input &in, ffn_context *ctx, const uint8_t *rest,
+                     size_t restSize) {
+  int fd = memfd_create("safetensors", MFD_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (restSize && write(fd, rest, restSize) != ssize_t(restSize)) {
+    close(fd);
+    return;
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  ffn_safetensors *file = nullptr;
+  if (ffn_safetensors_open(ctx, path.c_str(), &file) == FFN_OK) {
+    std::vector<const char *> names;
+    int64_t n = ffn_safetensors_count(file);
+    for (int64_t i = 0; i < n; ++i) {
+      ffn_tensor_info t;
+      if (ffn_safetensors_tensor_at(file, i, &t) != FFN_OK)
+        std::abort(); // every listed index is valid
+      // Every byte read (kept by the volatile sink): ASan checks the range.
+      static volatile unsigned sink;
+      for (size_t b = 0; b < t.bytes; ++b)
+        sink = sink + static_cast<const unsigned char *>(t.data)[b];
+      if (t.rank < 0 || t.rank > 8)
+        std::abort();
+      names.push_back(t.name);
+      ffn_tensor_info again;
+      if (ffn_safetensors_tensor(file, t.name, &again) != FFN_OK)
+        std::abort(); // a listed name is found
+    }
+    ffn_kernel *k = nullptr;
+    if (ffn_kernel_create(ctx, &ffn_kernel_small, &k) == FFN_OK) {
+      const ffn_kernel_desc &d = *ffn_kernel_descriptor(k);
+      std::vector<const char *> chosen(size_t(d.num_params), nullptr);
+      for (const char *&c : chosen)
+        if (!names.empty() && in.byte() & 1)
+          c = names[in.byte() % names.size()];
+      ffn_kernel_set_params_safetensors(
+          k, file, in.byte() & 1 ? chosen.data() : nullptr,
+          static_cast<ffn_weight_layout>(in.byte() % 3));
+      ffn_kernel_destroy(k);
+    }
+    ffn_safetensors_close(file);
+  }
+  close(fd);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -247,8 +300,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ffn_context *ctx = nullptr;
   if (ffn_context_create(&ctx) != FFN_OK)
     return 0;
-  if (in.byte() & 1) {
+  uint8_t mode = in.byte();
+  if (mode & 1) {
     fuzzDescriptor(in, ctx);
+    ffn_context_destroy(ctx);
+  } else if (mode & 2) {
+    // Four bytes of choices, then the file.
+    size_t skip = std::min<size_t>(size, 5);
+    Input choices(data + 1, skip - 1);
+    fuzzSafetensors(choices, ctx, data + skip, size - skip);
     ffn_context_destroy(ctx);
   } else {
     fuzzCalls(in, ctx);

@@ -155,6 +155,11 @@ cl::list<uint64_t> tokenCounts(
     cl::value_desc("M,M,..."), cl::CommaSeparated, cl::cat(ffncCategory),
     cl::sub(infoCommand), cl::sub(runCommand), cl::sub(reportCommand));
 
+cl::opt<std::string> benchFile(
+    "bench",
+    cl::desc("report: also plot ffnc's times from this ffn-bench output (its "
+             "main table's rows for these FFNs at --threads)"),
+    cl::value_desc("file"), cl::cat(ffncCategory), cl::sub(reportCommand));
 cl::opt<bool> measureOption(
     "measure",
     cl::desc("With --target=host: measure this machine (as `ffnc probe` "

@@ -55,7 +55,7 @@ extern llvm::cl::opt<bool> checkResults, outInLayout, injectNonFinite,
 extern llvm::cl::opt<ffn_ref::BoundModel> checkBound;
 extern llvm::cl::opt<ffn_ref::RoutingData> routingData;
 extern llvm::cl::opt<double> testActivationError, inputScale;
-extern llvm::cl::opt<std::string> weightsFile;
+extern llvm::cl::opt<std::string> weightsFile, benchFile;
 extern llvm::cl::list<std::string> weightMap;
 extern llvm::cl::opt<uint64_t> seed;
 extern llvm::cl::opt<unsigned> repeat;

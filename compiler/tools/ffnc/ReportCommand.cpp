@@ -24,7 +24,9 @@
 #include "ffn_harness.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
 
 #include <fmt/format.h>
 
@@ -78,6 +80,7 @@ struct Point {
   bool memoryBound;
   std::string schedule;
   double measuredMs = 0; // 0: not measured
+  double benchMs = 0;    // from an ffn-bench output; 0: none
 };
 
 /// The dataflow of `spec` as SVG: boxes for the tensors and operations,
@@ -197,7 +200,9 @@ std::string roofline(const MachineModel &machine,
       "width=\"9\" height=\"9\"/><text x=\"16\" y=\"20\">measured</text>"
       "<path class=\"roof memory\" d=\"M0,32L12,32\"/><text x=\"16\" "
       "y=\"36\">memory roof</text><path class=\"roof cache\" "
-      "d=\"M0,48L12,48\"/><text x=\"16\" y=\"52\">cache roof</text></g>\n",
+      "d=\"M0,48L12,48\"/><text x=\"16\" y=\"52\">cache roof</text>"
+      "<polygon class=\"bench\" points=\"6,58 0.5,68 11.5,68\"/><text "
+      "x=\"16\" y=\"68\">ffn-bench</text></g>\n",
       left + 10);
   for (const Point &p : points) {
     svg += fmt::format(
@@ -213,11 +218,57 @@ std::string roofline(const MachineModel &machine,
                          p.m, px(p.intensity) - 4.5,
                          py(std::max(gflops, yMin)) - 4.5, p.m, gflops);
     }
+    if (p.benchMs > 0) {
+      double gflops = double(flops) * double(p.m) / (p.benchMs * 1e6);
+      double x = px(p.intensity), y = py(std::max(gflops, yMin));
+      svg += fmt::format("<polygon class=\"bench\" data-m=\"{}\" "
+                         "points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\">"
+                         "<title>M = {}: ffn-bench {:.1f} GFLOP/s</title>"
+                         "</polygon>\n",
+                         p.m, x, y - 6, x - 5.5, y + 4, x + 5.5, y + 4, p.m,
+                         gflops);
+    }
     svg += fmt::format("<text class=\"point\" x=\"{:.1f}\" y=\"{:.1f}\">M = "
                        "{}</text>\n",
                        px(p.intensity) + 8, py(p.predictedGflops) - 8, p.m);
   }
   return svg + "</svg>\n";
+}
+
+/// The main table of an ffn-bench output ("| FFN | M | thr | ffnc ms |
+/// ..."): ffnc's time per (FFN, M) at `threads` threads.
+std::map<std::pair<std::string, uint64_t>, double>
+readBench(llvm::StringRef text, unsigned threads) {
+  std::map<std::pair<std::string, uint64_t>, double> out;
+  bool inTable = false;
+  llvm::SmallVector<llvm::StringRef> lines, cells;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (line.starts_with("| FFN | M | thr | ffnc ms |")) {
+      inTable = true;
+      continue;
+    }
+    if (!line.starts_with("|")) {
+      inTable = false;
+      continue;
+    }
+    if (!inTable)
+      continue;
+    cells.clear();
+    line.trim('|').split(cells, '|');
+    uint64_t m, thr;
+    double ms;
+    if (cells.size() < 4 || cells[1].trim().getAsInteger(10, m) ||
+        cells[2].trim().getAsInteger(10, thr) ||
+        cells[3].trim().getAsDouble(ms) || thr != threads || !(ms > 0))
+      continue;
+    auto key = std::make_pair(cells[0].trim().str(), m);
+    auto it = out.find(key);
+    if (it == out.end() || ms < it->second)
+      out[key] = ms;
+  }
+  return out;
 }
 
 /// Times each kernel of `specs` at each token count on this machine: the
@@ -284,6 +335,7 @@ td.k{text-align:left}svg{display:block;margin:8px 0}
 .roofline .axis{stroke:#333}.roofline .roof{fill:none;stroke-width:2}
 .roofline .memory{stroke:#c0392b}.roofline .cache{stroke:#e67e22;stroke-dasharray:4 3}
 .roofline .predicted{fill:#2e86de}.roofline .measured{fill:#27ae60}
+.roofline .bench{fill:#8e44ad}
 .roofline text{font-size:11px}.roofline .tick{text-anchor:middle}
 .roofline .label{text-anchor:middle;font-size:12px}
 )";
@@ -320,6 +372,23 @@ int ffnc::reportMain(Session &s) {
                                : nominalMachine(threads);
   MachineModel model = machine.roofline(threads);
   mlir::ffn::MachineAssumptions assumed = machine.assumptions(threads);
+  std::map<std::pair<std::string, uint64_t>, double> bench;
+  if (!opts::benchFile.empty()) {
+    auto text = llvm::MemoryBuffer::getFile(opts::benchFile, /*IsText=*/true);
+    if (!text)
+      return fail("--bench: cannot read '" + opts::benchFile +
+                  "': " + text.getError().message());
+    bench = readBench((*text)->getBuffer(), threads);
+    bool any = false;
+    for (const FfnSpec &spec : s.specs)
+      for (uint64_t m : tokens)
+        any |= bench.count({spec.name, m}) > 0;
+    if (!any)
+      llvm::WithColor::warning(llvm::errs(), "ffnc")
+          << "--bench: '" << opts::benchFile
+          << "' has no row for these FFNs and token counts at " << threads
+          << " thread" << (threads == 1 ? "" : "s") << "\n";
+  }
   std::map<std::pair<std::string, uint64_t>, double> measured;
   if (opts::measureOption)
     measured = measure(s.specs, s.sourceMgr, target, options, tokens, threads);
@@ -379,6 +448,8 @@ int ffnc::reportMain(Session &s) {
                                  : (sparse ? "two-pass sparse" : "two-pass");
       if (auto it = measured.find({spec.name, m}); it != measured.end())
         pt.measuredMs = it->second;
+      if (auto it = bench.find({spec.name, m}); it != bench.end())
+        pt.benchMs = it->second;
       points.push_back(pt);
     }
     html += fmt::format(
@@ -405,18 +476,20 @@ int ffnc::reportMain(Session &s) {
     html += "</table>\n<table class=\"schedule\">\n<tr><th>M</th><th>FLOP "
             "per byte</th><th>schedule</th><th>predicted ms</th><th>bound"
             "</th><th>predicted GFLOP/s</th><th>measured ms</th><th>measured "
-            "GFLOP/s</th></tr>\n";
+            "GFLOP/s</th><th>ffn-bench ms</th></tr>\n";
     for (const Point &p : points)
       html += fmt::format(
           "<tr data-m=\"{}\"><td>{}</td><td data-key=\"intensity\">{:.2f}</td>"
           "<td class=\"k\">{}</td><td>{:.3f}</td><td class=\"k\">{}</td><td>"
-          "{:.1f}</td><td>{}</td><td>{}</td></tr>\n",
+          "{:.1f}</td><td>{}</td><td>{}</td><td data-key=\"bench\">{}</td>"
+          "</tr>\n",
           p.m, p.m, p.intensity, p.schedule, p.predictedMs,
           p.memoryBound ? "memory" : "compute", p.predictedGflops,
           p.measuredMs > 0 ? fmt::format("{:.3f}", p.measuredMs) : "-",
           p.measuredMs > 0 ? fmt::format("{:.1f}", double(flops) * double(p.m) /
                                                        (p.measuredMs * 1e6))
-                           : "-");
+                           : "-",
+          p.benchMs > 0 ? fmt::format("{:.3f}", p.benchMs) : "-");
     // The roofs of the kernel's own peak (bf16 pair tiles double it).
     html +=
         "</table>\n" + roofline(kernelModel, points, flops) + "</section>\n";
