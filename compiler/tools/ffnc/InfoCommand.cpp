@@ -52,6 +52,31 @@ static std::string biasList(const FfnSpec &spec) {
   return fmt::format("{}", fmt::join(on, ", "));
 }
 
+SpecChoice ffnc::chosenStrategy(const FfnSpec &spec, llvm::StringRef target,
+                                int64_t vectorBits,
+                                mlir::ffn::CpuStrategy overrides,
+                                const mlir::ffn::MachineAssumptions &assumed) {
+  mlir::ffn::FfnShape shape{spec.blockDModel(), spec.blockDFF(), spec.isGated(),
+                            static_cast<int64_t>(byteWidth(spec.dtype))};
+  shape.blocks = spec.groups;
+  shape.bf16Dot = spec.dtype == DType::BF16 &&
+                  spec.weightQuant == WeightQuant::None &&
+                  mlir::ffn::cpuTargetHasFeature(target.str(), "avx512bf16");
+  if (spec.weightQuant != WeightQuant::None)
+    shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
+  shape.intDot = spec.int8Activations;
+  shape.zeroActivations = spec.activation == Activation::Relu &&
+                          spec.weightQuant == WeightQuant::None &&
+                          !spec.isMoe() && !spec.isGrouped();
+  if (spec.activationSparsity >= 0)
+    shape.nonzeroShare = 1 - spec.activationSparsity;
+  // As ffn-select-strategy does: no fused bucket for these.
+  if (spec.batchInvariant || spec.isMoe())
+    overrides.fusedMaxM = 0;
+  return {shape,
+          mlir::ffn::chooseStrategy(vectorBits, shape, overrides, assumed)};
+}
+
 std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
                              llvm::ArrayRef<uint64_t> tokenCounts,
                              const llvm::SourceMgr &sm,
@@ -179,31 +204,12 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     }
     // Exactly the compiler's choice: the same shape, overrides and machine
     // (given the same --machine).
-    mlir::ffn::FfnShape shape{static_cast<int64_t>(spec.blockDModel()),
-                              static_cast<int64_t>(spec.blockDFF()),
-                              spec.isGated(),
-                              static_cast<int64_t>(byteWidth(spec.dtype))};
-    shape.blocks = spec.groups;
-    shape.bf16Dot =
-        spec.dtype == DType::BF16 && spec.weightQuant == WeightQuant::None &&
-        mlir::ffn::cpuTargetHasFeature(schedule->target, "avx512bf16");
-    if (spec.weightQuant != WeightQuant::None)
-      shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
-    shape.intDot = spec.int8Activations;
-    shape.zeroActivations = spec.activation == Activation::Relu &&
-                            spec.weightQuant == WeightQuant::None &&
-                            !spec.isMoe() && !spec.isGrouped();
-    if (spec.activationSparsity >= 0)
-      shape.nonzeroShare = 1 - spec.activationSparsity;
-
     mlir::ffn::MachineAssumptions assumed =
         schedule->machine.assumptions(schedule->threads);
     MachineModel model = schedule->machine.roofline(schedule->threads);
-    mlir::ffn::CpuStrategy overrides = schedule->overrides;
-    if (spec.batchInvariant)
-      overrides.fusedMaxM = 0; // as ffn-select-strategy does
-    mlir::ffn::CpuStrategy choice = mlir::ffn::chooseStrategy(
-        schedule->vectorBits, shape, overrides, assumed);
+    auto [shape, choice] =
+        chosenStrategy(spec, schedule->target, schedule->vectorBits,
+                       schedule->overrides, assumed);
     out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
                        mlir::ffn::describeStrategy(choice, spec.isGated(),
                                                    spec.blockDFF(),

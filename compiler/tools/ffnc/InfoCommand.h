@@ -25,6 +25,17 @@ struct InfoSchedule {
   MachineProfile machine;
 };
 
+/// `spec` as the CPU cost model sees it, and the strategy the compiler picks
+/// for it on `target` (as ffn-select-strategy does: the block's shape, the
+/// overrides, the machine), for `info` and `report` to describe and price.
+struct SpecChoice {
+  mlir::ffn::FfnShape shape;
+  mlir::ffn::CpuStrategy strategy;
+};
+SpecChoice chosenStrategy(const FfnSpec &spec, llvm::StringRef target,
+                          int64_t vectorBits, mlir::ffn::CpuStrategy overrides,
+                          const mlir::ffn::MachineAssumptions &assumed);
+
 /// Renders the `info` report of every spec: dims, parameter counts, weight
 /// bytes, FLOPs per token and arithmetic intensity at each token count, and
 /// with a schedule, the chosen strategy and the predicted time at each.

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "InfoCommand.h"
 #include "Options.h"
 
 #include "ffnc/Analysis/CostModel.h"
@@ -409,26 +410,10 @@ int ffnc::reportMain(Session &s) {
     FfnCounts counts = countParameters(spec);
     uint64_t flops = flopsPerToken(spec);
     // The compiler's choice, as ffn-select-strategy and `ffnc info` make it.
-    mlir::ffn::FfnShape shape{spec.blockDModel(), spec.blockDFF(),
-                              spec.isGated(),
-                              static_cast<int64_t>(byteWidth(spec.dtype))};
-    shape.blocks = spec.groups;
-    shape.bf16Dot = spec.dtype == DType::BF16 &&
-                    spec.weightQuant == WeightQuant::None &&
-                    mlir::ffn::cpuTargetHasFeature(target.name, "avx512bf16");
-    if (spec.weightQuant != WeightQuant::None)
-      shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
-    shape.intDot = spec.int8Activations;
-    shape.zeroActivations = spec.activation == Activation::Relu &&
-                            spec.weightQuant == WeightQuant::None &&
-                            !spec.isMoe() && !spec.isGrouped();
-    if (spec.activationSparsity >= 0)
-      shape.nonzeroShare = 1 - spec.activationSparsity;
-    mlir::ffn::CpuStrategy overrides = options.overrides;
-    if (spec.batchInvariant || spec.isMoe())
-      overrides.fusedMaxM = 0;
-    mlir::ffn::CpuStrategy choice = mlir::ffn::chooseStrategy(
-        options.vectorBits, shape, overrides, assumed);
+    mlir::ffn::CpuStrategy choice =
+        chosenStrategy(spec, target.name, options.vectorBits, options.overrides,
+                       assumed)
+            .strategy;
     MachineModel kernelModel = model;
     if (choice.bf16Dot.value_or(false))
       kernelModel.peakGflops *= 2;
