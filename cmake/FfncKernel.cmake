@@ -3,7 +3,7 @@
 #   set(FFNC_BUILD_DIR /path/to/ffnc/build)      # where bin/ffnc and lib/ live
 #   include(/path/to/ffnc/cmake/FfncKernel.cmake)
 #   ffnc_add_kernel(my_kernels SPEC model.ffn [ISA x86-64-avx2] [FFN name]
-#                   [THREADS n])
+#                   [THREADS n] [BACKEND ffnc|halide])
 #   target_link_libraries(app PRIVATE my_kernels ffnc::runtime)
 #
 # ffnc_add_kernel runs `ffnc --emit=obj --header` at build time (again
@@ -11,6 +11,9 @@
 # users see the generated header as <name>.h, next to <ffn/kernel_abi.h>.
 # THREADS: the thread count the app runs the kernels with (ffnc's
 # --kernel-threads; default: the build machine's cores).
+# BACKEND: who generates the code (ffnc's --backend; default ffnc). A Halide
+# object carries its own, local, Halide runtime and needs nothing beyond libm
+# and glibc (2.34 or later, where pthread and dl are part of libc).
 # ffnc::runtime is the runtime library (ffn/runtime.h).
 
 if(NOT FFNC_BUILD_DIR)
@@ -34,7 +37,7 @@ if(NOT TARGET ffnc::runtime)
 endif()
 
 function(ffnc_add_kernel name)
-  cmake_parse_arguments(ARG "" "SPEC;ISA;FFN;THREADS" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "SPEC;ISA;FFN;THREADS;BACKEND" "" ${ARGN})
   if(NOT ARG_SPEC)
     message(FATAL_ERROR "ffnc_add_kernel(${name}): SPEC <file.ffn> is required")
   endif()
@@ -51,6 +54,9 @@ function(ffnc_add_kernel name)
   endif()
   if(ARG_THREADS)
     list(APPEND select "--kernel-threads=${ARG_THREADS}")
+  endif()
+  if(ARG_BACKEND)
+    list(APPEND select "--backend=${ARG_BACKEND}")
   endif()
   add_custom_command(
     OUTPUT "${object}" "${header}"

@@ -1,4 +1,4 @@
-# ffnc_find_optional_package(<name> [components...])
+# ffnc_find_optional_package(<name> [PROBE_ONLY] [VERSION <version>])
 #
 # Loads an optional peer package (oneDNN for ffn-bench, ...) only if its CMake
 # config can be loaded without error. A package config may itself require
@@ -8,21 +8,34 @@
 # tiny probe project; only if that succeeds is it loaded here. On failure
 # <name>_FOUND is FALSE and the reason (the probe's first error line) is in
 # <name>_NOT_LOADED_REASON.
+#
+# VERSION asks the probe for at least that version (find_package's rules).
+# PROBE_ONLY never loads the config into this project: success sets
+# <name>_FOUND and nothing else. For packages whose config would change this
+# project's own state (Halide's loads LLVM 14's, which rewrites the cache's
+# LLVM_DIR in a project that uses LLVM 22); such a package is then used only
+# by a separate project (ExternalProject_Add).
 function(ffnc_find_optional_package name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "PROBE_ONLY" "VERSION" "")
   set(probe_dir "${CMAKE_BINARY_DIR}/package-probes/${name}")
   file(REMOVE_RECURSE "${probe_dir}")
   execute_process(
     COMMAND "${CMAKE_COMMAND}" -G "${CMAKE_GENERATOR}"
             -S "${PROJECT_SOURCE_DIR}/cmake/probe-package" -B "${probe_dir}"
             "-DFFNC_PROBE_PACKAGE=${name}"
+            "-DFFNC_PROBE_VERSION=${ARG_VERSION}"
             "-DCMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH}"
             "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}"
             "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
     RESULT_VARIABLE status
     OUTPUT_VARIABLE out
     ERROR_VARIABLE err)
+  if(status EQUAL 0 AND ARG_PROBE_ONLY)
+    set(${name}_FOUND TRUE PARENT_SCOPE)
+    return()
+  endif()
   if(status EQUAL 0)
-    find_package(${name} CONFIG QUIET)
+    find_package(${name} ${ARG_VERSION} CONFIG QUIET)
   endif()
   if(status EQUAL 0 AND ${name}_FOUND)
     set(${name}_FOUND TRUE PARENT_SCOPE)

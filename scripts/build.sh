@@ -10,7 +10,7 @@ JOBS=${JOBS:-$(nproc)}
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" \
-    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_BUILD_TYPE=Release -DFFNC_HALIDE=ON \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
 fi

@@ -38,6 +38,10 @@ if os.path.exists(os.path.join(config.ffnc_obj_root, "python", "ffnc", "__init__
 import shutil
 if shutil.which("chromium"):
     config.available_features.add("chromium")
+# The Halide back end's generator is built when Halide 14 is installed
+# (FFNC_HALIDE, cmake/FfncHalide.cmake).
+if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-halide-gen")):
+    config.available_features.add("halide")
 # ffn-bench is built when oneDNN is installed.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-bench")):
     config.available_features.add("ffn-bench")

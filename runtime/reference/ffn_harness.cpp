@@ -175,7 +175,8 @@ Check ffn_ref::checkOutput(const ffn_kernel_desc &desc, int64_t m,
   Check c;
   c.got.resize(n);
   c.ref.resize(n);
-  std::vector<double> bound(n);
+  c.bound.resize(n);
+  std::vector<double> &bound = c.bound;
   for (size_t i = 0; i < n; ++i)
     c.got[i] = load(desc.dtype, y, i);
   std::vector<const double *> values, asSet;
@@ -226,4 +227,63 @@ Check ffn_ref::checkOutput(const ffn_kernel_desc &desc, int64_t m,
     c.quantRelRms = ref2 > 0 ? std::sqrt(sq / ref2) : 0;
   }
   return c;
+}
+
+/// One ulp of `dtype` at magnitude `a` (finite, at most the dtype's
+/// largest): the spacing of the dtype's values in the binade holding a, the
+/// subnormal spacing below the normal range.
+static double ulpOf(int64_t dtype, double a) {
+  int digits = 24, minExponent = -126; // significand bits, smallest normal
+  if (dtype == FFN_DTYPE_BF16) {
+    digits = 8;
+  } else if (dtype == FFN_DTYPE_F16) {
+    digits = 11;
+    minExponent = -14;
+  }
+  if (a < std::ldexp(1.0, minExponent))
+    return std::ldexp(1.0, minExponent - digits + 1);
+  int exponent = 0;
+  std::frexp(a, &exponent); // a in [2^(exponent-1), 2^exponent)
+  return std::ldexp(1.0, exponent - digits);
+}
+
+Comparison
+ffn_ref::compareKernels(int64_t dtype, const std::vector<double> &a,
+                        const std::vector<double> &b,
+                        const std::vector<double> &tolerancePerColumn) {
+  Comparison r;
+  const size_t columns = tolerancePerColumn.size();
+  // Outputs of different shapes cannot agree.
+  if (a.size() != b.size() || (columns == 0 && !a.empty())) {
+    r.pass = false;
+    return r;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    double u = a[i], v = b[i];
+    if (!std::isfinite(u) || !std::isfinite(v)) {
+      bool same = (std::isnan(u) && std::isnan(v)) || u == v;
+      if (same) {
+        ++r.nonFiniteMatches;
+        continue;
+      }
+      ++r.nonFiniteMismatches;
+      if (r.firstMismatch == SIZE_MAX)
+        r.firstMismatch = i;
+      r.pass = false;
+      continue;
+    }
+    double diff = std::fabs(u - v);
+    double allowed = tolerancePerColumn[i % columns] +
+                     ulpOf(dtype, std::max(std::fabs(u), std::fabs(v)));
+    if (!(diff <= allowed))
+      r.pass = false;
+    double ratio = diff / allowed; // allowed >= one subnormal ulp
+    r.maxAbs = std::max(r.maxAbs, diff);
+    if (ratio > r.maxRatio) {
+      r.maxRatio = ratio;
+      r.worst = i;
+      r.worstAllowed = allowed;
+    }
+  }
+  return r;
 }

@@ -49,10 +49,12 @@ Buffer makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
 
 /// A kernel's output y (m rows of the kernel's dtype) against the f64
 /// reference for input x and `params`. `got` and `ref` receive the values
-/// compared (for reporting the worst element).
+/// compared (for reporting the worst element), `bound` each element's
+/// error bound before the output's rounding (forward's; a mixture's
+/// ambiguous rows: the bound of the selection they were judged against).
 struct Check {
   Comparison result;
-  std::vector<double> got, ref;
+  std::vector<double> got, ref, bound;
   /// Quantized weights: the verdict is against the FFN with the weights the
   /// kernel multiplies by (dequantize); this is how far the output is from
   /// the FFN with the weights as set (what the quantization itself costs):
@@ -69,6 +71,19 @@ struct Check {
 Check checkOutput(const ffn_kernel_desc &desc, int64_t m, const Buffer &x,
                   const void *y, const std::vector<Buffer> &params,
                   const ForwardOptions &options = {});
+
+/// Two kernels' outputs for the same input, `a` and `b` (rows of
+/// tolerancePerColumn.size() elements, as values of the output dtype),
+/// against each other rather than against the reference: `ffnc run
+/// --oracle`, on rows too many for the f64 reference. Where either is not
+/// finite, NaN must meet NaN and Inf the same Inf. Finite elements of
+/// column c pass when |a - b| <= tolerancePerColumn[c] plus one ulp of the
+/// dtype at max(|a|, |b|), since each output was rounded to the dtype once.
+/// The result reads as compare()'s: maxAbs is the largest |a - b|, maxRatio
+/// the largest |a - b| / allowed, at element `worst`.
+Comparison compareKernels(int64_t dtype, const std::vector<double> &a,
+                          const std::vector<double> &b,
+                          const std::vector<double> &tolerancePerColumn);
 
 } // namespace ffn_ref
 

@@ -76,6 +76,15 @@ func.func @cpu_kernel(%x: memref<?x8xbf16>, %w: memref<1x8x16xbf16>, %s: memref<
   return
 }
 
+// A contract whose packed bytes another back end lays out names that
+// packing (pack_layout, elided when empty as above).
+// CHECK-LABEL: func.func @halide_kernel
+// CHECK-SAME: norm = <rmsnorm, pre, eps = 1.0e-06>, pack_layout = "halide-panels-1", operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 16], packed = memref<1x8x16xbf16>, pack = "halide_kernel_pack_w_up">
+func.func @halide_kernel(%x: memref<?x8xbf16>, %w: memref<1x8x16xbf16>, %y: memref<?x8xbf16>, %ws: memref<?xi8>, %phase: index, %begin: index, %end: index)
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 16, storage = bf16, activation = relu, gated = false, residual = false, norm = <rmsnorm, pre, eps = 1.0e-06>, pack_layout = "halide-panels-1", operand_type = f32, params = [#ffn.kernel_param<name = "w_up", shape = [8, 16], packed = memref<1x8x16xbf16>, pack = "halide_kernel_pack_w_up">], workspace_per_row = 128, phase_units = [array<i64: -1, 1, 1, 0>], bucket_max_m = [-1], strategy = "halide">} {
+  return
+}
+
 // CHECK-LABEL: func.func private @device_kernel
 // CHECK-SAME: operand_type = f16
 // CHECK-SAME: device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]

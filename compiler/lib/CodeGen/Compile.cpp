@@ -3,6 +3,7 @@
 #include "ffnc/CodeGen/Compile.h"
 
 #include "CompileGpu.h"
+#include "CompileHalide.h"
 #include "ffnc/CodeGen/Backend.h"
 #include "ffnc/CodeGen/Pipeline.h"
 #include "ffnc/MLIRGen/MLIRGen.h"
@@ -27,6 +28,8 @@
 #include <tuple>
 
 using namespace ffnc;
+
+char RenderedDiagnosticError::ID = 0;
 
 std::string ffnc::printModule(mlir::ModuleOp module, bool locations) {
   std::string out;
@@ -53,12 +56,15 @@ llvm::Expected<std::string> ffnc::emitLLVMStage(llvm::Module &module,
                                                     : OutputKind::Assembly);
 }
 
-/// One module, one thread: every stage of compileSpecs.
+/// One module, one thread: every stage of compileSpecs. With the Halide
+/// back end, stage Object leaves out the Halide runtime, whose path goes to
+/// `halideRuntime` (finishHalideObject adds it once per final object).
 static llvm::Expected<std::string>
 compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
               const TargetInfo &target, const ScheduleOptions &schedule,
               EmitStage stage, bool printLocations,
-              std::vector<KernelSignature> *kernels) {
+              std::vector<KernelSignature> *kernels,
+              std::string *halideRuntime = nullptr) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
@@ -94,6 +100,11 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
                                      " failed:\n" + diagnostics);
     return llvm::Error::success();
   };
+  if (schedule.backend == Backend::Halide)
+    return compileHalideModule(*module, specs, sm, target, schedule, stage,
+                               printLocations, run, kernels, halideRuntime);
+  if (stage == EmitStage::Halide)
+    return llvm::createStringError("--emit=halide needs --backend=halide");
   if (target.isGpu())
     return compileGpuModule(*module, specs, target, stage, printLocations, run,
                             kernels);
@@ -148,9 +159,26 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   // reads as one.
   unsigned groups = std::min<unsigned>(
       specs.size(), std::max(1u, std::thread::hardware_concurrency()));
-  if (stage != EmitStage::Object || groups < 2)
+  bool halideObject =
+      schedule.backend == Backend::Halide && stage == EmitStage::Object;
+  if ((stage != EmitStage::Object || groups < 2) && !halideObject)
     return compileModule(specs, sm, target, schedule, stage, printLocations,
                          kernels);
+  if (groups < 2) {
+    // A Halide object is finished once it is whole: the runtime added,
+    // every symbol but the entry points local.
+    std::vector<KernelSignature> signatures;
+    std::string runtime;
+    auto object = compileModule(specs, sm, target, schedule, stage,
+                                printLocations, &signatures, &runtime);
+    if (!object)
+      return object.takeError();
+    auto finished = finishHalideObject(llvm::ArrayRef<std::string>(*object),
+                                       runtime, signatures);
+    if (kernels)
+      *kernels = std::move(signatures);
+    return finished;
+  }
 
   // FFNs of one shape share their GEMM functions within a module
   // (ffn-lower-packed), so each shape goes to one group whole; shapes are
@@ -192,12 +220,14 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   for (unsigned g = 0; g < groups; ++g)
     objects.emplace_back(std::string());
   std::vector<std::vector<KernelSignature>> groupKernels(groups);
+  // Halide: each group's generator names the same runtime object.
+  std::vector<std::string> halideRuntimes(groups);
   std::vector<std::thread> workers;
   for (unsigned g = 0; g < groups; ++g)
     workers.emplace_back([&, g] {
       objects[g] =
           compileModule(parts[g], sm, target, schedule, EmitStage::Object,
-                        printLocations, &groupKernels[g]);
+                        printLocations, &groupKernels[g], &halideRuntimes[g]);
     });
   for (std::thread &t : workers)
     t.join();
@@ -211,17 +241,27 @@ ffnc::compileSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   }
   if (errors)
     return std::move(errors);
-  if (kernels) {
-    // Back into spec order (names are unique).
-    std::map<std::string, KernelSignature> byName;
-    for (auto &group : groupKernels)
-      for (KernelSignature &sig : group)
-        byName.emplace(sig.name, std::move(sig));
-    kernels->clear();
-    for (const FfnSpec &spec : specs)
-      kernels->push_back(std::move(byName.at(spec.name)));
-  }
-  return joinObjects(bytes);
+  // Back into spec order (names are unique).
+  std::map<std::string, KernelSignature> byName;
+  for (auto &group : groupKernels)
+    for (KernelSignature &sig : group)
+      byName.emplace(sig.name, std::move(sig));
+  std::vector<KernelSignature> ordered;
+  for (const FfnSpec &spec : specs)
+    ordered.push_back(std::move(byName.at(spec.name)));
+  auto join = [&]() -> llvm::Expected<std::string> {
+    if (!halideObject)
+      return joinObjects(bytes);
+    std::string runtime;
+    for (const std::string &r : halideRuntimes)
+      if (!r.empty())
+        runtime = r;
+    return finishHalideObject(bytes, runtime, ordered);
+  };
+  llvm::Expected<std::string> joined = join();
+  if (kernels)
+    *kernels = std::move(ordered);
+  return joined;
 }
 
 llvm::Error ffnc::buildSharedLibrary(llvm::ArrayRef<FfnSpec> specs,

@@ -6,6 +6,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -148,26 +149,42 @@ llvm::Expected<std::string> ffnc::emitMachineCode(llvm::Module &module,
   return std::string(buffer.begin(), buffer.end());
 }
 
-/// Runs the system's clang-22 as a linker driver.
-static llvm::Error runClang(llvm::ArrayRef<llvm::StringRef> arguments,
-                            llvm::StringRef what) {
-  llvm::ErrorOr<std::string> clang = llvm::sys::findProgramByName("clang-22");
-  if (!clang)
-    clang = llvm::sys::findProgramByName("clang", {"/usr/lib/llvm-22/bin"});
-  if (!clang)
-    return llvm::createStringError(
-        "cannot " + what.str() +
-        ": clang-22 not found (install clang-22, see scripts/setup.sh)");
-  llvm::SmallVector<llvm::StringRef> args = {*clang};
+/// The system's LLVM 22 tool `name` ("clang", "llvm-objcopy"): Debian's
+/// versioned `<name>-22` on PATH, else LLVM 22's own bin directory.
+static llvm::ErrorOr<std::string> findLlvmTool(llvm::StringRef name) {
+  llvm::ErrorOr<std::string> tool =
+      llvm::sys::findProgramByName((name + "-22").str());
+  if (!tool)
+    tool = llvm::sys::findProgramByName(name, {"/usr/lib/llvm-22/bin"});
+  return tool;
+}
+
+/// Runs the LLVM 22 tool `name` with `arguments`; `package` is the Debian
+/// package to name when it is missing.
+static llvm::Error runLlvmTool(llvm::StringRef name, llvm::StringRef package,
+                               llvm::ArrayRef<llvm::StringRef> arguments,
+                               llvm::StringRef what) {
+  llvm::ErrorOr<std::string> tool = findLlvmTool(name);
+  if (!tool)
+    return llvm::createStringError("cannot " + what.str() + ": " + name.str() +
+                                   "-22 not found (install " + package.str() +
+                                   ", see scripts/setup.sh)");
+  llvm::SmallVector<llvm::StringRef> args = {*tool};
   args.append(arguments.begin(), arguments.end());
   std::string errorMessage;
-  int rc = llvm::sys::ExecuteAndWait(*clang, args, std::nullopt, {}, 0, 0,
+  int rc = llvm::sys::ExecuteAndWait(*tool, args, std::nullopt, {}, 0, 0,
                                      &errorMessage);
   if (rc != 0)
     return llvm::createStringError(
         what.str() + " failed (" + std::to_string(rc) + ")" +
         (errorMessage.empty() ? "" : ": " + errorMessage));
   return llvm::Error::success();
+}
+
+/// Runs the system's clang-22 as a linker driver.
+static llvm::Error runClang(llvm::ArrayRef<llvm::StringRef> arguments,
+                            llvm::StringRef what) {
+  return runLlvmTool("clang", "clang-22", arguments, what);
 }
 
 llvm::Error ffnc::linkSharedLibrary(llvm::StringRef objectPath,
@@ -225,4 +242,48 @@ ffnc::joinObjects(llvm::ArrayRef<std::string> objects) {
   if (result)
     return std::move(result);
   return out;
+}
+
+llvm::Expected<std::string>
+ffnc::localizeSymbols(const std::string &object,
+                      llvm::ArrayRef<std::string> keep) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("ffnc", dir))
+    return llvm::createStringError("cannot create a temporary directory: " +
+                                   ec.message());
+  llvm::SmallString<128> in(dir), out(dir);
+  llvm::sys::path::append(in, "in.o");
+  llvm::sys::path::append(out, "out.o");
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove(in);
+    llvm::sys::fs::remove(out);
+    llvm::sys::fs::remove(dir);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(in, ec);
+    if (ec)
+      return llvm::createStringError("cannot write '" + in.str().str() +
+                                     "': " + ec.message());
+    os << object;
+  }
+  // Exact names, one option each (no --wildcard: a kernel name is an
+  // identifier, and no pattern may keep more than asked). With nothing to
+  // keep, objcopy's --keep-global-symbol would change nothing, so localize
+  // every defined symbol by pattern instead.
+  std::vector<std::string> options;
+  for (const std::string &name : keep)
+    options.push_back("--keep-global-symbol=" + name);
+  if (keep.empty())
+    options = {"--wildcard", "--localize-symbol=*"};
+  llvm::SmallVector<llvm::StringRef> args(options.begin(), options.end());
+  args.append({in, out});
+  if (llvm::Error err =
+          runLlvmTool("llvm-objcopy", "llvm-22", args, "localizing symbols"))
+    return std::move(err);
+  auto buffer = llvm::MemoryBuffer::getFile(out);
+  if (!buffer)
+    return llvm::createStringError("cannot read the localized object: " +
+                                   buffer.getError().message());
+  return (*buffer)->getBuffer().str();
 }

@@ -11,12 +11,16 @@
 // then the mixtures of experts against oneDNN run per expert (MoeBench.h);
 // then a ReLU FFN at decode with mostly-zero activations, sparse GEMM 2
 // against dense and oneDNN (SparseBench.h); then the grouped FFNs against
-// their dense equivalents of equal FLOPs (GroupedBench.h).
+// their dense equivalents of equal FLOPs (GroupedBench.h); then the dense
+// FFNs against ffnc's Halide back end, scheduled from the strategy and by
+// Halide's autoscheduler (HalideBench.h), or one line saying this build has
+// no Halide back end.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BenchTiming.h"
 #include "GroupedBench.h"
+#include "HalideBench.h"
 #include "MoeBench.h"
 #include "OneDnnFfn.h"
 #include "SparseBench.h"
@@ -44,6 +48,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -64,6 +69,12 @@ cl::opt<double> seconds("seconds",
 cl::opt<std::string> specPath("spec",
                               cl::desc("The bench specs (default: built in)"),
                               cl::init(FFN_BENCH_SPEC), cl::cat(benchCategory));
+cl::opt<std::string> halideAutoscheduler(
+    "halide-autoscheduler",
+    cl::desc("The Halide table's autoscheduled column: mullapudi2016 (the "
+             "default, the fastest to run), li2018, adams2019 (seconds per "
+             "FFN), or none"),
+    cl::init("mullapudi2016"), cl::cat(benchCategory));
 
 struct Config {
   std::string name;
@@ -92,6 +103,16 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(benchCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "ffn-bench: ffnc against oneDNN, side by side\n");
+  // Checked before the machine is measured, not after minutes of tables.
+  const std::string &autoscheduler = halideAutoscheduler.getValue();
+  if (autoscheduler != "mullapudi2016" && autoscheduler != "li2018" &&
+      autoscheduler != "adams2019" && autoscheduler != "none") {
+    fmt::print(stderr,
+               "ffn-bench: --halide-autoscheduler={}: expected "
+               "mullapudi2016, li2018, adams2019 or none\n",
+               autoscheduler);
+    return 1;
+  }
 
   llvm::Expected<TargetInfo> target = resolveTarget("host");
   if (!target) {
@@ -158,10 +179,12 @@ int main(int argc, char **argv) {
   llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("ffn-bench", dir);
   // `list` compiled into library `name` of `dir`, tuned for `threads` with
-  // `overrides` (empty on failure, said on stderr).
-  auto compile = [&](const std::vector<FfnSpec> &list, unsigned threads,
-                     const mlir::ffn::CpuStrategy &overrides,
-                     const std::string &name) -> std::string {
+  // `overrides`, then `tweak` applied to the schedule (the Halide table
+  // chooses its back end so; empty on failure, said on stderr).
+  auto compileWith = [&](const std::vector<FfnSpec> &list, unsigned threads,
+                         const mlir::ffn::CpuStrategy &overrides,
+                         const std::function<void(ScheduleOptions &)> &tweak,
+                         const std::string &name) -> std::string {
     llvm::SmallString<128> library(dir);
     llvm::sys::path::append(library, name);
     ScheduleOptions schedule;
@@ -170,12 +193,19 @@ int main(int argc, char **argv) {
     schedule.threads = threads;
     schedule.machine = mc.assumptions(threads);
     schedule.overrides = overrides;
+    if (tweak)
+      tweak(schedule);
     if (llvm::Error err =
             buildSharedLibrary(list, sm, *target, schedule, library)) {
       fmt::print(stderr, "ffn-bench: {}\n", llvm::toString(std::move(err)));
       return std::string();
     }
     return std::string(library);
+  };
+  auto compile = [&](const std::vector<FfnSpec> &list, unsigned threads,
+                     const mlir::ffn::CpuStrategy &overrides,
+                     const std::string &name) {
+    return compileWith(list, threads, overrides, nullptr, name);
   };
   std::map<std::pair<unsigned, bool>, std::string> libraries;
   for (unsigned threads : {1u, mc.cores}) {
@@ -528,7 +558,33 @@ int main(int argc, char **argv) {
                                           groupedOptions, groupedSummary);
   }
   ffn_bench::printGroupedSummary(groupedSummary);
+  // The dense configs against the Halide back end. Its libraries are built
+  // here, after the other tables, only when this build has the back end;
+  // with --quick only the decode rows (M = 1), as the tables above, since
+  // every distinct M costs an autoscheduled library per thread count.
+  ffn_bench::HalideBenchOptions halideOptions;
+  halideOptions.autoscheduler = autoscheduler;
+  halideOptions.seconds = seconds;
+  halideOptions.quick = quick;
+  std::vector<ffn_bench::HalideRow> halideRows;
+  for (const Config &c : configs)
+    if (!quick || c.m == 1)
+      halideRows.push_back({c.name, c.m});
+  std::map<unsigned, std::string> ffncLibraries;
+  for (unsigned threads : {1u, mc.cores})
+    ffncLibraries[threads] = libraries[{threads, false}];
+  std::vector<std::string> halideLibraries;
+  failures += ffn_bench::benchHalide(
+      specs, halideRows, *target, sm, ffncLibraries,
+      [&](const std::vector<FfnSpec> &list, unsigned threads,
+          const std::function<void(ScheduleOptions &)> &tweak,
+          const std::string &name) {
+        return compileWith(list, threads, {}, tweak, name);
+      },
+      ctx, halideOptions, halideLibraries);
   ffn_context_destroy(ctx);
+  for (const std::string &library : halideLibraries)
+    llvm::sys::fs::remove(library);
   for (auto &[key, library] : sparseLibraries)
     llvm::sys::fs::remove(library);
   for (auto &[threads, libs] : groupedLibraries) {

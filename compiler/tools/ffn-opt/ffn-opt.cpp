@@ -10,6 +10,8 @@
 #include "ffn/Target/CPU/Pipelines.h"
 #include "ffn/Target/GPU/Passes.h"
 #include "ffn/Target/GPU/Pipelines.h"
+#include "ffn/Target/Halide/Passes.h"
+#include "ffn/Target/Halide/Pipelines.h"
 #include "ffn/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -25,8 +27,10 @@ int main(int argc, char **argv) {
   mlir::ffn::registerFfnConversionPasses();
   mlir::ffn::registerFfnCpuPasses();
   mlir::ffn::registerFfnGpuPasses();
+  mlir::ffn::registerFfnHalidePasses();
   mlir::ffn::registerCpuPipelines();
   mlir::ffn::registerGpuPipelines();
+  mlir::ffn::registerHalidePipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -35,6 +35,8 @@ static EmitStage stageOf(EmitKind emit) {
     return EmitStage::Ptx;
   case EmitKind::Cubin:
     return EmitStage::Cubin;
+  case EmitKind::Halide:
+    return EmitStage::Halide;
   case EmitKind::LLVM:
     return EmitStage::LLVMIR;
   case EmitKind::Asm:
@@ -52,6 +54,11 @@ int ffnc::compileMain(Session &s) {
 
   if (std::optional<int> rc = rejectCpuStrategy(target))
     return *rc;
+  // ffnc's own back end sends no request to print.
+  if (opts::emit == EmitKind::Halide &&
+      opts::backendOption.getValue() != Backend::Halide)
+    return fail("--emit=halide prints what ffnc asks the Halide back end "
+                "for: give --backend=halide");
   // The NVIDIA back end says where a spec misses its tuned kernels.
   if (target.isGpu() && opts::emit != EmitKind::AST)
     for (const FfnSpec &spec : s.specs)
@@ -84,13 +91,13 @@ int ffnc::compileMain(Session &s) {
   if (opts::emit == EmitKind::SharedLib) {
     if (llvm::Error err = buildSharedLibrary(
             s.specs, s.sourceMgr, target, schedule, opts::outputFile, &kernels))
-      return fail(llvm::toString(std::move(err)));
+      return reportError(std::move(err));
   } else {
     llvm::Expected<std::string> output =
         compileSpecs(s.specs, s.sourceMgr, target, schedule,
                      stageOf(opts::emit), opts::printLocations, &kernels);
     if (!output)
-      return fail(llvm::toString(output.takeError()));
+      return reportError(output.takeError());
     if (int rc = writeOutput(opts::outputFile, *output))
       return rc;
   }

@@ -210,6 +210,8 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
     auto [shape, choice] =
         chosenStrategy(spec, schedule->target, schedule->vectorBits,
                        schedule->overrides, assumed);
+    if (!schedule->backend.empty())
+      out += fmt::format("  {:<22}{}\n", "back end", schedule->backend);
     out += fmt::format("  {:<22}{}: {}\n", "schedule", schedule->target,
                        mlir::ffn::describeStrategy(choice, spec.isGated(),
                                                    spec.blockDFF(),
@@ -288,6 +290,16 @@ int ffnc::infoMain(Session &s) {
   schedule.target = target.name;
   schedule.vectorBits = target.vectorBits;
   schedule.overrides = options.overrides;
+  if (options.backend == Backend::Halide) {
+    // The Halide back end builds the two-pass schedule only: the cost
+    // model chooses the other knobs for it, as when it compiles
+    // (checkSpecsFit has refused any other value of these).
+    schedule.overrides.fusedMaxM = 0;
+    schedule.overrides.bf16Dot = false;
+    schedule.overrides.sparseMaxM = 0;
+    schedule.backend = "halide (ffnc-halide-gen), the schedule from the "
+                       "strategy below";
+  }
   schedule.threads = threads;
   std::optional<MachineProfile> profile = s.profile;
   if (opts::measureOption) {

@@ -23,6 +23,9 @@ struct InfoSchedule {
   unsigned threads = 1;
   /// For the choice and the predictions, taken for `threads`.
   MachineProfile machine;
+  /// Who builds the kernels, when not ffnc itself (--backend): a line of
+  /// the report.
+  std::string backend;
 };
 
 /// `spec` as the CPU cost model sees it, and the strategy the compiler picks

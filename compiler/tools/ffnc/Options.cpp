@@ -99,6 +99,81 @@ cl::opt<unsigned>
               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(infoCommand),
               cl::sub(runCommand), cl::sub(reportCommand));
 
+// The code generator.
+const char *halideScheduleName(HalideScheduleKind kind) {
+  switch (kind) {
+  case HalideScheduleKind::Mullapudi2016:
+    return "mullapudi2016";
+  case HalideScheduleKind::Li2018:
+    return "li2018";
+  case HalideScheduleKind::Adams2019:
+    return "adams2019";
+  default:
+    return "strategy";
+  }
+}
+
+const char *halideBugName(HalideBugKind kind) {
+  switch (kind) {
+  case HalideBugKind::DropLastKAfterRow0:
+    return "drop-last-k-after-row-0";
+  case HalideBugKind::BiasShift:
+    return "bias-shift";
+  default:
+    return "";
+  }
+}
+
+cl::opt<Backend> backendOption(
+    "backend", cl::desc("Who generates the CPU kernels (docs/halide.md)"),
+    cl::init(Backend::Ffnc),
+    cl::values(clEnumValN(Backend::Ffnc, "ffnc",
+                          "ffnc's own MLIR lowering (default)"),
+               clEnumValN(Backend::Halide, "halide",
+                          "Halide 14, through ffnc-halide-gen: dense FFNs, "
+                          "the same kernel ABI")),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(runCommand), cl::sub(infoCommand));
+cl::opt<HalideScheduleKind> halideScheduleOption(
+    "halide-schedule",
+    cl::desc("With --backend=halide: how the Halide kernels are scheduled"),
+    cl::init(HalideScheduleKind::Strategy),
+    cl::values(
+        clEnumValN(HalideScheduleKind::Strategy, "strategy",
+                   "from the strategy ffnc's cost model picks: two passes "
+                   "over packed weights, phases on ffnc's thread pool "
+                   "(default)"),
+        clEnumValN(HalideScheduleKind::Mullapudi2016, "mullapudi2016",
+                   "Halide's Mullapudi2016 autoscheduler: one pipeline on "
+                   "unpacked weights and Halide's thread pool"),
+        clEnumValN(HalideScheduleKind::Li2018, "li2018",
+                   "Halide's Li2018 autoscheduler, likewise"),
+        clEnumValN(HalideScheduleKind::Adams2019, "adams2019",
+                   "Halide's Adams2019 autoscheduler, likewise (seconds per "
+                   "FFN to schedule)")),
+    cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(runCommand));
+cl::opt<unsigned> halideMEstimate(
+    "halide-m-estimate",
+    cl::desc("With an autoscheduler (--halide-schedule): the token count M "
+             "its estimates assume (default 64)"),
+    cl::value_desc("M"), cl::init(64), cl::cat(ffncCategory),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+// Only for the oracle's own tests (test/Integration/halide-oracle.test): a
+// deliberate bug in the Halide kernels, to show that the oracle catches it.
+cl::opt<HalideBugKind> testHalideBug(
+    "test-halide-bug",
+    cl::desc("Testing the oracle: build the Halide kernels with this bug"),
+    cl::init(HalideBugKind::None),
+    cl::values(clEnumValN(HalideBugKind::DropLastKAfterRow0,
+                          "drop-last-k-after-row-0",
+                          "GEMM 2 leaves out the last term of d_ff in every "
+                          "row but the first"),
+               clEnumValN(HalideBugKind::BiasShift, "bias-shift",
+                          "b_down is read one column off")),
+    cl::Hidden, cl::cat(ffncCategory), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(runCommand));
+
 // Compilation (no subcommand).
 cl::opt<EmitKind> emit(
     "emit", cl::desc("Stage to print"), cl::init(EmitKind::Ffn),
@@ -120,6 +195,9 @@ cl::opt<EmitKind> emit(
         clEnumValN(EmitKind::Cubin, "cubin",
                    "NVIDIA targets: one FFN's cubin (needs -o; ptxas from "
                    "the CUDA toolkit)"),
+        clEnumValN(EmitKind::Halide, "halide",
+                   "--backend=halide: the pipelines and schedules ffnc asks "
+                   "ffnc-halide-gen for"),
         clEnumValN(EmitKind::LLVM, "llvm",
                    "optimized LLVM IR with the kernel ABI glue"),
         clEnumValN(EmitKind::Asm, "asm", "x86-64 assembly"),
@@ -213,6 +291,23 @@ cl::opt<unsigned> repeat("repeat",
                          cl::desc("Timed runs after one warm-up (default 3)"),
                          cl::init(3), cl::cat(ffncCategory),
                          cl::sub(runCommand));
+cl::opt<Backend> oracleOption(
+    "oracle",
+    cl::desc("Also build each FFN with another back end and compare the two "
+             "kernels on every row, after checking both on --oracle-rows "
+             "rows against the f64 reference (docs/numerics.md); exit 1 on "
+             "a failure"),
+    cl::values(clEnumValN(Backend::Halide, "halide",
+                          "the Halide back end, its schedule from the "
+                          "strategy")),
+    cl::cat(ffncCategory), cl::sub(runCommand));
+cl::opt<unsigned> oracleRows(
+    "oracle-rows",
+    cl::desc("With --oracle: the rows of both outputs checked against the "
+             "f64 reference (default 8: the first, the last and seeded "
+             "others; with --inject-nonfinite also the rows it changes)"),
+    cl::value_desc("N"), cl::init(8), cl::cat(ffncCategory),
+    cl::sub(runCommand));
 cl::opt<unsigned> threadCount(
     "threads",
     cl::desc("Threads the kernels run on (default 0: one per core, the "

@@ -75,7 +75,9 @@ double availableBytes() {
 
 /// What a run of the largest token count needs, before anything is
 /// allocated: an FFN too big for this machine is an error, not an abort.
+/// `oracle`: the oracle's kernel of the same FFN, if any.
 std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
+                                       const ffn_kernel_desc *oracle,
                                        const RunOptions &options) {
   double esize = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
   double need = 0;
@@ -93,23 +95,309 @@ std::optional<std::string> checkMemory(const ffn_kernel_desc &desc,
   need +=
       double(m) * desc.d_model * (2 * (8 + esize) + (options.check ? 24 : 0)) +
       double(m) * desc.workspace_per_row;
+  // The oracle's packed copy, output and workspace, and both outputs as
+  // doubles for comparing them (its reference rows are few).
+  if (oracle) {
+    for (int64_t i = 0; i < oracle->num_params; ++i)
+      need += double(oracle->params[i].packed_bytes);
+    need += double(m) * desc.d_model * (esize + 16) +
+            double(m) * oracle->workspace_per_row;
+  }
   double available = availableBytes();
   if (need <= available)
     return std::nullopt;
+  std::string also = std::string(options.check ? ", reference" : "") +
+                     (oracle ? ", the oracle's kernel" : "");
   return fmt::format("ffn {}: running M = {} needs about {:.1f} GiB (weights, "
                      "inputs, outputs{}), but only {:.1f} GiB can be "
                      "allocated here",
-                     desc.name, m, need / (1 << 30),
-                     options.check ? ", reference" : "", available / (1 << 30));
+                     desc.name, m, need / (1 << 30), also,
+                     available / (1 << 30));
+}
+
+/// The name a back end goes by in run's report.
+const char *backendName(Backend backend) {
+  return backend == Backend::Halide ? "halide" : "ffnc";
+}
+
+/// One FFN's kernel from a library, and for a block that shares another's
+/// weights (`share`) the owner's kernel, which is given the parameters and
+/// whose packed buffers the kernel is bound to.
+struct LoadedKernel {
+  std::unique_ptr<ffn_kernel, KernelDeleter> kernel, owner;
+
+  const ffn_kernel_desc &desc() const {
+    return *ffn_kernel_descriptor(kernel.get());
+  }
+  /// The kernel the parameters are set on.
+  ffn_kernel *paramTarget() const { return owner ? owner.get() : kernel.get(); }
+};
+
+/// Loads `spec`'s kernel (and its owner's) from `library`; reports and
+/// returns false on an error.
+bool loadKernel(ffn_context *ctx, llvm::StringRef library, const FfnSpec &spec,
+                LoadedKernel &loaded) {
+  auto load = [&](const std::string &name,
+                  std::unique_ptr<ffn_kernel, KernelDeleter> &into) {
+    ffn_kernel *raw = nullptr;
+    if (ffn_kernel_load_library(ctx, library.str().c_str(), name.c_str(),
+                                &raw) != FFN_OK) {
+      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+      return false;
+    }
+    into.reset(raw);
+    return true;
+  };
+  return load(spec.name, loaded.kernel) &&
+         (spec.share.empty() || load(spec.share, loaded.owner));
+}
+
+/// Binds a sharing kernel to its owner's packed buffers and checks that
+/// every one is the owner's. Returns the bytes now held once, or none
+/// (reported) on an error.
+std::optional<uint64_t> bindShared(ffn_context *ctx, const LoadedKernel &loaded,
+                                   const FfnSpec &spec) {
+  if (ffn_kernel_share_params(loaded.kernel.get(), loaded.owner.get()) !=
+      FFN_OK) {
+    llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+    return std::nullopt;
+  }
+  const ffn_kernel_desc &desc = loaded.desc();
+  uint64_t bytes = 0;
+  for (int64_t i = 0; i < desc.num_params; ++i) {
+    const char *name = desc.params[i].name;
+    if (ffn_kernel_packed_param(loaded.kernel.get(), name) !=
+        ffn_kernel_packed_param(loaded.owner.get(), name)) {
+      llvm::errs() << "ffnc: error: parameter '" << name << "' of ffn '"
+                   << spec.name << "' is not the one of '" << spec.share
+                   << "'\n";
+      return std::nullopt;
+    }
+    bytes += static_cast<uint64_t>(desc.params[i].packed_bytes) *
+             std::max<int64_t>(desc.params[i].experts, 1);
+  }
+  return bytes;
+}
+
+/// The first field in which two back ends' kernels of the same FFN describe
+/// different models; none if they agree. Both come from one spec, so a
+/// difference is a back end's bug, and comparing their outputs would judge
+/// nothing.
+std::optional<std::string> contractDifference(const ffn_kernel_desc &a,
+                                              const ffn_kernel_desc &b) {
+  const std::pair<const char *, bool> fields[] = {
+      {"kind", a.kind == b.kind},
+      {"d_model", a.d_model == b.d_model},
+      {"d_ff", a.d_ff == b.d_ff},
+      {"dtype", a.dtype == b.dtype},
+      {"activation", a.activation == b.activation},
+      {"gated", a.gated == b.gated},
+      {"residual", a.residual == b.residual},
+      {"norm", a.norm == b.norm},
+      {"norm_position", a.norm_position == b.norm_position},
+      {"norm_eps", a.norm_eps == b.norm_eps},
+      {"weight_quant", a.weight_quant == b.weight_quant},
+      {"num_params", a.num_params == b.num_params}};
+  for (const auto &[field, same] : fields)
+    if (!same)
+      return std::string(field);
+  for (int64_t i = 0; i < a.num_params; ++i) {
+    const ffn_param_desc &p = a.params[i], &q = b.params[i];
+    if (std::strcmp(p.name, q.name) != 0 || p.rank != q.rank ||
+        p.shape[0] != q.shape[0] || (p.rank == 2 && p.shape[1] != q.shape[1]) ||
+        p.experts != q.experts)
+      return fmt::format("parameter {} ('{}')", i, p.name);
+  }
+  return std::nullopt;
+}
+
+/// One warm-up run of `kernel`, then `repeat` timed ones (one when repeat
+/// is 0): their times in seconds, sorted; empty if a run failed (reported).
+std::vector<double> timeRuns(ffn_context *ctx, ffn_kernel *kernel, uint64_t m,
+                             const Buffer &x, Buffer &y, unsigned repeat) {
+  std::vector<double> times;
+  times.reserve(repeat + 1);
+  for (unsigned r = 0; r <= repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (ffn_kernel_run(kernel, m, x.bytes.data(), y.bytes.data()) != FFN_OK) {
+      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+      return {};
+    }
+    std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
+    if (r > 0 || repeat == 0)
+      times.push_back(t.count());
+  }
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+/// How far the oracle's tolerance goes beyond the reference's bound: each
+/// kernel lies within the bound B of the f64 value, so the two differ by
+/// at most 2B on a row whose bound is B; the rows are i.i.d. draws
+/// (makeInput), so a row's bound is within a small factor of the largest
+/// on the sampled rows, and the other factor of 2 covers that
+/// (docs/numerics.md).
+constexpr double kOracleKappa = 4.0;
+
+/// The rows --oracle checks against the reference, sorted: with
+/// --inject-nonfinite always the three it changes (their class is what is
+/// judged there); then, until min(m, oracleRows) are taken, the first row,
+/// the last, and distinct rows drawn from their own seeded stream ("oracle"
+/// in ASCII, so that the data's draws do not move).
+std::vector<uint64_t> oracleSample(uint64_t m, const RunOptions &options) {
+  std::vector<char> taken(m, 0);
+  std::vector<uint64_t> rows;
+  auto take = [&](uint64_t r) {
+    if (r < m && !taken[r]) {
+      taken[r] = 1;
+      rows.push_back(r);
+    }
+  };
+  if (options.injectNonFinite)
+    for (uint64_t r = 0; r < 3; ++r)
+      take(r);
+  const uint64_t want = std::min<uint64_t>(m, options.oracleRows);
+  if (want == m) {
+    for (uint64_t r = 0; r < m; ++r)
+      take(r);
+  } else {
+    for (uint64_t r : {uint64_t(0), m - 1})
+      if (rows.size() < want)
+        take(r);
+    // want < m: a row not taken yet always remains.
+    Random rng(options.seed ^ 0x6f7261636c65ull);
+    while (rows.size() < want) {
+      double draw = rng.uniform(0, static_cast<double>(m));
+      take(std::min<uint64_t>(m - 1, static_cast<uint64_t>(draw)));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+/// Rows `rows` of a buffer of rows of `rowLength` elements of `dtype`.
+Buffer gatherRows(const Buffer &from, int64_t dtype, size_t rowLength,
+                  const std::vector<uint64_t> &rows) {
+  Buffer out = makeBuffer(dtype, rows.size() * rowLength);
+  const size_t esize = dtype == FFN_DTYPE_F32 ? 4 : 2;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const size_t src = rows[k] * rowLength, dst = k * rowLength;
+    std::memcpy(&out.bytes[dst * esize], &from.bytes[src * esize],
+                rowLength * esize);
+    std::copy_n(from.values.begin() + src, rowLength, out.values.begin() + dst);
+  }
+  return out;
+}
+
+/// --oracle: one run's outputs, `yA` of the kernel under test and `yB` of
+/// the oracle's kernel for input x, judged twice. (1) Sampled rows of both
+/// against the f64 reference, with its exact bounds. (2) Every row of one
+/// against the other, column c within kOracleKappa times the largest bound
+/// of column c on the sampled rows, plus one output ulp. The reference
+/// costs a pass over the weights in f64 per row: (1) keeps it to a few
+/// rows where m is large, and (2) still looks at every row. Prints each
+/// verdict at the end of its line; returns whether both pass.
+bool judgeAgainstOracle(const ffn_kernel_desc &desc, uint64_t m,
+                        const Buffer &x, const Buffer &yA, const Buffer &yB,
+                        const std::vector<Buffer> &params,
+                        const RunOptions &options) {
+  const char *nameA = backendName(options.schedule.backend);
+  const char *nameB = backendName(*options.oracle);
+  const size_t d = static_cast<size_t>(desc.d_model);
+  const int64_t dtype = desc.dtype;
+
+  // (1) The sampled rows against the reference.
+  std::vector<uint64_t> rows = oracleSample(m, options);
+  Buffer xs = gatherRows(x, dtype, d, rows);
+  Buffer ysA = gatherRows(yA, dtype, d, rows);
+  Buffer ysB = gatherRows(yB, dtype, d, rows);
+  ffn_ref::ForwardOptions reference;
+  reference.model = options.boundModel;
+  reference.activationError = options.testActivationError;
+  const int64_t k = static_cast<int64_t>(rows.size());
+  ffn_ref::Check cA =
+      ffn_ref::checkOutput(desc, k, xs, ysA.bytes.data(), params, reference);
+  ffn_ref::Check cB =
+      ffn_ref::checkOutput(desc, k, xs, ysB.bytes.data(), params, reference);
+  const bool sampledPass = cA.result.pass && cB.result.pass;
+  llvm::outs() << fmt::format(
+      "  reference on {} of {} rows: {} err/bound {:.3g}, {} err/bound "
+      "{:.3g}: {}\n",
+      rows.size(), m, nameA, cA.result.maxRatio, nameB, cB.result.maxRatio,
+      sampledPass ? "PASS" : "FAIL");
+  // A failure names its element; indices into the sampled rows are
+  // reported as the rows they are.
+  auto explain = [&](const char *name, const ffn_ref::Check &c) {
+    const ffn_ref::Comparison &r = c.result;
+    if (r.pass)
+      return;
+    if (r.nonFiniteMismatches) {
+      size_t i = r.firstMismatch;
+      llvm::outs() << fmt::format(
+          "  {}: {} non-finite mismatches; first [{}, {}]: got {}, expected "
+          "{}\n",
+          name, r.nonFiniteMismatches, rows[i / d], i % d, c.got[i], c.ref[i]);
+    }
+    size_t i = r.worst;
+    llvm::outs() << fmt::format(
+        "  {}: worst element [{}, {}]: got {:.9g}, expected {:.9g}, allowed "
+        "+-{:.3e}\n",
+        name, rows[i / d], i % d, c.got[i], c.ref[i], r.worstAllowed);
+  };
+  explain(nameA, cA);
+  explain(nameB, cB);
+
+  // (2) Every row, one kernel against the other. A column's tolerance comes
+  // from the sampled rows where the reference and its bound are finite (a
+  // non-finite row says nothing about the others' error); a column with
+  // none takes the largest of the other columns', and with none at all,
+  // every sampled row being non-finite, only the ulp is allowed.
+  std::vector<double> tolerance(d, 0.0);
+  std::vector<char> seen(d, 0);
+  double widest = 0;
+  for (size_t s = 0; s < rows.size(); ++s)
+    for (size_t c = 0; c < d; ++c) {
+      double b = cA.bound[s * d + c];
+      if (!std::isfinite(b) || !std::isfinite(cA.ref[s * d + c]))
+        continue;
+      tolerance[c] = std::max(tolerance[c], b);
+      seen[c] = 1;
+      widest = std::max(widest, b);
+    }
+  for (size_t c = 0; c < d; ++c)
+    tolerance[c] = kOracleKappa * (seen[c] ? tolerance[c] : widest);
+  const size_t n = static_cast<size_t>(m) * d;
+  std::vector<double> gotA(n), gotB(n);
+  for (size_t i = 0; i < n; ++i) {
+    gotA[i] = ffn_ref::load(dtype, yA.bytes.data(), i);
+    gotB[i] = ffn_ref::load(dtype, yB.bytes.data(), i);
+  }
+  ffn_ref::Comparison r = ffn_ref::compareKernels(dtype, gotA, gotB, tolerance);
+  llvm::outs() << fmt::format(
+      "  {} vs {} on all {} rows: max |diff| {:.3e}, max diff/tolerance "
+      "{:.3g}, worst [{}, {}]: {:.9g} vs {:.9g} (+-{:.3e}): {}\n",
+      nameA, nameB, m, r.maxAbs, r.maxRatio, r.worst / d, r.worst % d,
+      gotA[r.worst], gotB[r.worst], r.worstAllowed, r.pass ? "PASS" : "FAIL");
+  if (r.nonFiniteMatches)
+    llvm::outs() << fmt::format("  non-finite outputs alike in both: {}\n",
+                                r.nonFiniteMatches);
+  if (r.nonFiniteMismatches) {
+    size_t i = r.firstMismatch;
+    llvm::outs() << fmt::format(
+        "  {} non-finite mismatches; first [{}, {}]: {} {} vs {} {}\n",
+        r.nonFiniteMismatches, i / d, i % d, nameA, gotA[i], nameB, gotB[i]);
+  }
+  return sampledPass && r.pass;
 }
 
 /// Sets every parameter of `kernel` from options.weightsFile (through
 /// ffn_kernel_set_params_safetensors, tensors named by options.weightMap)
-/// and replaces `params` by the same values, [in, out], for the reference.
-/// Reports and returns false on an error.
+/// and, if `params` is given, replaces it by the same values, [in, out],
+/// for the reference (an oracle's kernel needs no second copy). Reports
+/// and returns false on an error.
 bool loadWeights(ffn_context *ctx, ffn_kernel *kernel,
                  const ffn_kernel_desc &desc, const RunOptions &options,
-                 std::vector<Buffer> &params) {
+                 std::vector<Buffer> *params) {
   auto report = [&] {
     llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
     return false;
@@ -144,6 +432,8 @@ bool loadWeights(ffn_context *ctx, ffn_kernel *kernel,
   if (ffn_kernel_set_params_safetensors(kernel, file.get(), pointers.data(),
                                         layout) != FFN_OK)
     return report();
+  if (!params)
+    return true;
   // The same values for the reference, each matrix [in, out].
   for (int64_t i = 0; i < desc.num_params; ++i) {
     const ffn_param_desc &p = desc.params[i];
@@ -165,7 +455,7 @@ bool loadWeights(ffn_context *ctx, ffn_kernel *kernel,
           std::memcpy(&b.bytes[to * esize], src + from * esize, esize);
           b.values[to] = ffn_ref::load(desc.dtype, b.bytes.data(), to);
         }
-    params[static_cast<size_t>(i)] = std::move(b);
+    (*params)[static_cast<size_t>(i)] = std::move(b);
   }
   llvm::outs() << "  parameters from " << options.weightsFile << "\n";
   return true;
@@ -200,16 +490,29 @@ void printRouting(const ffn_kernel_desc &desc, uint64_t m, const Buffer &x,
 }
 
 int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
-           const RunOptions &options) {
-  ffn_kernel *raw = nullptr;
-  if (ffn_kernel_load_library(ctx, library.str().c_str(), spec.name.c_str(),
-                              &raw) != FFN_OK) {
-    llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
+           llvm::StringRef oracleLibrary, const RunOptions &options) {
+  LoadedKernel loaded;
+  if (!loadKernel(ctx, library, spec, loaded))
     return 1;
+  ffn_kernel *kernel = loaded.kernel.get();
+  const ffn_kernel_desc &desc = loaded.desc();
+  // The oracle's kernel of the same FFN, from the other back end's library.
+  LoadedKernel oracle;
+  if (options.oracle) {
+    if (!loadKernel(ctx, oracleLibrary, spec, oracle))
+      return 1;
+    if (std::optional<std::string> field =
+            contractDifference(desc, oracle.desc())) {
+      llvm::errs() << "ffnc: error: ffn '" << spec.name << "': the "
+                   << backendName(*options.oracle)
+                   << " oracle's kernel describes another FFN than the "
+                      "kernel under test ("
+                   << *field << " differs)\n";
+      return 1;
+    }
   }
-  std::unique_ptr<ffn_kernel, KernelDeleter> kernel(raw);
-  const ffn_kernel_desc &desc = *ffn_kernel_descriptor(kernel.get());
-  if (std::optional<std::string> tooBig = checkMemory(desc, options)) {
+  if (std::optional<std::string> tooBig = checkMemory(
+          desc, options.oracle ? &oracle.desc() : nullptr, options)) {
     llvm::errs() << "ffnc: error: " << *tooBig << "\n";
     return 1;
   }
@@ -227,18 +530,7 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   // A block that shares another's weights (`share`): the owner's kernel is
   // given the parameters (the same seeded values: the same parameter list)
   // and this one is bound to its packed buffers.
-  std::unique_ptr<ffn_kernel, KernelDeleter> owner;
-  ffn_kernel *target = kernel.get();
-  if (!spec.share.empty()) {
-    ffn_kernel *rawOwner = nullptr;
-    if (ffn_kernel_load_library(ctx, library.str().c_str(), spec.share.c_str(),
-                                &rawOwner) != FFN_OK) {
-      llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
-      return 1;
-    }
-    owner.reset(rawOwner);
-    target = owner.get();
-  }
+  ffn_kernel *target = loaded.paramTarget();
   // Test only: the kernel gets each stacked parameter's blocks rotated
   // (block g holds block g + 1's), the reference keeps them in place.
   // (A copy only then: a large model's parameters are gigabytes.)
@@ -259,34 +551,36 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
   if (!options.weightsFile.empty()) {
     // The parameters from a safetensors file: the kernel through the
     // runtime's loader, the reference from the same tensors.
-    if (!loadWeights(ctx, target, desc, options, params))
+    if (!loadWeights(ctx, target, desc, options, &params))
       return 1;
   } else if (ffn_ref::setParams(target, given, options.outInLayout,
                                 options.prequantized) != FFN_OK) {
     llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
     return 1;
   }
-  if (owner) {
-    if (ffn_kernel_share_params(kernel.get(), owner.get()) != FFN_OK) {
+  if (loaded.owner) {
+    // One copy: every packed buffer is the owner's.
+    std::optional<uint64_t> bytes = bindShared(ctx, loaded, spec);
+    if (!bytes)
+      return 1;
+    llvm::outs() << "  shares the packed parameters of '" << spec.share << "' ("
+                 << *bytes << " bytes, held once)\n";
+  }
+  if (options.oracle) {
+    // The same values, through the same entry points and layout (the
+    // oracle builds no quantized or grouped kernels: no prequantized or
+    // rotated parameters).
+    ffn_kernel *oracleTarget = oracle.paramTarget();
+    if (!options.weightsFile.empty()) {
+      if (!loadWeights(ctx, oracleTarget, oracle.desc(), options, nullptr))
+        return 1;
+    } else if (ffn_ref::setParams(oracleTarget, params, options.outInLayout) !=
+               FFN_OK) {
       llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
       return 1;
     }
-    // One copy: every packed buffer is the owner's.
-    uint64_t bytes = 0;
-    for (int64_t i = 0; i < desc.num_params; ++i) {
-      const char *name = desc.params[i].name;
-      if (ffn_kernel_packed_param(kernel.get(), name) !=
-          ffn_kernel_packed_param(owner.get(), name)) {
-        llvm::errs() << "ffnc: error: parameter '" << name << "' of ffn '"
-                     << spec.name << "' is not the one of '" << spec.share
-                     << "'\n";
-        return 1;
-      }
-      bytes += static_cast<uint64_t>(desc.params[i].packed_bytes) *
-               std::max<int64_t>(desc.params[i].experts, 1);
-    }
-    llvm::outs() << "  shares the packed parameters of '" << spec.share << "' ("
-                 << bytes << " bytes, held once)\n";
+    if (oracle.owner && !bindShared(ctx, oracle, spec))
+      return 1;
   }
 
   int status = 0;
@@ -307,21 +601,9 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     // One warm-up run, then the best and the median of `repeat`: the best
     // is the kernel's speed, the median also shows what the phase
     // hand-offs between threads cost typically.
-    std::vector<double> times;
-    times.reserve(options.repeat + 1);
-    for (unsigned r = 0; r <= options.repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      if (ffn_kernel_run(kernel.get(), m, x.bytes.data(), y.bytes.data()) !=
-          FFN_OK) {
-        llvm::errs() << "ffnc: error: " << ffn_context_last_error(ctx) << "\n";
-        return 1;
-      }
-      std::chrono::duration<double> t =
-          std::chrono::steady_clock::now() - start;
-      if (r > 0 || options.repeat == 0)
-        times.push_back(t.count());
-    }
-    std::sort(times.begin(), times.end());
+    std::vector<double> times = timeRuns(ctx, kernel, m, x, y, options.repeat);
+    if (times.empty())
+      return 1;
     double best = times.front(), median = times[times.size() / 2];
     double gflops = static_cast<double>(flopsPerToken(spec)) * m / best / 1e9;
     llvm::outs() << fmt::format(
@@ -329,6 +611,22 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
         "median {:.3f} ms), {:.2f} GFLOP/s\n",
         spec.name, desc.target, m, ffn_context_threads(ctx), best * 1e3,
         times.size(), median * 1e3, gflops);
+    // The oracle's kernel on the same input, timed the same way.
+    Buffer yOracle;
+    if (options.oracle) {
+      yOracle = makeBuffer(dtype, n);
+      std::vector<double> oracleTimes =
+          timeRuns(ctx, oracle.kernel.get(), m, x, yOracle, options.repeat);
+      if (oracleTimes.empty())
+        return 1;
+      double oracleBest = oracleTimes.front();
+      llvm::outs() << fmt::format(
+          "  oracle {}: time {:.3f} ms (best of {}; median {:.3f} ms), "
+          "{:.2f} GFLOP/s\n",
+          backendName(*options.oracle), oracleBest * 1e3, oracleTimes.size(),
+          oracleTimes[oracleTimes.size() / 2] * 1e3,
+          static_cast<double>(flopsPerToken(spec)) * m / oracleBest / 1e9);
+    }
     if (desc.kind == FFN_KIND_MOE)
       printRouting(desc, m, x, params, options);
     if (options.digest) {
@@ -339,6 +637,9 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
       llvm::outs() << fmt::format("  output digest {:016x}\n", h);
     }
 
+    if (options.oracle &&
+        !judgeAgainstOracle(desc, m, x, y, yOracle, params, options))
+      status = 1;
     if (!options.check)
       continue;
     ffn_ref::ForwardOptions reference;
@@ -400,14 +701,29 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
                  << ec.message() << "\n";
     return 1;
   }
-  llvm::SmallString<128> library(dir);
+  llvm::SmallString<128> library(dir), oracleLibrary;
   llvm::sys::path::append(library, "kernels.so");
+  // The oracle's kernels: a second library in the same directory, removed
+  // with it on every path.
+  if (options.oracle) {
+    oracleLibrary = dir;
+    llvm::sys::path::append(oracleLibrary, "oracle.so");
+  }
   int status = 0;
   if (llvm::Error err = buildSharedLibrary(specs, sourceMgr, options.target,
-                                           options.schedule, library)) {
-    llvm::errs() << "ffnc: error: " << llvm::toString(std::move(err)) << "\n";
-    status = 1;
-  } else {
+                                           options.schedule, library))
+    status = reportError(std::move(err));
+  if (status == 0 && options.oracle) {
+    if (llvm::Error err =
+            buildSharedLibrary(specs, sourceMgr, options.target,
+                               options.oracleSchedule, oracleLibrary)) {
+      status = reportError(std::move(err));
+      llvm::WithColor::note(llvm::errs(), "ffnc")
+          << "while building the --oracle=" << backendName(*options.oracle)
+          << " kernels\n";
+    }
+  }
+  if (status == 0) {
     ffn_context *raw = nullptr;
     ffn_context_create(&raw);
     std::unique_ptr<ffn_context, ContextDeleter> ctx(raw);
@@ -418,10 +734,12 @@ int ffnc::runSpecs(llvm::ArrayRef<FfnSpec> specs,
       status = 1;
     } else {
       for (const FfnSpec &spec : specs)
-        status |= runOne(spec, ctx.get(), library, options);
+        status |= runOne(spec, ctx.get(), library, oracleLibrary, options);
     }
   }
   llvm::sys::fs::remove(library);
+  if (!oracleLibrary.empty())
+    llvm::sys::fs::remove(oracleLibrary);
   llvm::sys::fs::remove(dir);
   return status;
 }
@@ -432,6 +750,24 @@ int ffnc::runMain(Session &s) {
     return *rc;
   if (std::optional<int> rc = rejectCpuStrategy(target))
     return *rc;
+  // --oracle's own mistakes first: they need no back end to be found.
+  const bool oracle = opts::oracleOption.getNumOccurrences() != 0;
+  if (opts::oracleRows.getNumOccurrences() && !oracle)
+    return fail("--oracle-rows sets how many rows --oracle checks against the "
+                "f64 reference: give --oracle=halide");
+  if (oracle) {
+    if (opts::backendOption.getValue() == opts::oracleOption.getValue())
+      return fail("--oracle=" +
+                  std::string(backendName(opts::oracleOption.getValue())) +
+                  " compares two back ends; the kernel under test is already "
+                  "--backend=" +
+                  backendName(opts::backendOption.getValue()));
+    if (opts::prequantized)
+      return fail("--oracle builds kernels with unquantized weights only: "
+                  "--prequantized does not apply");
+    if (opts::oracleRows < 1)
+      return fail("--oracle-rows must be at least 1");
+  }
   RunOptions options;
   if (std::optional<int> rc = resolveSchedule(s, target, opts::threadCount,
                                               "--threads", options.schedule))
@@ -498,6 +834,13 @@ int ffnc::runMain(Session &s) {
                     "w_up=model.layers.0.mlp.up_proj.weight)");
       options.weightMap.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
     }
+  }
+  if (oracle) {
+    options.oracle = opts::oracleOption.getValue();
+    options.oracleRows = opts::oracleRows;
+    if (std::optional<int> rc = resolveOracleSchedule(
+            s, target, options.schedule, options.oracleSchedule))
+      return *rc;
   }
   return runSpecs(s.specs, s.sourceMgr, options);
 }

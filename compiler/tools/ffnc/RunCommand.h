@@ -12,6 +12,9 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace ffnc {
@@ -43,13 +46,22 @@ struct RunOptions {
   std::string weightsFile;
   std::vector<std::pair<std::string, std::string>> weightMap;
   TargetInfo target;
+  /// The kernel under test's schedule; its back end is schedule.backend.
   ScheduleOptions schedule;
+  /// --oracle: a second back end builds every FFN too (oracleSchedule), and
+  /// each run is judged against it (docs/numerics.md): `oracleRows` rows of
+  /// both outputs against the f64 reference, then every row of the kernel
+  /// under test against the oracle's. None: no oracle.
+  std::optional<Backend> oracle;
+  unsigned oracleRows = 8;
+  ScheduleOptions oracleSchedule;
 };
 
-/// Compiles `specs` for `options.target` into a temporary shared library,
-/// loads it through the runtime, runs each FFN on seeded random data for
-/// each token count, times it, and with `check` compares every output with
-/// the f64 reference. Returns the process exit status.
+/// Compiles `specs` for `options.target` into a temporary shared library
+/// (with an oracle, a second one), loads it through the runtime, runs each
+/// FFN on seeded random data for each token count, times it, and with
+/// `check` compares every output with the f64 reference, with an oracle
+/// with the oracle's output. Returns the process exit status.
 int runSpecs(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sourceMgr,
              const RunOptions &options);
 

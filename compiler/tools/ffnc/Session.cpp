@@ -4,12 +4,15 @@
 
 #include "Options.h"
 
+#include "ffnc/CodeGen/Compile.h"
+#include "ffnc/CodeGen/HalideBackend.h"
 #include "ffnc/CodeGen/SpecFit.h"
 #include "ffnc/CodeGen/StrategyOptions.h"
 #include "ffnc/Frontend/Sema.h"
 
 #include "ffn/Target/CPU/CostModel.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -70,6 +73,17 @@ int ffnc::fail(const llvm::Twine &message) {
   return 1;
 }
 
+int ffnc::reportError(llvm::Error error) {
+  llvm::handleAllErrors(
+      std::move(error),
+      [](const RenderedDiagnosticError &located) {
+        // It carries its own "error:" after the location.
+        llvm::errs() << located.rendered() << "\n";
+      },
+      [](const llvm::ErrorInfoBase &other) { fail(other.message()); });
+  return 1;
+}
+
 int ffnc::writeOutput(llvm::StringRef path, llvm::StringRef text) {
   llvm::Error err =
       llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
@@ -105,6 +119,64 @@ static bool specsFit(llvm::ArrayRef<FfnSpec> specs, const TargetInfo &target,
   unsigned n = diags.errorCount();
   llvm::errs() << n << (n == 1 ? " error" : " errors") << " generated.\n";
   return false;
+}
+
+/// Whether this ffnc can build `schedule`'s Halide kernels: the generator
+/// is there, with the autoscheduler asked for. `flag` names the option that
+/// asked for Halide. Checked before the specs, so that a missing back end
+/// is one error, not one per FFN.
+static std::optional<int> checkHalideBackend(llvm::StringRef flag,
+                                             const ScheduleOptions &schedule) {
+  const HalideBackendStatus &status = halideBackendStatus();
+  if (!status.available)
+    return fail(flag + ": this ffnc has no Halide back end (" + status.whyNot +
+                ")");
+  if (schedule.halideSchedule != "strategy" &&
+      !llvm::is_contained(status.autoschedulers, schedule.halideSchedule)) {
+    std::string available;
+    for (const std::string &name : status.autoschedulers)
+      available += (available.empty() ? "" : ", ") + name;
+    return fail("--halide-schedule=" + schedule.halideSchedule +
+                ": not shipped by this Halide (available: " +
+                (available.empty() ? std::string("none") : available) + ")");
+  }
+  return std::nullopt;
+}
+
+/// --backend and the options of the Halide back end into `schedule`. An
+/// option that does not apply to the back end chosen is an error, never
+/// silently ignored.
+static std::optional<int> resolveBackend(ScheduleOptions &schedule) {
+  schedule.backend = opts::backendOption.getValue();
+  const bool halide = schedule.backend == Backend::Halide;
+  if (opts::halideScheduleOption.getNumOccurrences() && !halide)
+    return fail("--halide-schedule sets how the Halide back end schedules "
+                "its kernels: give --backend=halide");
+  schedule.halideSchedule =
+      opts::halideScheduleName(opts::halideScheduleOption);
+  const bool autoscheduled = schedule.halideSchedule != "strategy";
+  if (opts::halideMEstimate.getNumOccurrences()) {
+    if (!halide || !autoscheduled)
+      return fail("--halide-m-estimate is the token count an autoscheduler's "
+                  "estimates assume: give --backend=halide and "
+                  "--halide-schedule=mullapudi2016, li2018 or adams2019");
+    if (opts::halideMEstimate < 1 || opts::halideMEstimate > (1u << 20))
+      return fail("--halide-m-estimate must be in [1, 1048576]");
+    schedule.halideMEstimate = opts::halideMEstimate;
+  }
+  if (opts::testHalideBug.getNumOccurrences()) {
+    // `ffnc run --oracle=halide` builds Halide kernels too: there the bug
+    // goes into the oracle's (resolveOracleSchedule).
+    bool oracle = opts::runCommand && opts::oracleOption.getNumOccurrences();
+    if (!halide && !oracle)
+      return fail("--test-halide-bug changes the Halide back end's kernels: "
+                  "give --backend=halide (or, with run, --oracle=halide)");
+    if (halide)
+      schedule.testHalideBug = opts::halideBugName(opts::testHalideBug);
+  }
+  if (halide)
+    return checkHalideBackend("--backend=halide", schedule);
+  return std::nullopt;
 }
 
 std::optional<int> ffnc::openSession(Session &s) {
@@ -173,9 +245,10 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
                                          ScheduleOptions &schedule) {
   schedule.isa = target.name;
   schedule.vectorBits = target.vectorBits;
+  if (std::optional<int> rc = resolveBackend(schedule))
+    return rc;
   if (!parseStrategy(opts::strategyOption, schedule) ||
       !specsFit(s.specs, target, schedule, *s.diags))
-
     return 1;
   if (threads > 1024)
     return fail(threadsFlag + " must be at most 1024");
@@ -193,5 +266,32 @@ std::optional<int> ffnc::rejectCpuStrategy(const TargetInfo &target) {
     return fail("--strategy sets the CPU back end's schedule; '" + target.name +
                 "' is an NVIDIA target, whose tile buckets are not "
                 "overridable yet (docs/gpu.md)");
+  return std::nullopt;
+}
+
+std::optional<int> ffnc::resolveOracleSchedule(Session &s,
+                                               const TargetInfo &target,
+                                               const ScheduleOptions &underTest,
+                                               ScheduleOptions &oracle) {
+  // The same target, threads and machine; the schedule is the Halide back
+  // end's own choice. --strategy tunes the kernel under test: the oracle
+  // keeps none of its knobs (a fused or sparse ffnc schedule is just what
+  // the oracle should be compared with, and a Halide kernel refuses those
+  // knobs).
+  oracle = underTest;
+  oracle.backend = Backend::Halide;
+  oracle.halideSchedule = "strategy";
+  oracle.halideMEstimate = ScheduleOptions().halideMEstimate;
+  oracle.testHalideBug = opts::halideBugName(opts::testHalideBug);
+  oracle.baseline = false;
+  oracle.overrides = mlir::ffn::CpuStrategy();
+  if (std::optional<int> rc = checkHalideBackend("--oracle=halide", oracle))
+    return rc;
+  if (!specsFit(s.specs, target, oracle, *s.diags)) {
+    llvm::WithColor::note(llvm::errs(), "ffnc")
+        << "--oracle=halide builds every FFN selected with the Halide back "
+           "end too (select others with --ffn)\n";
+    return 1;
+  }
   return std::nullopt;
 }

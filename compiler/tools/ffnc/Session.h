@@ -18,6 +18,7 @@
 #include "ffnc/Frontend/Diagnostics.h"
 #include "ffnc/Frontend/Spec.h"
 
+#include "llvm/Support/Error.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
@@ -28,6 +29,11 @@ namespace ffnc {
 
 /// Reports `message` as ffnc's error; returns the exit status 1.
 int fail(const llvm::Twine &message);
+
+/// Reports an error of the back ends: one already rendered at the spec
+/// (RenderedDiagnosticError, e.g. the Halide generator's) as it is, any
+/// other as ffnc's error. Returns the exit status 1.
+int reportError(llvm::Error error);
 
 /// Writes `text` to `path` through a temporary file that is renamed into
 /// place, so a failed run never leaves a half-written output behind.
@@ -52,13 +58,23 @@ std::optional<int> openTarget(llvm::StringRef name, TargetInfo &target);
 /// plan, docs/gpu.md), not silently ignored.
 std::optional<int> rejectCpuStrategy(const TargetInfo &target);
 
-/// The CPU schedule: --strategy parsed and checked against the FFNs, tuned
-/// for `threads` (at most 1024; `threadsFlag` names the option in the
-/// error), priced for --machine's profile if given.
+/// The CPU schedule: the back end (--backend and the Halide options, the
+/// Halide back end checked to be there), --strategy parsed and checked
+/// against the FFNs, tuned for `threads` (at most 1024; `threadsFlag` names
+/// the option in the error), priced for --machine's profile if given.
 std::optional<int> resolveSchedule(Session &session, const TargetInfo &target,
                                    unsigned threads,
                                    llvm::StringRef threadsFlag,
                                    ScheduleOptions &schedule);
+
+/// `ffnc run --oracle=halide`: the oracle kernels' schedule, `underTest`'s
+/// with the Halide back end and its strategy-derived schedule, checked
+/// against the FFNs as `underTest` was (an FFN the oracle cannot build is
+/// an error at the spec, never a skipped comparison).
+std::optional<int> resolveOracleSchedule(Session &session,
+                                         const TargetInfo &target,
+                                         const ScheduleOptions &underTest,
+                                         ScheduleOptions &oracle);
 
 } // namespace ffnc
 

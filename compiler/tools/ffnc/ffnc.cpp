@@ -10,6 +10,8 @@
 #include "Commands.h"
 #include "Options.h"
 
+#include "ffnc/CodeGen/HalideBackend.h"
+
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -32,6 +34,13 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "ffnc " << FFNC_VERSION << " (LLVM/MLIR " << LLVM_VERSION_STRING
        << ")\n";
+    // The Halide back end is a separate executable (docs/halide.md): say
+    // which one this ffnc would run, or why there is none.
+    const HalideBackendStatus &halide = halideBackendStatus();
+    if (halide.available)
+      os << "Halide back end: " << halide.version << "\n";
+    else
+      os << "Halide back end: not built (" << halide.whyNot << ")\n";
   });
   cl::ParseCommandLineOptions(
       argc, argv,

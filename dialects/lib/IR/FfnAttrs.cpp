@@ -101,7 +101,7 @@ LogicalResult
 KernelAbiAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t dModel, int64_t dFf, Type storage, Activation,
                       bool, bool, NormAttr, WeightQuantAttr weightQuant,
-                      MoeAttr moe, int64_t groups, Type operandType,
+                      MoeAttr moe, int64_t groups, StringRef, Type operandType,
                       ArrayAttr params, std::optional<int64_t> workspacePerRow,
                       ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
                       StringRef, StringAttr deviceModule, ArrayAttr launches) {

@@ -238,7 +238,7 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
     FfnOp op, Type operandType, ArrayRef<Attribute> params,
     std::optional<int64_t> workspacePerRow, ArrayAttr phaseUnits,
     DenseI64ArrayAttr bucketMaxM, StringRef strategy, StringAttr deviceModule,
-    ArrayAttr launches) {
+    ArrayAttr launches, StringRef packLayout) {
   MLIRContext *ctx = op.getContext();
   NormAttr norm = op.getNorm() ? *op.getNorm() : NormAttr();
   return KernelAbiAttr::get(
@@ -246,7 +246,7 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
       op.getGated(), op.getResidual(), norm,
       op.getWeightQuant() ? *op.getWeightQuant() : WeightQuantAttr(),
       op.getMoe() ? *op.getMoe() : MoeAttr(),
-      op.getGroups() ? *op.getGroups() : 0, operandType,
+      op.getGroups() ? *op.getGroups() : 0, packLayout, operandType,
       ArrayAttr::get(ctx, params), workspacePerRow, phaseUnits, bucketMaxM,
       strategy, deviceModule, launches);
 }

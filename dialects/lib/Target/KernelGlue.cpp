@@ -293,7 +293,9 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
   });
 
   // Everything the packed bytes depend on: the parameters' logical and
-  // packed types, their pack functions' kind and the weights' format.
+  // packed types, their pack functions' kind, the weights' format and who
+  // packs them (another back end's packing may fill the same types with
+  // other bytes).
   std::string signature;
   {
     llvm::raw_string_ostream os(signature);
@@ -312,6 +314,8 @@ LogicalResult GlueBuilder::buildDescriptor(const GluedKernel &kernel,
          << (param.getPack().empty() ? "" : ",packed")
          << (param.getPackQuantized().empty() ? "" : ",prequantized");
     }
+    if (!abi.getPackLayout().empty())
+      os << ";layout " << abi.getPackLayout();
   }
   LLVM::GlobalOp signatureString =
       string("ffn_" + name + "_pack_signature", signature);

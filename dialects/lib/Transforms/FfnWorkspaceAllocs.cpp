@@ -107,15 +107,15 @@ struct FfnWorkspaceAllocsPass
       alloc.erase();
       perRow += (rowBytes + 63) / 64 * 64;
     }
-    func->setAttr(ffn::KernelAbiAttr::kAttrName,
-                  ffn::KernelAbiAttr::get(
-                      ctx, abi.getDModel(), abi.getDFf(), abi.getStorage(),
-                      abi.getActivation(), abi.getGated(), abi.getResidual(),
-                      abi.getNorm(), abi.getWeightQuant(), abi.getMoe(),
-                      abi.getGroups(), abi.getOperandType(), abi.getParams(),
-                      perRow, abi.getPhaseUnits(), abi.getBucketMaxM(),
-                      abi.getStrategy(), abi.getDeviceModule(),
-                      abi.getLaunches()));
+    func->setAttr(
+        ffn::KernelAbiAttr::kAttrName,
+        ffn::KernelAbiAttr::get(
+            ctx, abi.getDModel(), abi.getDFf(), abi.getStorage(),
+            abi.getActivation(), abi.getGated(), abi.getResidual(),
+            abi.getNorm(), abi.getWeightQuant(), abi.getMoe(), abi.getGroups(),
+            abi.getPackLayout(), abi.getOperandType(), abi.getParams(), perRow,
+            abi.getPhaseUnits(), abi.getBucketMaxM(), abi.getStrategy(),
+            abi.getDeviceModule(), abi.getLaunches()));
   }
 };
 

@@ -31,6 +31,14 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
 /// Joins relocatable objects into one (`clang-22 -r`).
 llvm::Expected<std::string> joinObjects(llvm::ArrayRef<std::string> objects);
 
+/// The relocatable `object` with every defined symbol made local except
+/// those named in `keep` (llvm-objcopy-22 --keep-global-symbol): an object
+/// that carries private copies of code another object may also carry (the
+/// Halide runtime) exports only its entry points. Undefined references
+/// stay global.
+llvm::Expected<std::string> localizeSymbols(const std::string &object,
+                                            llvm::ArrayRef<std::string> keep);
+
 /// Links one object into a shared library with the system's clang-22.
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath);

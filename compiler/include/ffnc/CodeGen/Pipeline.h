@@ -19,6 +19,11 @@
 
 namespace ffnc {
 
+/// Who generates the CPU kernels' code: ffnc's own MLIR lowering, or Halide
+/// 14 through the separate ffnc-halide-gen process (docs/halide.md). Both
+/// produce the same kernel ABI.
+enum class Backend { Ffnc, Halide };
+
 /// How the CPU back end schedules the FFNs it compiles.
 struct ScheduleOptions {
   /// The unscheduled path: unpacked weights, (m, k, n) loops vectorized by
@@ -34,6 +39,18 @@ struct ScheduleOptions {
   /// The machine the cost model prices for (its `threads` is ignored:
   /// the field above decides); none: the nominal machine.
   std::optional<mlir::ffn::MachineAssumptions> machine;
+
+  /// The code generator (--backend).
+  Backend backend = Backend::Ffnc;
+  /// --backend=halide: "strategy" (the schedule derived from the cost
+  /// model's strategy) or an autoscheduler ("mullapudi2016", "li2018",
+  /// "adams2019"), which schedules one pipeline for the whole FFN.
+  std::string halideSchedule = "strategy";
+  /// The M the autoscheduler's estimates assume.
+  int64_t halideMEstimate = 64;
+  /// Hidden, for the oracle's own tests: a deliberate bug in the Halide
+  /// kernels ("drop-last-k-after-row-0", "bias-shift").
+  std::string testHalideBug;
 };
 
 /// The threads the cost model tunes the kernels for: options.threads, or

@@ -24,7 +24,13 @@ namespace ffnc {
 /// pair tiles for an FFN that is not bf16, an NVIDIA target for a mixture
 /// of experts (CPU kernels only so far), and for quantized weights (built
 /// by the CPU's packed schedule only, never dropped silently) an NVIDIA
-/// target, the baseline, or either knob.
+/// target, the baseline, or either knob. With --backend=halide
+/// (schedule.backend), instead: mixtures of experts, grouped FFNs and
+/// quantized weights at their FFN, and once (at the first FFN) an NVIDIA
+/// target, the baseline, a knob of ffnc's other schedules (fused_max_m,
+/// chunk, groups, bf16_dot, sparse_max_m) or any --strategy with an
+/// autoscheduler; an activation_sparsity hint is a warning (the Halide
+/// kernel reads every row of W_down).
 /// Returns false (the errors reported to `diags`) if any does.
 bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs, const TargetInfo &target,
                    const ScheduleOptions &schedule, DiagnosticEngine &diags);

@@ -338,7 +338,8 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
   let description = [{
     Written by the lowering that gives an FFN its calling convention
     (`ffn-lower-packed`, `ffn-kernel-interface` and `ffn-workspace-allocs`
-    for the CPU, `ffn-gpu-lower` for NVIDIA GPUs) on the kernel function as
+    for the CPU, `ffn-gpu-lower` for NVIDIA GPUs, `ffn-halide-lower` for the
+    Halide back end) on the kernel function as
     the `ffn.kernel_abi` attribute; read by the kernel glue that builds the
     `ffn_kernel_desc` of `ffn/kernel_abi.h` and by the header writer, so the
     spec is not consulted after MLIRGen.
@@ -348,6 +349,11 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
       weights in the storage type), `moe` (absent: one FFN), `groups` (a
       grouped FFN's blocks; 0, elided: not grouped; `d_model` and `d_ff`
       are then the whole row's, the parameters' shapes one block's);
+    - `pack_layout`: who laid out the packed parameters when it is not
+      ffnc's own packing (`"halide-panels-1"`: the Halide back end's pack
+      pipelines; empty, elided: ffnc's). The kernel glue adds it to the
+      pack signature, so two kernels whose packed types happen to match but
+      whose bytes differ never share packed buffers;
     - `operand_type`: the type the GEMM operands are rounded to (f32 on the
       CPU, whose GEMMs run in f32; the storage type on tensor cores);
     - `params`: `#ffn.kernel_param`s, in argument order after the input;
@@ -375,6 +381,8 @@ def Ffn_KernelAbiAttr : AttrDef<Ffn_Dialect, "KernelAbi"> {
       OptionalParameter<"WeightQuantAttr">:$weight_quant,
       OptionalParameter<"MoeAttr">:$moe,
       DefaultValuedParameter<"int64_t", "0">:$groups,
+      StringRefParameter<"who laid out the packed bytes (empty: ffnc)",
+                         "\"\"">:$pack_layout,
       "::mlir::Type":$operand_type, "::mlir::ArrayAttr":$params,
       OptionalParameter<"std::optional<int64_t>">:$workspace_per_row,
       OptionalParameter<"::mlir::ArrayAttr">:$phase_units,

@@ -15,13 +15,15 @@
 namespace mlir::ffn {
 
 /// The kernel contract of a lowering of `op`: the model from the op, the
-/// rest as the lowering decided (see #ffn.kernel_abi).
+/// rest as the lowering decided (see #ffn.kernel_abi). `packLayout` names
+/// a packing other than ffnc's own ("": ffnc's).
 KernelAbiAttr buildKernelAbi(FfnOp op, Type operandType,
                              ArrayRef<Attribute> params,
                              std::optional<int64_t> workspacePerRow,
                              ArrayAttr phaseUnits, DenseI64ArrayAttr bucketMaxM,
                              StringRef strategy, StringAttr deviceModule = {},
-                             ArrayAttr launches = {});
+                             ArrayAttr launches = {},
+                             StringRef packLayout = "");
 
 /// One #ffn.kernel_param: `name`, of logical shape `logical`, read by the
 /// kernel as `packed` after the pack function `pack` ("" = none); with
