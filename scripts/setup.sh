@@ -11,7 +11,8 @@ PACKAGES=(
   libclang-rt-22-dev
   # Build tools and libraries.
   cmake ninja-build python3 libfmt-dev
-  # Halide 14 (CPU scheduling experiments) and oneDNN (benchmark peer).
+  # Halide 14 (the second back end, --backend=halide: ffnc-halide-gen) and
+  # oneDNN (benchmark peer).
   # Debian's oneDNN CMake config requires OpenCL's headers and library,
   # which libdnnl-dev only recommends (and we install without recommends).
   libhalide14-0-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
