@@ -85,6 +85,10 @@ config.substitutions.append(("%reference_include", os.path.join(config.ffnc_src_
 config.substitutions.append(("%ffnc_lib_dir", os.path.join(config.ffnc_obj_root, "lib")))
 config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))
 config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
+# The two commands that need most of this machine's memory (the example
+# mixture of experts' f64 reference, about 16 GiB; ffn-bench, about 7 GiB)
+# take this lock, so lit's workers never run them at the same time.
+config.substitutions.append(("%big_memory", "flock " + os.path.join(config.ffnc_obj_root, "test", "big-memory.lock")))
 
 # NVIDIA targets. ptxas (from the CUDA toolkit, which setup installs on
 # these machines) assembles the generated PTX: the `ptxas` feature. The
