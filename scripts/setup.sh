@@ -12,10 +12,12 @@ PACKAGES=(
   # Build tools and libraries.
   cmake ninja-build python3 libfmt-dev
   # Halide 14 (the second back end, --backend=halide: ffnc-halide-gen) and
-  # oneDNN (benchmark peer).
+  # oneDNN (benchmark peer). Halide's CMake config refuses to load without
+  # the image libraries its helpers link (libpng, zlib, libjpeg), which
+  # libhalide14-0-dev does not depend on.
   # Debian's oneDNN CMake config requires OpenCL's headers and library,
   # which libdnnl-dev only recommends (and we install without recommends).
-  libhalide14-0-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  libhalide14-0-dev libpng-dev zlib1g-dev libjpeg-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   # The Python package (pybind11 extension, `pip install .` in a venv) and
   # its tests, which compare with PyTorch's modules.
   python3-dev pybind11-dev python3-venv python3-setuptools python3-numpy
