@@ -106,8 +106,8 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
   if (stage == EmitStage::Halide)
     return llvm::createStringError("--emit=halide needs --backend=halide");
   if (target.isGpu())
-    return compileGpuModule(*module, specs, target, stage, printLocations, run,
-                            kernels);
+    return compileGpuModule(*module, specs, target, schedule.gpuOverrides,
+                            stage, printLocations, run, kernels);
   if (stage == EmitStage::Gpu || stage == EmitStage::Ptx ||
       stage == EmitStage::Cubin)
     return llvm::createStringError(

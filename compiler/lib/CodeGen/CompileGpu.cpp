@@ -43,7 +43,8 @@ static llvm::Expected<std::string> cudaToolkit() {
 
 llvm::Expected<std::string>
 ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
-                       const TargetInfo &target, EmitStage stage,
+                       const TargetInfo &target,
+                       const mlir::ffn::GpuStrategy &overrides, EmitStage stage,
                        bool printLocations, const StageRunner &run,
                        std::vector<KernelSignature> *kernels) {
   if (stage == EmitStage::Ffn)
@@ -58,12 +59,15 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
         std::to_string(specs.size()) +
         " FFNs: pick one with --ffn=<name>, or use --emit=so or --emit=obj, "
         "which embed them all");
-  // The GPU path's figures: H100/H200 have 132 SMs (A100: 108); the split-K
-  // factors are sized for the larger, which costs the smaller nothing.
+  // The strategy's device is the chip's nominal board (CostModel.h);
+  // --strategy=sms=N resizes it.
+  std::string overridesText =
+      overrides.hasOverrides() || overrides.sms
+          ? "#ffn.gpu_strategy<" + mlir::ffn::gpuKnobsText(overrides) + ">"
+          : std::string();
   if (llvm::Error err = run(
           [&](mlir::OpPassManager &pm) {
-            mlir::ffn::buildGpuLoweringPipeline(pm, target.chip,
-                                                /*smCount=*/132);
+            mlir::ffn::buildGpuLoweringPipeline(pm, target.chip, overridesText);
           },
           "lowering to GPU kernels"))
     return std::move(err);

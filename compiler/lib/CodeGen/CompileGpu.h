@@ -34,7 +34,8 @@ llvm::Expected<std::string> emitLLVMStage(llvm::Module &module,
 /// side (pack functions, descriptor with the cubin and launch plan).
 llvm::Expected<std::string>
 compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
-                 const TargetInfo &target, EmitStage stage,
+                 const TargetInfo &target,
+                 const mlir::ffn::GpuStrategy &overrides, EmitStage stage,
                  bool printLocations, const StageRunner &run,
                  std::vector<KernelSignature> *kernels);
 

@@ -43,10 +43,73 @@ static StrategyError keyError(llvm::StringRef text, llvm::StringRef key,
   return StrategyError{0, text.size(), std::move(message)};
 }
 
+/// The item of `text` around `offset`, brackets kept whole (`bounds = [16,
+/// 64]` is one item).
+static StrategyError bracketItemError(llvm::StringRef text, size_t offset,
+                                      std::string message) {
+  offset = std::min(offset, text.size());
+  size_t begin = 0;
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      if (i >= offset)
+        return StrategyError{begin, i - begin, std::move(message)};
+      begin = i + 1;
+    }
+  }
+  return StrategyError{begin, text.size() - begin, std::move(message)};
+}
+
+/// An NVIDIA target's --strategy: the knobs of an #ffn.gpu_strategy
+/// override, read by the attribute's parser.
+static std::optional<StrategyError>
+parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
+  if (text.trim() == "baseline")
+    return StrategyError{0, text.size(),
+                         "'baseline' is the CPU back end's unscheduled "
+                         "path; an NVIDIA target has none"};
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.getOrLoadDialect<mlir::ffn::FfnDialect>();
+  const std::string prefix = "#ffn.gpu_strategy<";
+  std::string source = prefix + text.str() + ">";
+  std::optional<StrategyError> error;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (error)
+      return mlir::success();
+    size_t column = 0;
+    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
+      column = loc.getColumn();
+    size_t offset = column > prefix.size() ? column - 1 - prefix.size() : 0;
+    error = bracketItemError(text, offset, d.str());
+    return mlir::success();
+  });
+  size_t numRead = 0;
+  mlir::Attribute parsed =
+      mlir::parseAttribute(source, &context, mlir::Type(), &numRead);
+  if (error)
+    return error;
+  auto strategy = llvm::dyn_cast_or_null<mlir::ffn::GpuStrategyAttr>(parsed);
+  if (!strategy || numRead != source.size())
+    return bracketItemError(
+        text, numRead > prefix.size() ? numRead - prefix.size() : 0,
+        "expected key=value items separated by ','");
+  if (strategy.isComplete() || strategy.getKnobs().numBuckets)
+    return StrategyError{0, text.size(),
+                         "--strategy sets knobs (sms, bounds, block_m, "
+                         "block_n, stages, split_k, mma); the buckets are "
+                         "the cost model's"};
+  options.gpuOverrides = strategy.getKnobs();
+  return std::nullopt;
+}
+
 std::optional<StrategyError>
 ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
   if (text.empty())
     return std::nullopt;
+  if (llvm::StringRef(options.isa).starts_with("nvptx-"))
+    return parseGpuStrategyOptions(text, options);
   if (text == "baseline") {
     options.baseline = true;
     return std::nullopt;

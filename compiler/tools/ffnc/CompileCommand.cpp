@@ -46,31 +46,58 @@ static EmitStage stageOf(EmitKind emit) {
   }
 }
 
+/// The NVIDIA back end says where a spec misses its tuned kernels, from the
+/// strategy its cost model will choose (the same library the selection
+/// pass asks), and where --strategy cannot hold for a spec.
+static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
+                                       const ScheduleOptions &schedule) {
+  unsigned errors = 0;
+  for (const FfnSpec &spec : s.specs) {
+    if (spec.isMoe() || spec.groups > 1 ||
+        spec.weightQuant != WeightQuant::None)
+      continue; // checkSpecsFit reports these
+    mlir::ffn::GpuFfnShape shape{spec.dModel, spec.dFF,
+                                 spec.dtype == DType::F32 ? 4 : 2,
+                                 spec.gate != Gate::None, spec.batchInvariant};
+    mlir::ffn::GpuSelection chosen =
+        mlir::ffn::selectGpuStrategy(shape, target.chip, schedule.gpuOverrides);
+    if (chosen.error) {
+      s.diags->error(spec.loc, "ffn '" + spec.name + "': --strategy " +
+                                   chosen.error->key + " " +
+                                   chosen.error->message);
+      ++errors;
+      continue;
+    }
+    for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
+             spec.dModel, shape.elementBytes, target.chip, spec.batchInvariant,
+             mlir::ffn::gpuWgmmaFromM(chosen.strategy)))
+      s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
+  }
+  if (!errors)
+    return std::nullopt;
+  llvm::errs() << errors << (errors == 1 ? " error" : " errors")
+               << " generated.\n";
+  return 1;
+}
+
 int ffnc::compileMain(Session &s) {
   // Everything past the front end needs a valid target.
   TargetInfo target;
   if (std::optional<int> rc = openTarget(opts::targetName, target))
     return *rc;
 
-  if (std::optional<int> rc = rejectCpuStrategy(target))
-    return *rc;
   // ffnc's own back end sends no request to print.
   if (opts::emit == EmitKind::Halide &&
       opts::backendOption.getValue() != Backend::Halide)
     return fail("--emit=halide prints what ffnc asks the Halide back end "
                 "for: give --backend=halide");
-  // The NVIDIA back end says where a spec misses its tuned kernels.
-  if (target.isGpu() && opts::emit != EmitKind::AST)
-    for (const FfnSpec &spec : s.specs)
-      for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
-               spec.dModel, spec.dtype == DType::F32 ? 4 : 2, target.chip,
-               spec.batchInvariant))
-        s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
-
   ScheduleOptions schedule;
   if (std::optional<int> rc = resolveSchedule(s, target, opts::kernelThreads,
                                               "--kernel-threads", schedule))
     return *rc;
+  if (target.isGpu() && opts::emit != EmitKind::AST)
+    if (std::optional<int> rc = gpuPathNotes(s, target, schedule))
+      return *rc;
 
   if (opts::emit == EmitKind::AST) {
     std::string rendered;

@@ -748,8 +748,6 @@ int ffnc::runMain(Session &s) {
   TargetInfo target;
   if (std::optional<int> rc = openTarget(opts::targetName, target))
     return *rc;
-  if (std::optional<int> rc = rejectCpuStrategy(target))
-    return *rc;
   // --oracle's own mistakes first: they need no back end to be found.
   const bool oracle = opts::oracleOption.getNumOccurrences() != 0;
   if (opts::oracleRows.getNumOccurrences() && !oracle)

@@ -259,16 +259,6 @@ std::optional<int> ffnc::resolveSchedule(Session &s, const TargetInfo &target,
   return std::nullopt;
 }
 
-std::optional<int> ffnc::rejectCpuStrategy(const TargetInfo &target) {
-  // The CPU's --strategy knobs have no meaning for an NVIDIA target, and
-  // silently ignoring them would mislead.
-  if (target.isGpu() && !opts::strategyOption.empty())
-    return fail("--strategy sets the CPU back end's schedule; '" + target.name +
-                "' is an NVIDIA target, whose tile buckets are not "
-                "overridable yet (docs/gpu.md)");
-  return std::nullopt;
-}
-
 std::optional<int> ffnc::resolveOracleSchedule(Session &s,
                                                const TargetInfo &target,
                                                const ScheduleOptions &underTest,

@@ -54,10 +54,6 @@ std::optional<int> openSession(Session &session);
 /// The target --target names.
 std::optional<int> openTarget(llvm::StringRef name, TargetInfo &target);
 
-/// --strategy with an NVIDIA target: an error (its schedule is the launch
-/// plan, docs/gpu.md), not silently ignored.
-std::optional<int> rejectCpuStrategy(const TargetInfo &target);
-
 /// The CPU schedule: the back end (--backend and the Halide options, the
 /// Halide back end checked to be there), --strategy parsed and checked
 /// against the FFNs, tuned for `threads` (at most 1024; `threadsFlag` names

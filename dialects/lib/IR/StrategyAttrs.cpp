@@ -1,9 +1,9 @@
 //===- StrategyAttrs.cpp - #ffn.target and the strategies -----------------===//
 //
 // The target a module is compiled for, and the per-target strategies behind
-// StrategyAttrInterface (#ffn.cpu_strategy so far). A strategy's rules live
-// with its record in the MLIR-free cost model (checkStrategy), so the
-// parser, the verifier and ffnc's `--strategy=` reject the same things with
+// StrategyAttrInterface (#ffn.cpu_strategy, #ffn.gpu_strategy). A strategy's
+// rules live with its record in the MLIR-free cost model (checkStrategy), so
+// the parser, the verifier and ffnc's `--strategy=` reject the same things with
 // the same words.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +15,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 
@@ -195,4 +197,175 @@ LogicalResult CpuStrategyAttr::verifyForTarget(
 std::string CpuStrategyAttr::describe(bool gated, int64_t dFf,
                                       bool batchInvariant) const {
   return describeStrategy(getKnobs(), gated, dFf, batchInvariant);
+}
+
+//===----------------------------------------------------------------------===//
+// #ffn.gpu_strategy
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GpuStrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        GpuStrategy knobs) {
+  if (std::optional<GpuKnobError> bad = checkGpuKnobs(knobs))
+    return emitError() << "strategy " << bad->key << " " << bad->message;
+  return success();
+}
+
+/// `[a, b, ...]` of integers into `out` (at most `max`).
+static ParseResult parseIntegerList(AsmParser &parser, SMLoc loc, StringRef key,
+                                    int64_t *out, int32_t &count, int32_t max) {
+  count = 0;
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        if (count == max)
+          return parser.emitError(loc)
+                 << key << " takes at most " << max << " values";
+        return parser.parseInteger(out[count++]);
+      });
+}
+
+static ParseResult parseMma(AsmParser &parser, SMLoc loc, GpuMma &mma) {
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<GpuMma> parsed = parseGpuMma(word);
+  if (!parsed)
+    return parser.emitError(loc)
+           << "mma is fma, mma_sync or wgmma, not '" << word << "'";
+  mma = *parsed;
+  return success();
+}
+
+/// One `<max_m = .., block_m = .., ...>` of a complete strategy.
+static ParseResult parseBucket(AsmParser &parser, GpuBucket &b) {
+  SMLoc start = parser.getCurrentLocation();
+  llvm::StringSet<> given;
+  auto parseValue = [&](StringRef key, SMLoc loc) -> ParseResult {
+    given.insert(key);
+    if (key == "mma")
+      return parseMma(parser, loc, b.mma);
+    if (key == "split_k") {
+      int64_t split[2];
+      int32_t count;
+      if (parseIntegerList(parser, loc, key, split, count, 2))
+        return failure();
+      if (count != 2)
+        return parser.emitError(loc) << "split_k is [up, down]";
+      b.splitUp = split[0];
+      b.splitDown = split[1];
+      return success();
+    }
+    int64_t *field = llvm::StringSwitch<int64_t *>(key)
+                         .Case("max_m", &b.maxM)
+                         .Case("block_m", &b.blockM)
+                         .Case("block_n", &b.blockN)
+                         .Case("warps_m", &b.warpsM)
+                         .Case("warps_n", &b.warpsN)
+                         .Case("block_k", &b.blockK)
+                         .Case("stages", &b.stages)
+                         .Default(nullptr);
+    if (!field)
+      return parser.emitError(loc)
+             << "unknown bucket key '" << key
+             << "' (keys: max_m, block_m, block_n, warps_m, warps_n, "
+                "block_k, stages, mma, split_k)";
+    return parser.parseInteger(*field);
+  };
+  if (parseKeyValueList(parser, parseValue))
+    return failure();
+  for (StringRef key : {"block_m", "block_n", "warps_m", "warps_n", "block_k",
+                        "stages", "mma", "split_k"})
+    if (!given.contains(key))
+      return parser.emitError(start) << "a bucket needs " << key;
+  return success();
+}
+
+Attribute GpuStrategyAttr::parse(AsmParser &parser, Type) {
+  GpuStrategy s;
+  llvm::StringMap<SMLoc> where;
+  auto parseValue = [&](StringRef key, SMLoc loc) -> ParseResult {
+    where[key] = loc;
+    if (key == "mma") {
+      GpuMma mma;
+      if (parseMma(parser, loc, mma))
+        return failure();
+      s.mma = mma;
+      return success();
+    }
+    if (key == "bounds")
+      return parseIntegerList(parser, loc, key, s.bounds, s.numBounds,
+                              kMaxGpuBuckets - 1);
+    if (key == "buckets")
+      return parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            if (s.numBuckets == kMaxGpuBuckets)
+              return parser.emitError(loc) << "buckets takes at most "
+                                           << kMaxGpuBuckets << " buckets";
+            return parseBucket(parser, s.buckets[s.numBuckets++]);
+          });
+    std::optional<int64_t> *knob =
+        llvm::StringSwitch<std::optional<int64_t> *>(key)
+            .Case("sms", &s.sms)
+            .Case("block_m", &s.blockM)
+            .Case("block_n", &s.blockN)
+            .Case("stages", &s.stages)
+            .Case("split_k", &s.splitK)
+            .Default(nullptr);
+    if (!knob)
+      return parser.emitError(loc)
+             << "unknown key '" << key
+             << "' (keys: sms, bounds, block_m, block_n, stages, split_k, "
+                "mma, buckets)";
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    *knob = value;
+    return success();
+  };
+  SMLoc start = parser.getCurrentLocation();
+  if (parseKeyValueList(parser, parseValue))
+    return {};
+  if (std::optional<GpuKnobError> bad = checkGpuKnobs(s)) {
+    SMLoc at = where.count(bad->key) ? where.lookup(bad->key) : start;
+    parser.emitError(at) << bad->key << " " << bad->message;
+    return {};
+  }
+  return get(parser.getContext(), s);
+}
+
+void GpuStrategyAttr::print(AsmPrinter &printer) const {
+  printer << "<" << gpuKnobsText(getKnobs()) << ">";
+}
+
+bool GpuStrategyAttr::isComplete() const { return getKnobs().isComplete(); }
+
+/// The chip of an NVIDIA target's name (nvptx-sm90a -> sm_90a); empty for
+/// any other.
+static std::string chipOf(StringRef isa) {
+  if (!isa.consume_front("nvptx-sm") || isa.size() < 2)
+    return "";
+  return ("sm_" + isa).str();
+}
+
+LogicalResult GpuStrategyAttr::verifyForTarget(
+    Attribute attr, function_ref<InFlightDiagnostic()> emitError) const {
+  auto target = dyn_cast<TargetAttr>(attr);
+  if (!target)
+    return emitError() << "expected an #ffn.target, got " << attr;
+  std::string chip = chipOf(target.getIsa());
+  if (chip.empty() || !nominalGpuDevice(chip))
+    return emitError() << "a GPU strategy cannot schedule for target '"
+                       << target.getIsa() << "'";
+  const GpuStrategy &s = getKnobs();
+  for (int i = 0; i < s.numBuckets; ++i)
+    if (s.buckets[i].mma == GpuMma::Wgmma && chip != "sm_90a")
+      return emitError() << "strategy bucket " << i << " multiplies with "
+                         << "wgmma, which needs sm_90a, not " << chip;
+  if (s.mma == GpuMma::Wgmma && chip != "sm_90a")
+    return emitError() << "strategy mma wgmma needs sm_90a, not " << chip;
+  return success();
+}
+
+std::string GpuStrategyAttr::describe(bool, int64_t, bool) const {
+  return describeGpuStrategy(getKnobs(), "");
 }

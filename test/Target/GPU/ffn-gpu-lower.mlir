@@ -1,6 +1,13 @@
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=F32
-// RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_90a" | FileCheck %s --check-prefix=WG
+// RUN: ffn-opt %S/Inputs/wgmma.mlir --ffn-gpu-lower="chip=sm_90a" | FileCheck %s --check-prefix=WG
+// The lowering builds what the op's #ffn.gpu_strategy says (the buckets
+// here are spelled out, not chosen: ffn-gpu-select-strategy.mlir tests the
+// choice), and refuses what it cannot build.
+// RUN: not ffn-opt %S/Inputs/wgmma.mlir --ffn-gpu-lower="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOWG
+// NOWG: error: 'ffn.ffn' op strategy buckets bucket 1: wgmma needs sm_90a and the 128x256 tile
+// RUN: sed 's/ strategy #ffn.gpu_strategy<.*]>//' %S/Inputs/wgmma.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=NOSTRATEGY
+// NOSTRATEGY: error: 'ffn.ffn' op needs a complete #ffn.gpu_strategy (run ffn-gpu-select-strategy first)
 // Grouped FFNs are refused at the op, not lowered as one dense FFN.
 // RUN: not ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=GROUPED
 // GROUPED: grouped.mlir:3:8: error: 'ffn.ffn' op is a grouped FFN (groups = 2): NVIDIA targets have no kernels for it yet
@@ -54,10 +61,12 @@
 // sm_90a: the wide-tile buckets multiply on warpgroup MMAs from 128-byte
 // swizzled, 1024-byte aligned shared memory (one 128 x 256 tile of bf16 per
 // stage), keeping one MMA group in flight across the next tile's copies.
+// WG: ffn.gpu_strategy = #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 64, block_m = 16, block_n = 128, {{.*}}, mma = mma_sync, split_k = [1, 1]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
+// WG-SAME: strategy = "gpu sm_90a (132 SMs): m 1-64 16x128 tiles mma_sync 4 stages; m >= 65 128x256 tiles wgmma 4 stages; tiles fed by a cp.async ring; note: sm_90a: wgmma for m >= 65
 // WG: gpu.module @g_device [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
-// WG: gpu.func @g_up_m16(
+// WG: gpu.func @g_up_m64(
 // WG-NOT: nvvm.wgmma
-// WG: gpu.func @g_up_m256(
+// WG: gpu.func @g_up_mlarge(
 // WG: memref.extract_aligned_pointer_as_index
 // WG: nvgpu.device_async_copy
 // WG: arith.xori
@@ -82,11 +91,11 @@
 
 module {
   func.func @g(%arg0: tensor<?x64xbf16> {ffn.param = "input"}, %arg1: tensor<64x96xbf16> {ffn.param = "w_up"}, %arg2: tensor<64x96xbf16> {ffn.param = "w_gate"}, %arg3: tensor<96x64xbf16> {ffn.param = "w_down"}, %arg4: tensor<96xbf16> {ffn.param = "b_up"}, %arg5: tensor<96xbf16> {ffn.param = "b_gate"}, %arg6: tensor<64xbf16> {ffn.param = "b_down"}) -> tensor<?x64xbf16> {
-    %0 = ffn.ffn gated silu residual ins(%arg0 : tensor<?x64xbf16>) up(%arg1 : tensor<64x96xbf16>) gate(%arg2 : tensor<64x96xbf16>) down(%arg3 : tensor<96x64xbf16>) bias_up(%arg4 : tensor<96xbf16>) bias_gate(%arg5 : tensor<96xbf16>) bias_down(%arg6 : tensor<64xbf16>) -> tensor<?x64xbf16>
+    %0 = ffn.ffn gated silu residual ins(%arg0 : tensor<?x64xbf16>) up(%arg1 : tensor<64x96xbf16>) gate(%arg2 : tensor<64x96xbf16>) down(%arg3 : tensor<96x64xbf16>) bias_up(%arg4 : tensor<96xbf16>) bias_gate(%arg5 : tensor<96xbf16>) bias_down(%arg6 : tensor<64xbf16>) strategy #ffn.gpu_strategy<sms = 108, buckets = [<max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>, <max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>, <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 3, mma = mma_sync, split_k = [1, 1]>, <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 3, mma = mma_sync, split_k = [1, 1]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 3, mma = mma_sync, split_k = [1, 1]>]> -> tensor<?x64xbf16>
     return %0 : tensor<?x64xbf16>
   }
   func.func @p(%arg0: tensor<?x60xf32> {ffn.param = "input"}, %arg1: tensor<60x100xf32> {ffn.param = "w_up"}, %arg2: tensor<100x60xf32> {ffn.param = "w_down"}, %arg3: tensor<100xf32> {ffn.param = "b_up"}, %arg4: tensor<60xf32> {ffn.param = "b_down"}, %arg5: tensor<60xf32> {ffn.param = "norm_scale"}, %arg6: tensor<60xf32> {ffn.param = "norm_shift"}) -> tensor<?x60xf32> {
-    %0 = ffn.ffn gelu norm<layernorm, post, eps = 1.0e-05> ins(%arg0 : tensor<?x60xf32>) up(%arg1 : tensor<60x100xf32>) down(%arg2 : tensor<100x60xf32>) bias_up(%arg3 : tensor<100xf32>) bias_down(%arg4 : tensor<60xf32>) norm_scale(%arg5 : tensor<60xf32>) norm_shift(%arg6 : tensor<60xf32>) -> tensor<?x60xf32>
+    %0 = ffn.ffn gelu norm<layernorm, post, eps = 1.0e-05> ins(%arg0 : tensor<?x60xf32>) up(%arg1 : tensor<60x100xf32>) down(%arg2 : tensor<100x60xf32>) bias_up(%arg3 : tensor<100xf32>) bias_down(%arg4 : tensor<60xf32>) norm_scale(%arg5 : tensor<60xf32>) norm_shift(%arg6 : tensor<60xf32>) strategy #ffn.gpu_strategy<sms = 108, buckets = [<max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 32, stages = 4, mma = fma, split_k = [1, 1]>, <block_m = 128, block_n = 128, warps_m = 2, warps_n = 4, block_k = 32, stages = 4, mma = fma, split_k = [1, 1]>]> -> tensor<?x60xf32>
     return %0 : tensor<?x60xf32>
   }
 }

@@ -10,6 +10,7 @@
 #define FFNC_CODEGEN_PIPELINE_H
 
 #include "ffn/Target/CPU/CostModel.h"
+#include "ffn/Target/GPU/CostModel.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -33,6 +34,8 @@ struct ScheduleOptions {
   int64_t vectorBits = 512;         ///< from the target
   /// The knobs --strategy fixes; the unset ones are the cost model's.
   mlir::ffn::CpuStrategy overrides;
+  /// The same for an NVIDIA target (#ffn.gpu_strategy's knobs).
+  mlir::ffn::GpuStrategy gpuOverrides;
   /// Threads the kernels will run on, for the schedule cost model (0: this
   /// machine's hardware threads, the runtime's default).
   int64_t threads = 0;

@@ -25,7 +25,9 @@ struct StrategyError {
 /// fused_max_m, chunk, groups), read by the attribute's parser, into
 /// `options.overrides`; every value is checked against `options.vectorBits`
 /// (mlir::ffn::checkStrategy), so that accepted overrides always yield a
-/// strategy that verifies.
+/// strategy that verifies. For an NVIDIA target (`options.isa` nvptx-*),
+/// the knobs of an #ffn.gpu_strategy override (sms, bounds, block_m,
+/// block_n, stages, split_k, mma) into `options.gpuOverrides`.
 std::optional<StrategyError> parseStrategyOptions(llvm::StringRef text,
                                                   ScheduleOptions &options);
 

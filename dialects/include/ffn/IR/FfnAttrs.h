@@ -7,6 +7,7 @@
 #include "mlir/IR/DialectImplementation.h"
 
 #include "ffn/Target/CPU/CostModel.h"
+#include "ffn/Target/GPU/CostModel.h"
 
 #include "llvm/ADT/Hashing.h"
 
@@ -17,6 +18,14 @@ namespace mlir::ffn {
 inline llvm::hash_code hash_value(const CpuStrategy &s) {
   return llvm::hash_combine(s.vectorBits, s.mr, s.nr, s.mc, s.prefetch,
                             s.fusedMaxM, s.chunk, s.groups);
+}
+/// #ffn.gpu_strategy's storage hashes its record (equal records hash
+/// equal; the buckets' count and first bucket separate the rest well).
+inline llvm::hash_code hash_value(const GpuStrategy &s) {
+  const GpuBucket &b = s.buckets[0];
+  return llvm::hash_combine(
+      s.sms, s.numBuckets, s.numBounds, s.blockM, s.blockN, s.stages, s.splitK,
+      s.mma ? int(*s.mma) : -1, b.maxM, b.blockM, b.splitUp, b.splitDown);
 }
 } // namespace mlir::ffn
 

@@ -261,6 +261,54 @@ def Ffn_CpuStrategyAttr
   let genVerifyDecl = 1;
 }
 
+def Ffn_GpuStrategyAttr
+    : AttrDef<Ffn_Dialect, "GpuStrategy",
+              [DeclareAttrInterfaceMethods<Ffn_StrategyAttrInterface>]> {
+  let mnemonic = "gpu_strategy";
+  let summary = "how the NVIDIA back end schedules one FFN";
+  let description = [{
+    Written by `ffn-gpu-select-strategy`, read by `ffn-gpu-lower`. A
+    complete strategy has the multiprocessor count its grids are sized for
+    and one bucket per token-count range, ascending (`max_m`: the bucket
+    takes the runs with the previous bucket's max_m < m <= max_m; the last
+    bucket has none and takes every larger m). Each bucket's knobs:
+
+    - `block_m` x `block_n`: the block's output tile, split between
+      `warps_m` x `warps_n` warps (the kernels exist for 16x128 (1 x 8
+      warps), 64x128 (2 x 4) and 128x256 (2 x 4; f32: 128x128));
+    - `block_k`: K per pipeline stage (64 for bf16/f16, 32 for f32);
+    - `stages`: depth of the cp.async ring (2-4, as shared memory allows);
+    - `mma`: `mma_sync` (mma.sync.m16n8k16 on tensor cores, sm_80+),
+      `wgmma` (warpgroup MMA, sm_90a, the 128x256 tile) or `fma` (f32);
+    - `split_k = [up, down]`: K slices of GEMM 1 and GEMM 2 (f32 partials
+      in the workspace, summed in slice order by a reduction kernel that
+      applies the epilogue: deterministic).
+
+    The cost model (`ffn/Target/GPU/CostModel.h`) prices every tile at the
+    bucket's largest m -- the larger of its tensor time (padded rows, the
+    warp tile's operand traffic, the SM with the most blocks) and its memory
+    time (weights from HBM once, from L2 for every further row of blocks)
+    -- and splits K where a bounded bucket's grid leaves SMs idle (four
+    blocks per SM for decode, one full wave otherwise). The device's figures
+    are the chip's nominal board (sm_80: A100 SXM4, sm_90/sm_90a: H100
+    SXM5); `sms` resizes it.
+
+    An override (`--strategy=`, the selection pass's `overrides`) is the
+    same attribute without buckets, setting any of: `sms`, `bounds = [..]`
+    (the bounded buckets' max_m), `block_m` and `block_n` (one tile for
+    every bucket), `stages`, `split_k` (every bounded bucket's GEMMs; 1:
+    none), `mma = mma_sync` (wgmma off on sm_90a). The model chooses the
+    rest.
+
+    Example (abridged):
+    `#ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [4, 17]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>`
+  }];
+  let parameters = (ins AttrParameter<"::mlir::ffn::GpuStrategy",
+                                      "the knobs or the buckets">:$knobs);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // The kernel contract: what the lowering tells the kernel glue, the header
 // writer and (through the descriptor) the runtime.

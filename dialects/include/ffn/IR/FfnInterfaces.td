@@ -9,7 +9,7 @@ def Ffn_StrategyAttrInterface : AttrInterface<"StrategyAttrInterface"> {
   let cppNamespace = "::mlir::ffn";
   let description = [{
     How one back end schedules an `ffn.ffn`. Each target family has its own
-    strategy attribute (`#ffn.cpu_strategy`; the GPU's next), so a new
+    strategy attribute (`#ffn.cpu_strategy`, `#ffn.gpu_strategy`), so a new
     target adds an attribute and the passes that read it, and `ffn.ffn`
     holds any of them. The same attribute with knobs left unset is an
     override: what `--strategy=` and the selection passes' `overrides`

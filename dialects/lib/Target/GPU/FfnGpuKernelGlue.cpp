@@ -142,6 +142,8 @@ struct FfnGpuKernelGluePass
          llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>()))
       binary.erase();
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+    // What the strategies were chosen for is in the descriptors now.
+    module->removeAttr(TargetAttr::kAttrName);
   }
 };
 } // namespace

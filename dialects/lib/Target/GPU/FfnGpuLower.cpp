@@ -8,11 +8,10 @@
 //   GEMM 2        y = h . W2 + b2 [+ x]  (f32 z instead when post-norm)
 //   [row kernel]  y = norm(z)
 //
-// per token-count bucket: decode (m <= 16: 16-row tiles), small (m <= 64:
-// 64-row tiles), m <= 256, m <= 1024 and larger (128 x 256 tiles). A bounded
-// bucket whose grid would leave SMs idle (decode: fewer than four blocks per
-// SM) splits K (f32 partials in the workspace, then a reduction kernel
-// applying the epilogue in slice order: deterministic).
+// per token-count bucket of the op's #ffn.gpu_strategy (ffn-gpu-select-
+// strategy): its block tile, ring depth, MMA instruction and K splits. A
+// split GEMM writes f32 partials to the workspace, then a reduction kernel
+// applies the epilogue in slice order (deterministic).
 //
 // The hidden activations h, and xn, are stored in the FFN's dtype: they are
 // the next matmul's tensor-core operands. The kernel descriptor says so
@@ -27,6 +26,7 @@
 #include "ffn/Target/GPU/PathNotes.h"
 
 #include "ffn/IR/FfnOps.h"
+#include "ffn/Target/GPU/CostModel.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -43,22 +43,13 @@ static int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 namespace {
 
-struct Bucket {
-  int64_t maxM; // INT64_MAX for the last
-  int64_t bm, bn, warpsM, warpsN;
-};
-
-/// Every packed dimension is padded to this (the widest block tile), so
-/// every bucket's grid covers it exactly.
-constexpr int64_t kPad = 256;
-
 /// Builds one FFN's kernels and launches.
 class FfnPlanner {
 public:
   FfnPlanner(OpBuilder &builder, ModuleOp module, func::FuncOp func, FfnOp op,
-             StringRef chip, int64_t smCount)
+             StringRef chip, const GpuStrategy &strategy)
       : builder(builder), module(module), func(func), op(op), chip(chip),
-        smCount(smCount) {}
+        strategy(strategy) {}
 
   LogicalResult plan();
 
@@ -68,12 +59,12 @@ private:
   func::FuncOp func;
   FfnOp op;
   std::string chip;
-  int64_t smCount;
+  const GpuStrategy &strategy;
 
   std::string name;
   Type t, f32;
   int64_t dm = 0, df = 0, eb = 0;
-  int64_t kp1 = 0, hs = 0, nb1 = 0, nb2 = 0;
+  int64_t kp1 = 0, hs = 0, nb2 = 0;
   // Parameter indices (-1: absent).
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
           scale = -1, shift = -1;
@@ -89,25 +80,13 @@ private:
     return {ArgKind::Workspace, offset, type};
   }
   KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
-  int64_t splitFor(int64_t rowsBlocks, int64_t colBlocks, int64_t k, int64_t bk,
-                   int64_t wantBlocks) const;
-  void addGemms(const Bucket &bucket, int64_t minM);
+  void addGemms(const GpuBucket &bucket, int64_t minM);
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
                std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM);
   void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
   void writeStub();
 };
 } // namespace
-
-int64_t FfnPlanner::splitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
-                             int64_t bk, int64_t wantBlocks) const {
-  // Split K until the grid has `wantBlocks` blocks, keeping at least four K
-  // tiles per slice for the copy pipeline to overlap.
-  int64_t tiles = k / bk, split = 1;
-  while (rowBlocks * colBlocks * split < wantBlocks && tiles / (split + 1) >= 4)
-    ++split;
-  return split;
-}
 
 void FfnPlanner::addRowKernel(const NormConfig &config,
                               std::vector<KernelArg> args) {
@@ -124,16 +103,9 @@ void FfnPlanner::addRowKernel(const NormConfig &config,
 void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                          std::vector<KernelArg> epilogueArgs, int64_t minM,
                          int64_t maxM) {
-  // operands: A, B (, B up), out.
+  // operands: A, B (, B up), out. c.splitK is the strategy's.
   int64_t colBlocks =
       (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
-  int64_t rowBlocks = maxM == INT64_MAX ? INT64_MAX : (maxM + c.bm - 1) / c.bm;
-  // Memory-bound decode wants four blocks per SM to keep enough loads in
-  // flight and the waves balanced; compute-bound buckets one full wave
-  // (every further slice costs its f32 partials' traffic).
-  int64_t want = (maxM <= 16 ? 4 : 1) * smCount;
-  c.splitK =
-      maxM == INT64_MAX ? 1 : splitFor(rowBlocks, colBlocks, c.k, c.bk, want);
   Launch l;
   l.rowsPerBlock = c.bm;
   l.gridY = colBlocks;
@@ -181,28 +153,23 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   launches.push_back(std::move(r));
 }
 
-void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
+void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   // Kernels are named after their bucket's largest m.
-  std::string suffix = bucket.maxM == INT64_MAX
-                           ? std::string("_mlarge")
-                           : "_m" + std::to_string(bucket.maxM);
-  bool tc = !t.isF32();
+  int64_t maxM = bucket.maxM ? bucket.maxM : INT64_MAX;
+  std::string suffix =
+      bucket.maxM ? "_m" + std::to_string(bucket.maxM) : std::string("_mlarge");
   GemmConfig base;
   base.storage = t;
-  base.bm = bucket.bm;
-  base.bn = bucket.bn;
+  base.bm = bucket.blockM;
+  base.bn = bucket.blockN;
   base.warpsM = bucket.warpsM;
   base.warpsN = bucket.warpsN;
-  // 64 bf16/f16 (128 bytes) or 32 f32 per K tile; up to four stages, as
-  // many as the chip's shared memory per block takes (opt-in limits: 227
-  // KiB on sm_90, 163 KiB on sm_80).
-  int64_t sharedLimit = (chip.rfind("sm_9", 0) == 0 ? 227 : 163) * 1024;
-  base.bk = tc ? 64 : 32;
-  // sm_90a: the wide tiles multiply on wgmma (warpgroup MMA).
-  base.wgmma = chip == "sm_90a" && tc && bucket.bn == 256;
-  base.stages = 4;
-  while (base.stages > 2 && base.sharedBytes() > sharedLimit)
-    --base.stages;
+  base.bk = bucket.blockK;
+  base.wgmma = bucket.mma == GpuMma::Wgmma;
+  base.stages = bucket.stages;
+  // The model and the kernel builder must lay the ring out alike.
+  assert(base.sharedBytes() == gpuGemmSharedBytes(bucket, eb) &&
+         "shared memory of the cost model and the kernel differ");
 
   // GEMM 1.
   GemmConfig up = base;
@@ -218,6 +185,7 @@ void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
   up.outType = t;
   up.hasBias = bUp >= 0;
   up.hasBiasGate = bGate >= 0;
+  up.splitK = bucket.splitUp;
   std::vector<KernelArg> ops1 = {
       aFromWorkspace ? ws(wsXn, t) : KernelArg{ArgKind::Input, 0, t}};
   if (up.gated) {
@@ -232,7 +200,7 @@ void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
     epi1.push_back(param(bUp));
   if (up.hasBiasGate)
     epi1.push_back(param(bGate));
-  addGemm(up, ops1, epi1, minM, bucket.maxM);
+  addGemm(up, ops1, epi1, minM, maxM);
 
   // GEMM 2.
   GemmConfig down = base;
@@ -245,6 +213,7 @@ void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
   down.outType = postNorm ? f32 : t;
   down.hasBias = bDown >= 0;
   down.residual = op.getResidual();
+  down.splitK = bucket.splitDown;
   std::vector<KernelArg> ops2 = {ws(wsH, t), param(wDown),
                                  postNorm ? ws(wsZ, f32)
                                           : KernelArg{ArgKind::Output, 0, t}};
@@ -253,7 +222,7 @@ void FfnPlanner::addGemms(const Bucket &bucket, int64_t minM) {
     epi2.push_back(param(bDown));
   if (down.residual)
     epi2.push_back({ArgKind::Input, 0, t});
-  addGemm(down, ops2, epi2, minM, bucket.maxM);
+  addGemm(down, ops2, epi2, minM, maxM);
 }
 
 LogicalResult FfnPlanner::plan() {
@@ -263,9 +232,10 @@ LogicalResult FfnPlanner::plan() {
   dm = op.getDModel();
   df = op.getDFf();
   eb = t.getIntOrFloatBitWidth() / 8;
-  kp1 = roundUp(dm, 64);
-  hs = roundUp(df, kPad);
-  nb2 = roundUp(dm, kPad);
+  GpuPackedDims dims = gpuPackedDims({dm, df, eb, op.getGated()});
+  kp1 = dims.kUp;
+  hs = dims.hidden;
+  nb2 = dims.nDown;
   if (auto norm = op.getNorm()) {
     preNorm = norm->getPosition() == NormPosition::pre;
     postNorm = !preNorm;
@@ -343,24 +313,11 @@ LogicalResult FfnPlanner::plan() {
     addRowKernel(n, args);
   }
 
-  // Large m: 128 x 256 tiles of 64 x 64 per warp on tensor cores (f32:
-  // 128 x 128, 64 x 32 per warp, FMA registers being the limit).
-  bool tc = !t.isF32();
-  // Between decode and large m, the large tiles with split-K (sized for
-  // m = 256) keep the tensor cores' better operand reuse at every SM.
-  int64_t wide = tc ? 256 : 128;
-  const Bucket buckets[] = {{16, 16, 128, 1, 8},
-                            {64, 64, 128, 2, 4},
-                            {256, 128, wide, 2, 4},
-                            {1024, 128, wide, 2, 4},
-                            {INT64_MAX, 128, wide, 2, 4}};
-  // Batch invariance: one tile shape and no K split for every m, so each
-  // output row takes the same operations whatever rows share its run.
-  ArrayRef<Bucket> used(buckets);
-  if (op.getBatchInvariant())
-    used = used.take_back();
+  // Batch invariance is the strategy's: one bucket without a K split, so
+  // each output row takes the same operations whatever rows share its run.
   int64_t minM = 1;
-  for (const Bucket &bucket : used) {
+  for (const GpuBucket &bucket :
+       ArrayRef<GpuBucket>(strategy.buckets, strategy.numBuckets)) {
     addGemms(bucket, minM);
     minM = bucket.maxM + 1;
   }
@@ -438,16 +395,13 @@ void FfnPlanner::writeStub() {
   auto stub = func::FuncOp::create(builder, func.getLoc(), name,
                                    builder.getFunctionType(argTypes, {}));
   stub.setPrivate();
-  std::string cores = t.isF32() ? "f32 FMA"
-                      : chip == "sm_90a"
-                          ? "tensor-core (wgmma for m > 64, mma.sync below)"
-                          : "tensor-core mma.sync";
-  std::string text = "gpu " + chip + ": " + cores +
-                     " tiles fed by a cp.async ring; buckets m<=16 (16-row "
-                     "tiles), m<=64 (64), m<=256, m<=1024 and larger (128); "
-                     "split-K where a bounded bucket's grid leaves SMs idle";
+  // The strategy itself stays with the kernel for --emit=gpu to print.
+  stub->setAttr("ffn.gpu_strategy",
+                GpuStrategyAttr::get(builder.getContext(), strategy));
+  std::string text =
+      describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
   for (const std::string &note :
-       pathNotes(dm, eb, chip, op.getBatchInvariant()))
+       pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy)))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,
@@ -484,7 +438,21 @@ struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
                          << "): NVIDIA targets have no kernels for it yet";
         return signalPassFailure();
       }
-      FfnPlanner planner(builder, module, func, op, chip, smCount);
+      auto strategy = dyn_cast_or_null<GpuStrategyAttr>(op.getStrategyAttr());
+      if (!strategy || !strategy.isComplete()) {
+        op.emitOpError("needs a complete #ffn.gpu_strategy (run "
+                       "ffn-gpu-select-strategy first)");
+        return signalPassFailure();
+      }
+      GpuFfnShape shape{op.getDModel(), op.getDFf(),
+                        op.getStorageType().getIntOrFloatBitWidth() / 8,
+                        op.getGated(), op.getBatchInvariant()};
+      if (std::optional<GpuKnobError> bad =
+              checkGpuStrategy(strategy.getKnobs(), shape, chip)) {
+        op.emitOpError("strategy ") << bad->key << " " << bad->message;
+        return signalPassFailure();
+      }
+      FfnPlanner planner(builder, module, func, op, chip, strategy.getKnobs());
       if (failed(planner.plan()))
         return signalPassFailure();
     }

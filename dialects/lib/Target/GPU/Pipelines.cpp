@@ -4,6 +4,7 @@
 
 #include "ffn/Target/CPU/Pipelines.h"
 #include "ffn/Target/GPU/Passes.h"
+#include "ffn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -15,10 +16,16 @@
 using namespace mlir;
 
 void ffn::buildGpuLoweringPipeline(OpPassManager &pm, StringRef chip,
-                                   int64_t smCount) {
+                                   StringRef overrides) {
+  FfnAttachTargetOptions target;
+  // sm_90a -> nvptx-sm90a
+  target.isa = "nvptx-sm" + chip.drop_front(3).str();
+  pm.addPass(createFfnAttachTarget(target));
+  FfnGpuSelectStrategyOptions select;
+  select.overrides = overrides.str();
+  pm.addNestedPass<func::FuncOp>(createFfnGpuSelectStrategy(select));
   FfnGpuLowerOptions options;
   options.chip = chip.str();
-  options.smCount = smCount;
   pm.addPass(createFfnGpuLower(options));
   pm.addPass(createCanonicalizerPass());
 }
@@ -61,9 +68,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("sm_80, sm_90, sm_90a"),
                            llvm::cl::init("sm_90")};
-  Option<int64_t> smCount{*this, "sm-count",
-                          llvm::cl::desc("multiprocessors to size grids for"),
-                          llvm::cl::init(132)};
+  Option<std::string> overrides{
+      *this, "overrides",
+      llvm::cl::desc("an #ffn.gpu_strategy whose knobs the cost model keeps "
+                     "(`#ffn.gpu_strategy<sms = 114>`)"),
+      llvm::cl::init("")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("isa (PTX) or bin (cubin; then the host code too, "
@@ -81,7 +90,7 @@ void ffn::registerGpuPipelines() {
       "Lower ffn.ffn to NVIDIA GPU kernels in a gpu.binary (the GPU back "
       "end, as ffnc runs it before the host code's LLVM lowering)",
       [](OpPassManager &pm, const GpuPipelineOptions &options) {
-        buildGpuLoweringPipeline(pm, options.chip, options.smCount);
+        buildGpuLoweringPipeline(pm, options.chip, options.overrides);
         buildGpuBinaryPipeline(pm, options.format, options.toolkit);
         if (options.format == "bin")
           buildGpuHostPipeline(pm, options.chip);

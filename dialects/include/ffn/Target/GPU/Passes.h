@@ -3,6 +3,7 @@
 #ifndef FFN_TARGET_GPU_PASSES_H
 #define FFN_TARGET_GPU_PASSES_H
 
+#include "ffn/IR/FfnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -5,6 +5,32 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FfnGpuSelectStrategy
+    : Pass<"ffn-gpu-select-strategy", "func::FuncOp"> {
+  let summary = "Choose the NVIDIA back end's #ffn.gpu_strategy of each FFN";
+  let description = [{
+    Sets `strategy` on every `ffn.ffn` that has none to a complete
+    `#ffn.gpu_strategy`: per token-count bucket the block tile the GPU cost
+    model prices fastest at the bucket's largest m, the deepest cp.async
+    ring the chip's shared memory holds, the MMA instruction (wgmma for the
+    wide tile on sm_90a) and the K split of each GEMM where the bucket's
+    grid would leave SMs idle. The chip is the module's `#ffn.target`
+    (`nvptx-sm80`, `nvptx-sm90`, `nvptx-sm90a`); the device's figures are
+    the chip's nominal board (ffn/Target/GPU/CostModel.h).
+
+    `overrides` (the text of an `#ffn.gpu_strategy` without buckets) fixes
+    knobs the model then does not choose; one that cannot hold for an FFN
+    (a tile not built for its dtype, wgmma off sm_90a, a K split beyond its
+    K tiles, bounds or a split for a batch_invariant FFN) is an error at
+    the op. A strategy already on an op is checked against the target.
+  }];
+  let options = [
+    Option<"overrides", "overrides", "std::string", /*default=*/"\"\"",
+           "an #ffn.gpu_strategy whose knobs the model keeps">
+  ];
+  let dependentDialects = ["::mlir::ffn::FfnDialect"];
+}
+
 def FfnGpuLower : Pass<"ffn-gpu-lower", "ModuleOp"> {
   let summary = "Lower each ffn.ffn to NVIDIA GPU kernels and a launch plan";
   let description = [{
@@ -28,14 +54,14 @@ def FfnGpuLower : Pass<"ffn-gpu-lower", "ModuleOp"> {
       kernel launch: entry, grid, block, shared memory, the token-count
       bucket it belongs to, and its arguments), read by the kernel glue.
 
-    Token counts are split into buckets (decode, medium, large) with their
-    own row-tile height and split-K factor, chosen from `sm-count`.
+    Token counts are split into the buckets of the op's complete
+    `#ffn.gpu_strategy` (ffn-gpu-select-strategy), each with its own block
+    tile, ring depth, MMA instruction and K splits; a strategy the kernels
+    cannot be built from for this FFN and chip is an error.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "the SM architecture (sm_80, sm_90, sm_90a)">,
-    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
-           "multiprocessors of the device the split-K factors are sized for">
+           "the SM architecture (sm_80, sm_90, sm_90a)">
   ];
   let dependentDialects = ["gpu::GPUDialect", "NVVM::NVVMDialect",
                            "nvgpu::NVGPUDialect", "LLVM::LLVMDialect",

@@ -16,10 +16,12 @@
 namespace mlir::ffn::gpu_target {
 
 /// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
-/// "sm_90a".
+/// "sm_90a"; `wgmmaFromM`: the smallest m the strategy multiplies with
+/// wgmma (0: none, gpuWgmmaFromM).
 inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
                                           const std::string &chip,
-                                          bool batchInvariant = false) {
+                                          bool batchInvariant,
+                                          int64_t wgmmaFromM) {
   std::vector<std::string> notes;
   if (batchInvariant)
     notes.push_back("batch_invariant: every m runs the large-m tiles without "
@@ -37,12 +39,17 @@ inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
                     "mma.sync kernels run, about 0.4x of cuBLAS for large m "
                     "on an H100; target nvptx-sm90a for Hopper's tensor-core "
                     "path");
-  if (chip == "sm_90a" && elementBytes == 2)
+  // Without a wgmma bucket (the cost model found mma.sync faster for every
+  // bucket, or --strategy said so) nothing below applies.
+  if (chip == "sm_90a" && elementBytes == 2 && wgmmaFromM > 0)
     notes.push_back(std::string("sm_90a: wgmma") +
-                    (batchInvariant ? "" : " for m > 64") +
+                    (wgmmaFromM > 1 ? " for m >= " + std::to_string(wgmmaFromM)
+                                    : std::string()) +
                     ", fed by cp.async (TMA loads and warp-specialized "
                     "pipelines are not built yet)" +
-                    (batchInvariant ? "" : "; m <= 64 uses mma.sync"));
+                    (wgmmaFromM > 1 ? "; m < " + std::to_string(wgmmaFromM) +
+                                          " uses mma.sync"
+                                    : std::string()));
   return notes;
 }
 

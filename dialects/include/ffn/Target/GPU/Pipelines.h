@@ -14,10 +14,12 @@
 
 namespace mlir::ffn {
 
-/// Stage `gpu`: every ffn.ffn becomes a gpu.module of kernels, host pack
+/// Stage `gpu`: the module's #ffn.target (nvptx-<chip>), each FFN's
+/// #ffn.gpu_strategy (`overrides`: the text of one without buckets, or
+/// empty), then every ffn.ffn becomes a gpu.module of kernels, host pack
 /// functions and a launch plan.
 void buildGpuLoweringPipeline(OpPassManager &pm, StringRef chip,
-                              int64_t smCount);
+                              StringRef overrides);
 
 /// The gpu.modules -> gpu.binary: NVVM, then PTX (`format` "isa") or a
 /// cubin ("bin", through the CUDA toolkit's ptxas at `toolkit`).
@@ -29,7 +31,7 @@ void buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
 /// cubins and builds the descriptors.
 void buildGpuHostPipeline(OpPassManager &pm, StringRef chip);
 
-/// Registers `ffn-gpu-pipeline{chip=... sm-count=... format=... toolkit=...}`.
+/// Registers `ffn-gpu-pipeline{chip=... overrides=... format=... toolkit=...}`.
 void registerGpuPipelines();
 
 } // namespace mlir::ffn

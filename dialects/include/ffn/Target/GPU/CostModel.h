@@ -1,0 +1,181 @@
+//===- CostModel.h - the GPU strategy and its cost model --------*- C++ -*-===//
+//
+// The NVIDIA back end's strategy as plain data (what ffn-gpu-select-strategy
+// writes into #ffn.gpu_strategy and ffn-gpu-lower builds kernels from), the
+// devices it is priced for, and how it is chosen: per token-count bucket,
+// the block tile the cost model prices fastest at the bucket's largest m,
+// the pipeline depth that fits the device's shared memory, the MMA
+// instruction, and a K split where the bucket's grid would leave SMs idle.
+//
+// A compiled library without MLIR (FfnGpuCostModel): the selection pass,
+// the attribute's parser and the driver's warnings share it, so what --emit
+// prints is what the kernels are built from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_GPU_COSTMODEL_H
+#define FFN_TARGET_GPU_COSTMODEL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mlir::ffn {
+
+/// The instruction a bucket's GEMM tiles multiply with.
+enum class GpuMma : int8_t {
+  Fma = 0,     ///< f32 FMA on CUDA cores (f32 FFNs)
+  MmaSync = 1, ///< mma.sync.m16n8k16 from ldmatrix (bf16/f16, sm_80+)
+  Wgmma = 2,   ///< warpgroup MMA from swizzled shared memory (sm_90a)
+};
+const char *gpuMmaName(GpuMma mma);
+std::optional<GpuMma> parseGpuMma(std::string_view name);
+
+/// One token-count bucket: the kernels for runs with previous bound < m <=
+/// maxM (maxM = 0: no bound, the last bucket).
+struct GpuBucket {
+  int64_t maxM = 0;
+  int64_t blockM = 0, blockN = 0; ///< the block's output tile
+  int64_t warpsM = 0, warpsN = 0; ///< its warp grid
+  int64_t blockK = 0;             ///< K per pipeline stage
+  int64_t stages = 0;             ///< cp.async ring depth
+  GpuMma mma = GpuMma::MmaSync;
+  int64_t splitUp = 1, splitDown = 1; ///< K slices of GEMM 1 and GEMM 2
+
+  bool operator==(const GpuBucket &o) const {
+    return maxM == o.maxM && blockM == o.blockM && blockN == o.blockN &&
+           warpsM == o.warpsM && warpsN == o.warpsN && blockK == o.blockK &&
+           stages == o.stages && mma == o.mma && splitUp == o.splitUp &&
+           splitDown == o.splitDown;
+  }
+};
+
+constexpr int kMaxGpuBuckets = 8;
+
+/// The GPU strategy. Complete (what an ffn.ffn holds for ffn-gpu-lower):
+/// `sms` and the buckets, ascending, the last unbounded. An override (what
+/// `--strategy=` and the selection pass's `overrides` give) sets some of
+/// the knobs below instead, and the cost model chooses the rest:
+///   - sms: size the grids for a device with this many multiprocessors;
+///   - bounds: the bounded buckets' largest m, ascending (one more,
+///     unbounded bucket follows);
+///   - blockM x blockN: the block tile of every bucket (a tile the kernels
+///     are built and verified for: 16x128, 64x128, 128x256 on tensor cores,
+///     128x128 for f32);
+///   - stages: the cp.async ring depth (2-4) of every bucket;
+///   - splitK: the K split of every bounded bucket's GEMMs (1: none);
+///   - mma: mma_sync on sm_90a keeps wgmma off.
+/// Fixed-size arrays keep the record trivially copyable: the attribute's
+/// storage holds it by value.
+struct GpuStrategy {
+  std::optional<int64_t> sms;
+  int32_t numBuckets = 0;
+  GpuBucket buckets[kMaxGpuBuckets] = {};
+  int32_t numBounds = 0;
+  int64_t bounds[kMaxGpuBuckets] = {};
+  std::optional<int64_t> blockM, blockN, stages, splitK;
+  std::optional<GpuMma> mma;
+
+  bool isComplete() const { return sms && numBuckets > 0; }
+  /// Whether any knob of an override is set.
+  bool hasOverrides() const {
+    return numBounds > 0 || blockM || blockN || stages || splitK || mma;
+  }
+  bool operator==(const GpuStrategy &o) const;
+};
+
+/// A rejected strategy: which knob, and why.
+struct GpuKnobError {
+  std::string key, message;
+};
+
+/// The rules every strategy obeys on its own (ranges, ascending bounds, a
+/// complete strategy's buckets); the rules that need the FFN and the chip
+/// are selectGpuStrategy's and checkGpuStrategy's.
+std::optional<GpuKnobError> checkGpuKnobs(const GpuStrategy &s);
+
+/// What `#ffn.gpu_strategy` prints between its angle brackets.
+std::string gpuKnobsText(const GpuStrategy &s);
+
+/// The figures a device is priced by. ffnc builds for a chip, not a board:
+/// sm_80 is priced as an A100 SXM4, sm_90 and sm_90a as an H100 SXM5
+/// (their data sheets); `sms` overrides the multiprocessor count.
+struct GpuDevice {
+  std::string name;
+  int64_t sms;
+  int64_t sharedPerBlock; ///< opt-in dynamic shared memory per block, bytes
+  int64_t sharedPerSm;    ///< bytes
+  double tensorTflops;    ///< dense bf16/f16 MMA, f32 accumulate
+  double mmaSyncShare;    ///< the share of it mma.sync can issue
+  double fmaTflops;       ///< f32 FMA on CUDA cores
+  double hbmGBs, l2GBs;
+  double smemBytesPerClock; ///< per SM
+  double clockGHz;
+};
+/// The device of `chip` ("sm_80", "sm_90", "sm_90a"); nullopt if unknown.
+std::optional<GpuDevice> nominalGpuDevice(std::string_view chip);
+
+/// The FFN as the GPU model sees it.
+struct GpuFfnShape {
+  int64_t dModel = 0, dFf = 0;
+  int64_t elementBytes = 2; ///< 4: f32 (FMA), 2: bf16/f16 (tensor cores)
+  bool gated = false;
+  bool batchInvariant = false;
+};
+
+/// The packed dimensions every bucket's grid covers exactly: GEMM 1's K is
+/// d_model rounded up to 64, d_ff and GEMM 2's N are rounded up to the
+/// widest block tile (256).
+constexpr int64_t kGpuPad = 256;
+inline int64_t gpuRoundUp(int64_t v, int64_t to) {
+  return (v + to - 1) / to * to;
+}
+struct GpuPackedDims {
+  int64_t kUp, hidden, nDown;
+};
+inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
+  return {gpuRoundUp(f.dModel, 64), gpuRoundUp(f.dFf, kGpuPad),
+          gpuRoundUp(f.dModel, kGpuPad)};
+}
+
+/// Dynamic shared memory of a GEMM block (the ring of A and B tiles).
+int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes);
+
+/// The K split the model gives a GEMM of `colBlocks` x `rowBlocks` blocks
+/// over `k`: as many slices as bring the grid to `wantBlocks`, keeping at
+/// least four K tiles per slice for the copy ring to overlap.
+int64_t gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
+                    int64_t blockK, int64_t wantBlocks);
+
+/// The model's estimate, in microseconds, of one GEMM of m rows over the
+/// packed n x k weights with bucket `b`'s tiles (for `ffnc info` and the
+/// tile choice).
+double gpuGemmMicros(const GpuDevice &device, const GpuBucket &b, int64_t m,
+                     int64_t n, int64_t k, int64_t elementBytes, int64_t split);
+
+/// Chooses the strategy for `ffn` on `chip`, honouring `overrides`; an
+/// override that cannot hold for this FFN or chip is an error naming the
+/// knob.
+struct GpuSelection {
+  GpuStrategy strategy;
+  std::optional<GpuKnobError> error;
+};
+GpuSelection selectGpuStrategy(const GpuFfnShape &ffn, std::string_view chip,
+                               const GpuStrategy &overrides = GpuStrategy());
+
+/// Whether a complete strategy can be built for `ffn` on `chip` (what the
+/// lowering checks of a strategy it did not choose).
+std::optional<GpuKnobError> checkGpuStrategy(const GpuStrategy &s,
+                                             const GpuFfnShape &ffn,
+                                             std::string_view chip);
+
+/// One line for --emit, the kernel descriptor and `ffnc info`.
+std::string describeGpuStrategy(const GpuStrategy &s, std::string_view chip);
+
+/// The smallest m whose bucket multiplies with wgmma (0: none does).
+int64_t gpuWgmmaFromM(const GpuStrategy &s);
+
+} // namespace mlir::ffn
+
+#endif // FFN_TARGET_GPU_COSTMODEL_H

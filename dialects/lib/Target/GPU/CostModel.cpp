@@ -1,0 +1,584 @@
+//===- CostModel.cpp - the GPU strategy and its cost model ----------------===//
+//
+// The tile of a bucket is priced, not looked up: a GEMM's time is the larger
+// of its tensor (or FMA) time and its memory time, each with the waves the
+// grid runs in. The tensor rate of a tile is limited by what its warps read
+// from shared memory per MMA (small warp tiles re-read their operands:
+// a 16 x 16 warp tile needs four times the bytes per FLOP of a 64 x 64 one)
+// and by the share of the peak the cp.async-fed kernels were measured to
+// issue (docs/gpu.md: 53% at the widest mma.sync tile, 0.50-0.52 PFLOP/s
+// of 0.99 with wgmma on an H100). Memory time reads the weights once from
+// HBM and again from L2 for every further row of blocks; a grid with fewer
+// than four blocks per SM in flight does not reach HBM's bandwidth, which
+// is what the K split is for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ffn/Target/GPU/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <vector>
+
+using namespace mlir::ffn;
+
+const char *mlir::ffn::gpuMmaName(GpuMma mma) {
+  switch (mma) {
+  case GpuMma::Fma:
+    return "fma";
+  case GpuMma::MmaSync:
+    return "mma_sync";
+  case GpuMma::Wgmma:
+    return "wgmma";
+  }
+  return "?";
+}
+
+std::optional<GpuMma> mlir::ffn::parseGpuMma(std::string_view name) {
+  for (GpuMma m : {GpuMma::Fma, GpuMma::MmaSync, GpuMma::Wgmma})
+    if (name == gpuMmaName(m))
+      return m;
+  return std::nullopt;
+}
+
+bool GpuStrategy::operator==(const GpuStrategy &o) const {
+  if (sms != o.sms || numBuckets != o.numBuckets || numBounds != o.numBounds ||
+      blockM != o.blockM || blockN != o.blockN || stages != o.stages ||
+      splitK != o.splitK || mma != o.mma)
+    return false;
+  for (int i = 0; i < numBuckets; ++i)
+    if (!(buckets[i] == o.buckets[i]))
+      return false;
+  for (int i = 0; i < numBounds; ++i)
+    if (bounds[i] != o.bounds[i])
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The tiles the kernels are built and verified for
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Tile {
+  int64_t blockM, blockN, warpsM, warpsN;
+};
+} // namespace
+
+/// Decode, medium and wide tiles; each was run against the f64 reference on
+/// an H100 (docs/gpu.md). f32's wide tile is narrower: its FMA accumulators
+/// live in registers, 64 x 32 per warp at most.
+static const Tile kTensorTiles[] = {
+    {16, 128, 1, 8}, {64, 128, 2, 4}, {128, 256, 2, 4}};
+static const Tile kFmaTiles[] = {
+    {16, 128, 1, 8}, {64, 128, 2, 4}, {128, 128, 2, 4}};
+
+static const Tile *findTile(int64_t blockM, int64_t blockN,
+                            int64_t elementBytes) {
+  const Tile *tiles = elementBytes == 4 ? kFmaTiles : kTensorTiles;
+  for (int i = 0; i < 3; ++i)
+    if (tiles[i].blockM == blockM && tiles[i].blockN == blockN)
+      return &tiles[i];
+  return nullptr;
+}
+
+static std::string tileList(int64_t elementBytes) {
+  const Tile *tiles = elementBytes == 4 ? kFmaTiles : kTensorTiles;
+  std::string text;
+  for (int i = 0; i < 3; ++i)
+    text += (i ? ", " : "") + std::to_string(tiles[i].blockM) + "x" +
+            std::to_string(tiles[i].blockN);
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Rules and text
+//===----------------------------------------------------------------------===//
+
+std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
+  if (s.sms && (*s.sms < 1 || *s.sms > 1024))
+    return GpuKnobError{"sms",
+                        "must be in [1, 1024], got " + std::to_string(*s.sms)};
+  if (s.numBuckets > 0 && s.hasOverrides())
+    return GpuKnobError{"buckets",
+                        "make a complete strategy: it takes only sms beside "
+                        "them (bounds, block_m, block_n, stages, split_k and "
+                        "mma are an override's knobs)"};
+  if (s.numBounds >= kMaxGpuBuckets)
+    return GpuKnobError{"bounds", "takes at most " +
+                                      std::to_string(kMaxGpuBuckets - 1) +
+                                      " bounds"};
+  for (int i = 0; i < s.numBounds; ++i)
+    if (s.bounds[i] < 1 || (i > 0 && s.bounds[i] <= s.bounds[i - 1]))
+      return GpuKnobError{"bounds", "must be positive and ascending"};
+  if (bool(s.blockM) != bool(s.blockN))
+    return GpuKnobError{s.blockM ? "block_m" : "block_n",
+                        "needs block_m and block_n together (the tile)"};
+  if (s.stages && (*s.stages < 2 || *s.stages > 4))
+    return GpuKnobError{"stages",
+                        "must be in [2, 4], got " + std::to_string(*s.stages)};
+  if (s.splitK && (*s.splitK < 1 || *s.splitK > 64))
+    return GpuKnobError{"split_k",
+                        "must be in [1, 64], got " + std::to_string(*s.splitK)};
+  for (int i = 0; i < s.numBuckets; ++i) {
+    const GpuBucket &b = s.buckets[i];
+    bool last = i == s.numBuckets - 1;
+    std::string at = "bucket " + std::to_string(i) + " ";
+    if (last != (b.maxM == 0))
+      return GpuKnobError{"buckets",
+                          at + (last ? "is the last: it takes no max_m"
+                                     : "needs a max_m (only the last bucket "
+                                       "is unbounded)")};
+    if (!last && (b.maxM < 1 || (i > 0 && b.maxM <= s.buckets[i - 1].maxM)))
+      return GpuKnobError{"buckets", at + "max_m must be positive and above "
+                                          "the previous bucket's"};
+    if (b.blockM < 1 || b.blockN < 1 || b.warpsM < 1 || b.warpsN < 1 ||
+        b.blockM % (16 * b.warpsM) != 0 || b.blockN % (8 * b.warpsN) != 0)
+      return GpuKnobError{"buckets",
+                          at + "tile must split into 16 x 8 fragments per "
+                               "warp"};
+    if (b.blockK != 32 && b.blockK != 64)
+      return GpuKnobError{"buckets", at + "block_k must be 32 or 64"};
+    if (b.stages < 2 || b.stages > 4)
+      return GpuKnobError{"buckets", at + "stages must be in [2, 4]"};
+    if (b.splitUp < 1 || b.splitDown < 1 || b.splitUp > 64 || b.splitDown > 64)
+      return GpuKnobError{"buckets", at + "split_k must be in [1, 64]"};
+  }
+  return std::nullopt;
+}
+
+static std::string bucketText(const GpuBucket &b) {
+  std::string t = "<";
+  if (b.maxM)
+    t += "max_m = " + std::to_string(b.maxM) + ", ";
+  t += "block_m = " + std::to_string(b.blockM) +
+       ", block_n = " + std::to_string(b.blockN) +
+       ", warps_m = " + std::to_string(b.warpsM) +
+       ", warps_n = " + std::to_string(b.warpsN) +
+       ", block_k = " + std::to_string(b.blockK) +
+       ", stages = " + std::to_string(b.stages) +
+       ", mma = " + gpuMmaName(b.mma) + ", split_k = [" +
+       std::to_string(b.splitUp) + ", " + std::to_string(b.splitDown) + "]>";
+  return t;
+}
+
+std::string mlir::ffn::gpuKnobsText(const GpuStrategy &s) {
+  std::string t;
+  auto add = [&](const std::string &item) {
+    t += (t.empty() ? "" : ", ") + item;
+  };
+  if (s.sms)
+    add("sms = " + std::to_string(*s.sms));
+  if (s.numBounds) {
+    std::string list;
+    for (int i = 0; i < s.numBounds; ++i)
+      list += (i ? ", " : "") + std::to_string(s.bounds[i]);
+    add("bounds = [" + list + "]");
+  }
+  if (s.blockM)
+    add("block_m = " + std::to_string(*s.blockM));
+  if (s.blockN)
+    add("block_n = " + std::to_string(*s.blockN));
+  if (s.stages)
+    add("stages = " + std::to_string(*s.stages));
+  if (s.splitK)
+    add("split_k = " + std::to_string(*s.splitK));
+  if (s.mma)
+    add(std::string("mma = ") + gpuMmaName(*s.mma));
+  if (s.numBuckets) {
+    std::string list;
+    for (int i = 0; i < s.numBuckets; ++i)
+      list += (i ? ", " : "") + bucketText(s.buckets[i]);
+    add("buckets = [" + list + "]");
+  }
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Devices and prices
+//===----------------------------------------------------------------------===//
+
+std::optional<GpuDevice> mlir::ffn::nominalGpuDevice(std::string_view chip) {
+  if (chip == "sm_80")
+    // A100 SXM4 80 GB: 312 TFLOP/s bf16, 19.5 f32, 2.04 TB/s; 164 KiB of
+    // shared memory per SM, 163 KiB of it for one block.
+    return GpuDevice{"A100 SXM4 (nominal)",
+                     108,
+                     163 * 1024,
+                     164 * 1024,
+                     312,
+                     1.0,
+                     19.5,
+                     2039,
+                     5000,
+                     128,
+                     1.41};
+  if (chip == "sm_90" || chip == "sm_90a")
+    // H100 SXM5: 989 TFLOP/s bf16 dense (wgmma; mma.sync issues about two
+    // thirds of it), 67 f32, 3.35 TB/s; 228 KiB per SM, 227 per block.
+    return GpuDevice{"H100 SXM5 (nominal)",
+                     132,
+                     227 * 1024,
+                     228 * 1024,
+                     989,
+                     0.66,
+                     67,
+                     3352,
+                     10000,
+                     128,
+                     1.83};
+  return std::nullopt;
+}
+
+int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b,
+                                      int64_t elementBytes) {
+  // As the GEMM builder lays the ring out (GemmKernel.cpp): wgmma's tiles
+  // are swizzled, unpadded and 1024-byte aligned; the others have 16 bytes
+  // of padding per row against bank conflicts.
+  if (b.mma == GpuMma::Wgmma)
+    return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024;
+  return b.stages * (b.blockM + b.blockN) * (b.blockK + 16 / elementBytes) *
+         elementBytes;
+}
+
+int64_t mlir::ffn::gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
+                               int64_t blockK, int64_t wantBlocks) {
+  int64_t tiles = k / blockK, split = 1;
+  while (rowBlocks * colBlocks * split < wantBlocks && tiles / (split + 1) >= 4)
+    ++split;
+  return split;
+}
+
+/// The share of the MMA rate a warp tile keeps: each k step reads its
+/// operands from shared memory, and an SM's shared memory serves a fixed
+/// number of bytes a clock. mma.sync: the warp's A and B fragments, (wm +
+/// wn) * k elements for wm * wn * k MACs. FMA: every thread its own row and
+/// column pieces, 2 t elements for t * t FMAs of its t x t register tile
+/// (t^2 = wm * wn / 32).
+static double warpTileShare(const GpuDevice &d, const GpuBucket &b,
+                            double macsPerClockPerSm, int64_t elementBytes) {
+  if (b.mma == GpuMma::Wgmma)
+    return 1.0; // the warpgroup reads each operand tile once per k16 step
+  double wm = double(b.blockM) / b.warpsM, wn = double(b.blockN) / b.warpsN;
+  double bytesPerMac = b.mma == GpuMma::Fma
+                           ? 2.0 * elementBytes / std::sqrt(wm * wn / 32)
+                           : elementBytes * (wm + wn) / (wm * wn);
+  return std::min(1.0, d.smemBytesPerClock / (macsPerClockPerSm * bytesPerMac));
+}
+
+/// What the cp.async-fed kernels were measured to issue at their best tile
+/// (docs/gpu.md, H100): the rest is pipeline stalls and epilogues.
+constexpr double kIssueShare = 0.53;
+
+double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
+                                int64_t m, int64_t n, int64_t k,
+                                int64_t elementBytes, int64_t split) {
+  double rowBlocks = std::ceil(double(m) / b.blockM);
+  double colBlocks = double(n) / b.blockN;
+  double blocks = rowBlocks * colBlocks * split;
+
+  // Compute: the padded rows are multiplied too.
+  double peak = b.mma == GpuMma::Fma       ? d.fmaTflops
+                : b.mma == GpuMma::MmaSync ? d.tensorTflops * d.mmaSyncShare
+                                           : d.tensorTflops;
+  double macsPerClockPerSm = peak * 1e12 / 2 / d.sms / (d.clockGHz * 1e9);
+  double rate = peak * 1e12 * kIssueShare *
+                warpTileShare(d, b, macsPerClockPerSm, elementBytes);
+  double flops = 2.0 * rowBlocks * b.blockM * n * k;
+  // The SM with the most blocks finishes last: a grid of fewer blocks than
+  // SMs, or one wave and a bit, leaves SMs idle.
+  double computeUs =
+      std::ceil(blocks / d.sms) * (flops / blocks) / (rate / d.sms) * 1e6;
+
+  // Memory: weights once from HBM, again from L2 per further row of
+  // blocks; the A rows from L2 for every column of blocks; f32 partials
+  // written and read back when split.
+  double weights = double(n) * k * elementBytes;
+  double hbm = weights + double(m) * n * (split > 1 ? 0 : elementBytes);
+  double l2 =
+      (rowBlocks - 1) * weights + colBlocks * double(m) * k * elementBytes;
+  if (split > 1)
+    hbm += 2.0 * split * m * n * 4;
+  // (Enough loads in flight to reach HBM's bandwidth is the K split's job:
+  // the split is chosen for the tile before the tile is priced.)
+  double memoryUs = (hbm / (d.hbmGBs * 1e9) + l2 / (d.l2GBs * 1e9)) * 1e6;
+  // A split GEMM's reduction is one more launch.
+  constexpr double kLaunchUs = 2.5;
+  return std::max(computeUs, memoryUs) + kLaunchUs * (split > 1 ? 2 : 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Selection
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One bucket being chosen.
+class Chooser {
+public:
+  Chooser(const GpuFfnShape &f, std::string_view chip, const GpuDevice &d,
+          const GpuStrategy &o)
+      : f(f), chip(chip), d(d), o(o), dims(gpuPackedDims(f)) {}
+
+  std::optional<GpuKnobError> build(GpuBucket &b, int64_t maxM, int64_t priceM,
+                                    bool memoryBound) const;
+
+private:
+  const GpuFfnShape &f;
+  std::string_view chip;
+  const GpuDevice &d;
+  const GpuStrategy &o;
+  GpuPackedDims dims;
+
+  void fill(GpuBucket &b, const Tile &t, int64_t maxM, bool memoryBound) const;
+  double price(const GpuBucket &b, int64_t m) const;
+};
+} // namespace
+
+void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
+                   bool memoryBound) const {
+  bool tc = f.elementBytes != 4;
+  b.maxM = maxM;
+  b.blockM = t.blockM;
+  b.blockN = t.blockN;
+  b.warpsM = t.warpsM;
+  b.warpsN = t.warpsN;
+  // 128 bytes of K per stage on tensor cores, 32 f32 on CUDA cores.
+  b.blockK = tc ? 64 : 32;
+  // wgmma on sm_90a where the tile is its 128 x 256 (two warpgroups, each
+  // m64 n256), unless the override keeps it off.
+  bool wgmmaTile = chip == "sm_90a" && tc && t.blockM == 128 && t.blockN == 256;
+  b.mma = !tc                                     ? GpuMma::Fma
+          : wgmmaTile && o.mma != GpuMma::MmaSync ? GpuMma::Wgmma
+                                                  : GpuMma::MmaSync;
+  // The deepest ring the block's shared memory holds, up to four.
+  b.stages = 4;
+  while (b.stages > 2 &&
+         gpuGemmSharedBytes(b, f.elementBytes) > d.sharedPerBlock)
+    --b.stages;
+  if (o.stages)
+    b.stages = *o.stages;
+  // Memory-bound decode wants four blocks per SM to keep loads in flight;
+  // compute-bound buckets one full wave (each further slice costs its f32
+  // partials' traffic). The unbounded bucket never splits.
+  b.splitUp = b.splitDown = 1;
+  if (maxM == 0 || f.batchInvariant)
+    return;
+  int64_t rows = (maxM + b.blockM - 1) / b.blockM;
+  int64_t want = (memoryBound ? 4 : 1) * d.sms;
+  int64_t colsUp = (f.gated ? 2 : 1) * dims.hidden / b.blockN;
+  int64_t colsDown = dims.nDown / b.blockN;
+  b.splitUp = gpuSplitFor(rows, colsUp, dims.kUp, b.blockK, want);
+  b.splitDown = gpuSplitFor(rows, colsDown, dims.hidden, b.blockK, want);
+  if (o.splitK) {
+    b.splitUp = *o.splitK;
+    b.splitDown = *o.splitK;
+  }
+}
+
+double Chooser::price(const GpuBucket &b, int64_t m) const {
+  int64_t nUp = (f.gated ? 2 : 1) * dims.hidden;
+  return gpuGemmMicros(d, b, m, nUp, dims.kUp, f.elementBytes, b.splitUp) +
+         gpuGemmMicros(d, b, m, dims.nDown, dims.hidden, f.elementBytes,
+                       b.splitDown);
+}
+
+std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
+                                           int64_t priceM,
+                                           bool memoryBound) const {
+  const Tile *tiles = f.elementBytes == 4 ? kFmaTiles : kTensorTiles;
+  if (o.blockM) {
+    const Tile *t = findTile(*o.blockM, *o.blockN, f.elementBytes);
+    if (!t)
+      return GpuKnobError{"block_m",
+                          "tile " + std::to_string(*o.blockM) + "x" +
+                              std::to_string(*o.blockN) + " is not built for " +
+                              (f.elementBytes == 4 ? "f32" : "bf16/f16") +
+                              " (tiles: " + tileList(f.elementBytes) + ")"};
+    fill(b, *t, maxM, memoryBound);
+    return std::nullopt;
+  }
+  if (f.batchInvariant) {
+    fill(b, tiles[2], maxM, memoryBound);
+    return std::nullopt;
+  }
+  // The cheapest tile at the bucket's largest m; on a tie (within the
+  // model's resolution) the one that multiplies fewer padded rows.
+  constexpr double kTie = 0.03;
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 3; ++i) {
+    GpuBucket candidate;
+    fill(candidate, tiles[i], maxM, memoryBound);
+    double us = price(candidate, priceM);
+    if (us < best * (1 - kTie)) {
+      best = us;
+      b = candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The bucket bounds without an override: decode (weights stream once),
+/// small, medium, large, and everything beyond.
+static const int64_t kDefaultBounds[] = {16, 64, 256, 1024};
+
+GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
+                                          std::string_view chip,
+                                          const GpuStrategy &o) {
+  GpuSelection out;
+  if (auto bad = checkGpuKnobs(o)) {
+    out.error = bad;
+    return out;
+  }
+  if (o.numBuckets > 0) {
+    // A complete strategy given whole: checked, not chosen.
+    out.strategy = o;
+    out.error = checkGpuStrategy(o, f, chip);
+    return out;
+  }
+  std::optional<GpuDevice> device = nominalGpuDevice(chip);
+  if (!device) {
+    out.error = GpuKnobError{"chip", "unknown chip '" + std::string(chip) +
+                                         "' (sm_80, sm_90, sm_90a)"};
+    return out;
+  }
+  if (o.sms)
+    device->sms = *o.sms;
+  bool tc = f.elementBytes != 4;
+  if (o.mma) {
+    if (*o.mma == GpuMma::Fma && tc)
+      out.error = GpuKnobError{"mma", "fma is f32's; a bf16/f16 FFN "
+                                      "multiplies on tensor cores"};
+    else if (*o.mma != GpuMma::Fma && !tc)
+      out.error = GpuKnobError{"mma", std::string(gpuMmaName(*o.mma)) +
+                                          " needs bf16/f16 operands; an f32 "
+                                          "FFN runs FMA tiles"};
+    else if (*o.mma == GpuMma::Wgmma && chip != "sm_90a")
+      out.error =
+          GpuKnobError{"mma", "wgmma needs sm_90a, not " + std::string(chip)};
+    else if (*o.mma == GpuMma::Wgmma && o.blockM &&
+             (*o.blockM != 128 || *o.blockN != 256))
+      out.error = GpuKnobError{"mma", "wgmma multiplies 128x256 tiles"};
+    if (out.error)
+      return out;
+  }
+  if (f.batchInvariant && (o.numBounds || o.splitK))
+    return {o, GpuKnobError{o.numBounds ? "bounds" : "split_k",
+                            "cannot hold for a batch_invariant FFN: every m "
+                            "takes one bucket without a K split"}};
+
+  std::vector<int64_t> bounds;
+  if (f.batchInvariant)
+    bounds = {};
+  else if (o.numBounds)
+    bounds.assign(o.bounds, o.bounds + o.numBounds);
+  else
+    bounds.assign(std::begin(kDefaultBounds), std::end(kDefaultBounds));
+
+  GpuStrategy &s = out.strategy;
+  s.sms = device->sms;
+  Chooser chooser(f, chip, *device, o);
+  for (size_t i = 0; i <= bounds.size(); ++i) {
+    bool last = i == bounds.size();
+    int64_t maxM = last ? 0 : bounds[i];
+    // The unbounded bucket is priced at four times the last bound (large
+    // m: the wide tiles win from there on).
+    int64_t priceM = last ? 4 * (bounds.empty() ? 1024 : bounds.back()) : maxM;
+    GpuBucket &b = s.buckets[s.numBuckets++];
+    if (auto bad = chooser.build(b, maxM, priceM, !last && maxM <= 16))
+      return {s, bad};
+  }
+  out.error = checkGpuStrategy(s, f, chip);
+  return out;
+}
+
+std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
+                                                        const GpuFfnShape &f,
+                                                        std::string_view chip) {
+  if (auto bad = checkGpuKnobs(s))
+    return bad;
+  if (!s.isComplete())
+    return GpuKnobError{"buckets", "a complete strategy needs sms and "
+                                   "buckets"};
+  std::optional<GpuDevice> d = nominalGpuDevice(chip);
+  if (!d)
+    return GpuKnobError{"chip", "unknown chip '" + std::string(chip) + "'"};
+  bool tc = f.elementBytes != 4;
+  GpuPackedDims dims = gpuPackedDims(f);
+  for (int i = 0; i < s.numBuckets; ++i) {
+    const GpuBucket &b = s.buckets[i];
+    std::string at = "bucket " + std::to_string(i) + ": ";
+    const Tile *tile = findTile(b.blockM, b.blockN, f.elementBytes);
+    if (!tile || tile->warpsM != b.warpsM || tile->warpsN != b.warpsN)
+      return GpuKnobError{"buckets", at +
+                                         "the kernels are built for the "
+                                         "tiles " +
+                                         tileList(f.elementBytes) +
+                                         " with their warp grids"};
+    if (b.blockK != (tc ? 64 : 32))
+      return GpuKnobError{"buckets", at + "block_k is " +
+                                         std::to_string(tc ? 64 : 32) +
+                                         " for this dtype"};
+    if ((b.mma == GpuMma::Fma) == tc)
+      return GpuKnobError{"buckets", at + "mma must be " +
+                                         (tc ? "mma_sync or wgmma for "
+                                               "bf16/f16"
+                                             : "fma for f32")};
+    if (b.mma == GpuMma::Wgmma &&
+        (chip != "sm_90a" || b.blockM != 128 || b.blockN != 256))
+      return GpuKnobError{"buckets",
+                          at + "wgmma needs sm_90a and the 128x256 tile"};
+    if (gpuGemmSharedBytes(b, f.elementBytes) > d->sharedPerBlock)
+      return GpuKnobError{
+          "stages", at + std::to_string(b.stages) + " stages take " +
+                        std::to_string(gpuGemmSharedBytes(b, f.elementBytes)) +
+                        " bytes of shared memory; a block has " +
+                        std::to_string(d->sharedPerBlock) + " on " +
+                        std::string(chip)};
+    // Every slice keeps at least one K tile.
+    if (b.splitUp > dims.kUp / b.blockK || b.splitDown > dims.hidden / b.blockK)
+      return GpuKnobError{
+          "split_k", at + "more K slices than K tiles (" +
+                         std::to_string(dims.kUp / b.blockK) + " in " +
+                         "GEMM 1, " + std::to_string(dims.hidden / b.blockK) +
+                         " in GEMM 2)"};
+    if (f.batchInvariant &&
+        (s.numBuckets != 1 || b.splitUp != 1 || b.splitDown != 1))
+      return GpuKnobError{"buckets", "a batch_invariant FFN takes one "
+                                     "bucket without a K split"};
+  }
+  return std::nullopt;
+}
+
+int64_t mlir::ffn::gpuWgmmaFromM(const GpuStrategy &s) {
+  int64_t from = 1;
+  for (int i = 0; i < s.numBuckets; ++i) {
+    if (s.buckets[i].mma == GpuMma::Wgmma)
+      return from;
+    from = s.buckets[i].maxM + 1;
+  }
+  return 0;
+}
+
+std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
+                                           std::string_view chip) {
+  std::string t = "gpu" + (chip.empty() ? "" : " " + std::string(chip)) + " (" +
+                  std::to_string(s.sms.value_or(0)) + " SMs):";
+  int64_t from = 1;
+  for (int i = 0; i < s.numBuckets; ++i) {
+    const GpuBucket &b = s.buckets[i];
+    t += i ? ";" : "";
+    t += " m " +
+         (b.maxM ? std::to_string(from) + "-" + std::to_string(b.maxM)
+                 : ">= " + std::to_string(from)) +
+         " " + std::to_string(b.blockM) + "x" + std::to_string(b.blockN) +
+         " tiles " + gpuMmaName(b.mma) + " " + std::to_string(b.stages) +
+         " stages";
+    if (b.splitUp > 1 || b.splitDown > 1)
+      t += " split-K " + std::to_string(b.splitUp) + "/" +
+           std::to_string(b.splitDown);
+    from = b.maxM + 1;
+  }
+  return t;
+}
