@@ -531,3 +531,60 @@ func.func @grouped_fused(%x: tensor<?x32xf32>, %w1: tensor<2x16x64xf32>, %w2: te
   %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xf32>) up(%w1 : tensor<2x16x64xf32>) down(%w2 : tensor<2x64x16xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 64, prefetch = false, fused_max_m = 8, chunk = 64, groups = 1> -> tensor<?x32xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{unknown key 'tile' (keys: sms, bounds, block_m, block_n, stages, split_k, mma, buckets)}}
+module attributes {x = #ffn.gpu_strategy<tile = 8>} {}
+
+// -----
+
+// expected-error @+1 {{bounds must be positive and ascending}}
+module attributes {x = #ffn.gpu_strategy<bounds = [64, 16]>} {}
+
+// -----
+
+// expected-error @+1 {{block_n needs block_m and block_n together (the tile)}}
+module attributes {x = #ffn.gpu_strategy<block_n = 128>} {}
+
+// -----
+
+// expected-error @+1 {{mma is fma, mma_sync or wgmma, not 'tf32'}}
+module attributes {x = #ffn.gpu_strategy<mma = tf32>} {}
+
+// -----
+
+// expected-error @+1 {{buckets make a complete strategy: it takes only sms beside them}}
+module attributes {x = #ffn.gpu_strategy<stages = 3, buckets = [<block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>} {}
+
+// -----
+
+// expected-error @+1 {{buckets bucket 0 needs a max_m (only the last bucket is unbounded)}}
+module attributes {x = #ffn.gpu_strategy<sms = 132, buckets = [<block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>} {}
+
+// -----
+
+// expected-error @+1 {{a bucket needs split_k}}
+module attributes {x = #ffn.gpu_strategy<sms = 132, buckets = [<block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma>]>} {}
+
+// -----
+
+// A wgmma bucket on a module for sm_80.
+module attributes {ffn.target = #ffn.target<isa = "nvptx-sm80", vector_bits = 0, threads = 1>} {
+  func.func @g(%x: tensor<?x64xbf16>, %wu: tensor<64x96xbf16>, %wd: tensor<96x64xbf16>) {
+    // expected-error @+1 {{strategy does not fit the module's target: strategy bucket 0 multiplies with wgmma, which needs sm_90a, not sm_80}}
+    %y = ffn.ffn relu ins(%x : tensor<?x64xbf16>) up(%wu : tensor<64x96xbf16>) down(%wd : tensor<96x64xbf16>) strategy #ffn.gpu_strategy<sms = 108, buckets = [<block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 3, mma = wgmma, split_k = [1, 1]>]> -> tensor<?x64xbf16>
+    return
+  }
+}
+
+// -----
+
+// A GPU strategy cannot schedule a CPU target's FFN.
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1>} {
+  func.func @g(%x: tensor<?x64xbf16>, %wu: tensor<64x96xbf16>, %wd: tensor<96x64xbf16>) {
+    // expected-error @+1 {{a GPU strategy cannot schedule for target 'x86-64-avx512'}}
+    %y = ffn.ffn relu ins(%x : tensor<?x64xbf16>) up(%wu : tensor<64x96xbf16>) down(%wd : tensor<96x64xbf16>) strategy #ffn.gpu_strategy<sms = 108, buckets = [<block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 3, mma = mma_sync, split_k = [1, 1]>]> -> tensor<?x64xbf16>
+    return
+  }
+}

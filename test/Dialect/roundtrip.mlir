@@ -151,3 +151,15 @@ func.func @grouped_plain(%x: tensor<?x32xbf16>, %wu: tensor<2x16x24xbf16>, %wd: 
   %y = ffn.ffn relu groups 2 ins(%x : tensor<?x32xbf16>) up(%wu : tensor<2x16x24xbf16>) down(%wd : tensor<2x24x16xbf16>) -> tensor<?x32xbf16>
   return %y : tensor<?x32xbf16>
 }
+
+// A GPU strategy (complete: sms and buckets) on an op of a module targeting
+// sm_90a, and an override's knobs, print back in their order.
+// CHECK-LABEL: module @gpu
+// CHECK-SAME: test.override = #ffn.gpu_strategy<sms = 114, bounds = [8, 128], block_m = 64, block_n = 128, stages = 3, split_k = 2, mma = mma_sync>
+// CHECK: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [2, 8]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
+module @gpu attributes {ffn.target = #ffn.target<isa = "nvptx-sm90a", vector_bits = 0, threads = 1>, test.override = #ffn.gpu_strategy<mma = mma_sync, split_k = 2, stages = 3, block_n = 128, block_m = 64, bounds = [8, 128], sms = 114>} {
+  func.func @g(%x: tensor<?x64xbf16>, %wu: tensor<64x96xbf16>, %wd: tensor<96x64xbf16>) -> tensor<?x64xbf16> {
+    %y = ffn.ffn relu ins(%x : tensor<?x64xbf16>) up(%wu : tensor<64x96xbf16>) down(%wd : tensor<96x64xbf16>) strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [2, 8]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]> -> tensor<?x64xbf16>
+    return %y : tensor<?x64xbf16>
+  }
+}

@@ -295,14 +295,19 @@ Attribute GpuStrategyAttr::parse(AsmParser &parser, Type) {
     if (key == "bounds")
       return parseIntegerList(parser, loc, key, s.bounds, s.numBounds,
                               kMaxGpuBuckets - 1);
-    if (key == "buckets")
-      return parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square, [&]() -> ParseResult {
-            if (s.numBuckets == kMaxGpuBuckets)
-              return parser.emitError(loc) << "buckets takes at most "
-                                           << kMaxGpuBuckets << " buckets";
-            return parseBucket(parser, s.buckets[s.numBuckets++]);
-          });
+    if (key == "buckets") {
+      if (parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+                if (s.numBuckets == kMaxGpuBuckets)
+                  return parser.emitError(loc) << "buckets takes at most "
+                                               << kMaxGpuBuckets << " buckets";
+                return parseBucket(parser, s.buckets[s.numBuckets++]);
+              }))
+        return failure();
+      if (s.numBuckets == 0)
+        return parser.emitError(loc) << "buckets takes at least one bucket";
+      return success();
+    }
     std::optional<int64_t> *knob =
         llvm::StringSwitch<std::optional<int64_t> *>(key)
             .Case("sms", &s.sms)

@@ -443,8 +443,14 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
                                          "' (sm_80, sm_90, sm_90a)"};
     return out;
   }
-  if (o.sms)
+  if (o.sms) {
+    // The same SMs, more or fewer of them: the peaks scale, each SM's
+    // rates stay (a smaller board's memory is not known: HBM stays).
+    double scale = double(*o.sms) / device->sms;
+    device->tensorTflops *= scale;
+    device->fmaTflops *= scale;
     device->sms = *o.sms;
+  }
   bool tc = f.elementBytes != 4;
   if (o.mma) {
     if (*o.mma == GpuMma::Fma && tc)

@@ -1,0 +1,93 @@
+// The GPU cost model's choice per token-count bucket, on each chip's
+// nominal device (ffn/Target/GPU/CostModel.h), and what overrides change.
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=SM90A
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90 --ffn-gpu-select-strategy | FileCheck %s --check-prefix=SM90
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm80 --ffn-gpu-select-strategy | FileCheck %s --check-prefix=SM80
+// RUN: ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=INVARIANT
+
+// LLaMA-7B's MLP in bf16 on an H100 (sm_90a): decode streams the weights in
+// 16-row tiles with K split until four blocks per SM are in flight; m <= 64
+// takes 64-row tiles, larger m the 128 x 256 wgmma tile (what docs/gpu.md
+// measured).
+// SM90A-LABEL: func.func @llama
+// SM90A: strategy #ffn.gpu_strategy<sms = 132, buckets = [
+// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [4, 17]>,
+// SM90A-SAME: <max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 5]>,
+// SM90A-SAME: <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 5]>,
+// SM90A-SAME: <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 2]>,
+// SM90A-SAME: <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
+// f32 (BERT-base): FMA tiles, 32 K per stage, the 128 x 128 wide tile.
+// SM90A-LABEL: func.func @bert32
+// SM90A: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 32, stages = 4, mma = fma, split_k = [6, 24]>
+// SM90A-SAME: <block_m = 128, block_n = 128, warps_m = 2, warps_n = 4, block_k = 32, stages = 4, mma = fma, split_k = [1, 1]>]>
+
+// sm_90 has no wgmma: mma.sync, whose narrower reach makes the 64-row tile
+// cheaper up to m = 256.
+// SM90-LABEL: func.func @llama
+// SM90: <max_m = 256, block_m = 64, block_n = 128, {{.*}}, mma = mma_sync, split_k = [1, 2]>, <max_m = 1024, block_m = 128, block_n = 256, {{.*}}, mma = mma_sync,
+// SM90-NOT: wgmma
+// SM90-LABEL: func.func @bert32
+
+// An A100 (sm_80): 108 SMs size the splits, its 163 KiB per block hold a
+// ring as deep; a third of an H100's tensor rate keeps the 64-row tile.
+// SM80-LABEL: func.func @llama
+// SM80: strategy #ffn.gpu_strategy<sms = 108, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{.*}}, split_k = [3, 14]>
+// SM80-SAME: <block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>]>
+// SM80-NOT: wgmma
+
+// Batch invariance: one bucket, the wide tile, no K split.
+// INVARIANT: strategy #ffn.gpu_strategy<sms = 132, buckets = [<block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
+
+// Overrides fix knobs; the model chooses the rest.
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<sms = 16>'" | FileCheck %s --check-prefix=SMS
+// A 16-SM part: the same decode grid needs no split of GEMM 1.
+// SMS-LABEL: func.func @llama
+// SMS: strategy #ffn.gpu_strategy<sms = 16, buckets = [<max_m = 16, block_m = 16, {{.*}}, split_k = [1, 2]>
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<bounds = [8, 128], stages = 2>'" | FileCheck %s --check-prefix=BOUNDS
+// BOUNDS-LABEL: func.func @llama
+// BOUNDS: buckets = [<max_m = 8, block_m = 16, {{[^>]*}}stages = 2, {{[^>]*}}>, <max_m = 128, block_m = 128, block_n = 256, {{[^>]*}}stages = 2, mma = wgmma, {{[^>]*}}>, <block_m = 128, {{[^>]*}}>]>
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<block_m = 64, block_n = 128, split_k = 1>'" | FileCheck %s --check-prefix=TILE
+// TILE-LABEL: func.func @llama
+// TILE: buckets = [<max_m = 16, block_m = 64, block_n = 128, {{[^>]*}}split_k = [1, 1]>, <max_m = 64, block_m = 64, block_n = 128, {{.*}}, <block_m = 64, block_n = 128, {{[^>]*}}split_k = [1, 1]>]>
+// TILE-NOT: split_k = [{{[2-9]}}
+// RUN: ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = mma_sync>'" | FileCheck %s --check-prefix=NOWGMMA
+// NOWGMMA: buckets = [<block_m = 128, block_n = 256, {{[^>]*}}mma = mma_sync, split_k = [1, 1]>]>
+
+// What cannot hold is an error at the op or the option.
+// RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<block_m = 32, block_n = 64>'" 2>&1 | FileCheck %s --check-prefix=BADTILE
+// BADTILE: error: 'ffn.ffn' op strategy option block_m tile 32x64 is not built for bf16/f16 (tiles: 16x128, 64x128, 128x256)
+// RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<split_k = 40>'" 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT: error: 'ffn.ffn' op strategy option split_k bucket 0: more K slices than K tiles (24 in GEMM 1, 96 in GEMM 2)
+// RUN: not ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90 --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = wgmma>'" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// WGMMA: error: 'ffn.ffn' op strategy option mma wgmma needs sm_90a, not sm_90
+// RUN: not ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = fma>'" 2>&1 | FileCheck %s --check-prefix=FMA
+// FMA: error: 'ffn.ffn' op strategy option mma fma is f32's; a bf16/f16 FFN multiplies on tensor cores
+// RUN: not ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<bounds = [16]>'" 2>&1 | FileCheck %s --check-prefix=INVBOUNDS
+// INVBOUNDS: error: 'ffn.ffn' op strategy option bounds cannot hold for a batch_invariant FFN: every m takes one bucket without a K split
+// RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<sms = 132, buckets = [<block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>'" 2>&1 | FileCheck %s --check-prefix=COMPLETE
+// COMPLETE: error: ffn-gpu-select-strategy: overrides set knobs; a complete strategy (with buckets) goes on the ffn.ffn itself
+// RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.cpu_strategy<mr = 4>'" 2>&1 | FileCheck %s --check-prefix=CPUOVERRIDE
+// CPUOVERRIDE: error: ffn-gpu-select-strategy: overrides must be a #ffn.gpu_strategy, got #ffn.cpu_strategy<mr = 4>
+// RUN: not ffn-opt %s --ffn-attach-target=isa=x86-64-avx512 --ffn-gpu-select-strategy 2>&1 | FileCheck %s --check-prefix=CPUTARGET
+// CPUTARGET: error: ffn-gpu-select-strategy: the module's target 'x86-64-avx512' is not an NVIDIA GPU
+// RUN: not ffn-opt %s --ffn-gpu-select-strategy 2>&1 | FileCheck %s --check-prefix=NOTARGET
+// NOTARGET: error: ffn-gpu-select-strategy: the module has no #ffn.target (run ffn-attach-target first)
+
+// A complete strategy already on the op is kept if the chip can build it.
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | ffn-opt --ffn-gpu-select-strategy | FileCheck %s --check-prefix=SM90A
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | sed 's/nvptx-sm90a/nvptx-sm80/' | not ffn-opt --ffn-gpu-select-strategy 2>&1 | FileCheck %s --check-prefix=KEPT
+// KEPT: error: 'ffn.ffn' op strategy does not fit the module's target: strategy bucket 2 multiplies with wgmma, which needs sm_90a, not sm_80
+// RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90 --ffn-gpu-select-strategy | sed 's/nvptx-sm90/nvptx-sm80/' | not ffn-opt --ffn-gpu-select-strategy 2>&1 | FileCheck %s --check-prefix=SMEM
+// SMEM: error: 'ffn.ffn' op strategy: stages bucket 3: 4 stages take 221184 bytes of shared memory; a block has 166912 on sm_80
+
+module {
+  func.func @llama(%arg0: tensor<?x4096xbf16> {ffn.param = "input"}, %arg1: tensor<4096x11008xbf16> {ffn.param = "w_up"}, %arg2: tensor<4096x11008xbf16> {ffn.param = "w_gate"}, %arg3: tensor<11008x4096xbf16> {ffn.param = "w_down"}) -> tensor<?x4096xbf16> {
+    %0 = ffn.ffn gated silu ins(%arg0 : tensor<?x4096xbf16>) up(%arg1 : tensor<4096x11008xbf16>) gate(%arg2 : tensor<4096x11008xbf16>) down(%arg3 : tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
+    return %0 : tensor<?x4096xbf16>
+  }
+  func.func @bert32(%arg0: tensor<?x768xf32> {ffn.param = "input"}, %arg1: tensor<768x3072xf32> {ffn.param = "w_up"}, %arg2: tensor<3072x768xf32> {ffn.param = "w_down"}, %arg3: tensor<3072xf32> {ffn.param = "b_up"}, %arg4: tensor<768xf32> {ffn.param = "b_down"}) -> tensor<?x768xf32> {
+    %0 = ffn.ffn gelu ins(%arg0 : tensor<?x768xf32>) up(%arg1 : tensor<768x3072xf32>) down(%arg2 : tensor<3072x768xf32>) bias_up(%arg3 : tensor<3072xf32>) bias_down(%arg4 : tensor<768xf32>) -> tensor<?x768xf32>
+    return %0 : tensor<?x768xf32>
+  }
+}
+
