@@ -403,19 +403,34 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
     fill(b, tiles[2], maxM, memoryBound);
     return std::nullopt;
   }
-  // The cheapest tile at the bucket's largest m; on a tie (within the
-  // model's resolution) the one that multiplies fewer padded rows.
+  // The cheapest tile at the bucket's largest m. Prices within the model's
+  // resolution (3%) tie; of tied tiles the one that multiplies fewer padded
+  // rows wins (a decode run in a 128-row tile wastes what the model cannot
+  // see: registers, issue slots), then the wider one (fewer blocks, more
+  // reuse per operand byte).
   constexpr double kTie = 0.03;
+  GpuBucket candidates[3];
+  double prices[3];
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 3; ++i) {
-    GpuBucket candidate;
-    fill(candidate, tiles[i], maxM, memoryBound);
-    double us = price(candidate, priceM);
-    if (us < best * (1 - kTie)) {
-      best = us;
-      b = candidate;
-    }
+    fill(candidates[i], tiles[i], maxM, memoryBound);
+    prices[i] = price(candidates[i], priceM);
+    best = std::min(best, prices[i]);
   }
+  auto padded = [&](const GpuBucket &c) {
+    return (priceM + c.blockM - 1) / c.blockM * c.blockM;
+  };
+  int chosen = -1;
+  for (int i = 0; i < 3; ++i) {
+    if (prices[i] > best * (1 + kTie))
+      continue;
+    if (chosen < 0 || padded(candidates[i]) < padded(candidates[chosen]) ||
+        (padded(candidates[i]) == padded(candidates[chosen]) &&
+         candidates[i].blockM * candidates[i].blockN >
+             candidates[chosen].blockM * candidates[chosen].blockN))
+      chosen = i;
+  }
+  b = candidates[chosen];
   return std::nullopt;
 }
 
