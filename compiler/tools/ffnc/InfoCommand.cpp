@@ -3,6 +3,7 @@
 #include "InfoCommand.h"
 
 #include "Commands.h"
+#include "GpuInfo.h"
 #include "Options.h"
 
 #include "ffnc/CodeGen/StrategyOptions.h"
@@ -202,6 +203,11 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
       out += "\n";
       continue;
     }
+    if (!schedule->gpuChip.empty()) {
+      out += renderGpuSchedule(spec, schedule->target, schedule->gpuChip,
+                               schedule->gpuOverrides, tokenCounts);
+      continue;
+    }
     // Exactly the compiler's choice: the same shape, overrides and machine
     // (given the same --machine).
     mlir::ffn::MachineAssumptions assumed =
@@ -285,6 +291,19 @@ int ffnc::infoMain(Session &s) {
     return *rc;
   if (options.baseline)
     return fail("info --strategy: the baseline has no schedule to report");
+  if (target.isGpu()) {
+    // The GPU cost model prices for the chip's device, not this machine.
+    if (opts::measureOption || s.profile)
+      return fail(std::string(opts::measureOption ? "--measure" : "--machine") +
+                  " describes a CPU; an NVIDIA target is priced for its "
+                  "chip's device (docs/gpu.md)");
+    InfoSchedule gpu;
+    gpu.target = target.name;
+    gpu.gpuChip = target.chip;
+    gpu.gpuOverrides = options.gpuOverrides;
+    llvm::outs() << renderInfo(s.specs, tokens, s.sourceMgr, &gpu);
+    return 0;
+  }
   unsigned threads = static_cast<unsigned>(tunedThreads(options));
   InfoSchedule schedule;
   schedule.target = target.name;

@@ -6,6 +6,8 @@
 #include "ffnc/Analysis/MachineProfile.h"
 #include "ffnc/Frontend/Spec.h"
 
+#include "ffn/Target/GPU/CostModel.h"
+
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstdint>
@@ -26,6 +28,10 @@ struct InfoSchedule {
   /// Who builds the kernels, when not ffnc itself (--backend): a line of
   /// the report.
   std::string backend;
+  /// An NVIDIA target: its chip ("sm_90a"; empty for a CPU) and the
+  /// --strategy knobs of its #ffn.gpu_strategy.
+  std::string gpuChip;
+  mlir::ffn::GpuStrategy gpuOverrides;
 };
 
 /// `spec` as the CPU cost model sees it, and the strategy the compiler picks

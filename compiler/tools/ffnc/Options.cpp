@@ -73,7 +73,9 @@ cl::opt<std::string> strategyOption(
              "of the fused d_ff-chunked schedule (0: never), its chunk width "
              "and work units, bf16 pair dot products instead of widening to "
              "f32, largest m whose GEMM 2 skips W_down rows of zero "
-             "activations (0: never))"),
+             "activations (0: never)); for an NVIDIA target any of sms=N,"
+             "bounds=[M,...],block_m=N,block_n=N,stages=N,split_k=N,"
+             "mma=mma_sync (#ffn.gpu_strategy's knobs, docs/gpu.md)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
     cl::sub(infoCommand), cl::sub(reportCommand));

@@ -1,0 +1,75 @@
+//===- GpuInfo.cpp - `ffnc info` for an NVIDIA target ---------------------===//
+//
+// The CPU's report prices schedules on the CPU's machine; for an NVIDIA
+// target the figures are the GPU cost model's, from the same library the
+// selection pass asks, so what info says is what the compiler builds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuInfo.h"
+
+#include <fmt/format.h>
+
+using namespace ffnc;
+using namespace mlir::ffn;
+
+std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
+                                    llvm::StringRef chip,
+                                    const GpuStrategy &overrides,
+                                    llvm::ArrayRef<uint64_t> tokenCounts) {
+  // (Specs without NVIDIA kernels -- experts, groups, quantized weights --
+  // were refused before: checkSpecsFit.)
+  std::string out;
+  GpuFfnShape shape{spec.dModel, spec.dFF, spec.dtype == DType::F32 ? 4 : 2,
+                    spec.gate != Gate::None, spec.batchInvariant};
+  GpuSelection chosen = selectGpuStrategy(shape, chip.str(), overrides);
+  if (chosen.error)
+    return fmt::format("  {:<22}{}: --strategy {} {}\n\n", "schedule",
+                       target.str(), chosen.error->key, chosen.error->message);
+  const GpuStrategy &s = chosen.strategy;
+  GpuDevice device = *nominalGpuDevice(chip.str());
+  double scale = double(*s.sms) / device.sms;
+  out += fmt::format("  {:<22}{}: {}\n", "schedule", target.str(),
+                     describeGpuStrategy(s, chip.str()));
+  out += fmt::format(
+      "  {:<22}{}{}: {} SMs, {:.0f} TFLOP/s bf16/f16 (mma.sync {:.0f}), "
+      "{:.1f} f32, {:.0f} GB/s HBM\n",
+      "device", device.name, *s.sms != device.sms ? ", resized" : "", *s.sms,
+      device.tensorTflops * scale,
+      device.tensorTflops * scale * device.mmaSyncShare,
+      device.fmaTflops * scale, device.hbmGBs);
+  device.tensorTflops *= scale;
+  device.fmaTflops *= scale;
+  device.sms = *s.sms;
+  GpuPackedDims dims = gpuPackedDims(shape);
+  int64_t nUp = (shape.gated ? 2 : 1) * dims.hidden;
+  out += "  predicted time of the two GEMMs and their launches (the GPU cost "
+         "model; row kernels not counted):\n";
+  for (uint64_t m : tokenCounts) {
+    int64_t from = 1;
+    const GpuBucket *bucket = &s.buckets[s.numBuckets - 1];
+    for (int i = 0; i < s.numBuckets; ++i) {
+      if (s.buckets[i].maxM == 0 || int64_t(m) <= s.buckets[i].maxM) {
+        bucket = &s.buckets[i];
+        break;
+      }
+      from = s.buckets[i].maxM + 1;
+    }
+    int64_t rows = static_cast<int64_t>(m);
+    double us = gpuGemmMicros(device, *bucket, rows, nUp, dims.kUp,
+                              shape.elementBytes, bucket->splitUp) +
+                gpuGemmMicros(device, *bucket, rows, dims.nDown, dims.hidden,
+                              shape.elementBytes, bucket->splitDown);
+    std::string range = bucket->maxM
+                            ? fmt::format("m {}-{}", from, bucket->maxM)
+                            : fmt::format("m >= {}", from);
+    out += fmt::format(
+        "    M = {:<6} {:>10.3f} ms  bucket {}: {}x{} {}{}\n", m, us * 1e-3,
+        range, bucket->blockM, bucket->blockN, gpuMmaName(bucket->mma),
+        bucket->splitUp > 1 || bucket->splitDown > 1
+            ? fmt::format(", split-K {}/{}", bucket->splitUp, bucket->splitDown)
+            : std::string());
+  }
+  out += "\n";
+  return out;
+}
