@@ -7,7 +7,8 @@
 #
 #   scripts/gpu-bundle.sh [--target=nvptx-sm90a] [out-dir]
 #   then, on the GPU machine: out-dir/run-checks.sh   (numerics, exit 0 = pass)
-#                             out-dir/run-bench.sh    (ffnc vs PyTorch/cuBLAS)
+#                             out-dir/run-bench.sh    (ffnc vs cuBLASLt, and
+#                                                      vs PyTorch if installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=nvptx-sm90a
@@ -17,6 +18,8 @@ ffnc=build/bin/ffnc
 mkdir -p "$out"
 rm -f "$out"/*.so "$out"/*.names
 cp build/bin/ffn-gpu-run build/lib/libffn_runtime.so bench/gpu/gpu_bench.py "$out"/
+# ffn-gpu-bench is built where the toolkit's nvcc and cublasLt.h are.
+if [[ -x build/bin/ffn-gpu-bench ]]; then cp build/bin/ffn-gpu-bench "$out"/; fi
 for spec in examples/zoo.ffn examples/classic.ffn test/GPU/Inputs/tails.ffn \
             test/GPU/Inputs/invariant.ffn bench/gpu/bench.ffn; do
   name=$(basename "$spec" .ffn)
@@ -43,9 +46,24 @@ cat >"$out/run-bench.sh" <<'SH'
 #!/usr/bin/env bash
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
-python3 gpu_bench.py ./libffn_runtime.so ./bench.so \
-  llama7b_swiglu:1,4,16,64,128,512,1024,2048,8192 bert_base_gelu:1,16,128,512,2048,8192 \
-  llama7b_swiglu_f32:1,16,512
+status=0
+# cuBLASLt: the toolkit's, or the one PyTorch's wheels bring.
+if [[ -z "${FFN_CUBLASLT:-}" ]]; then
+  lt=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib", "libcublasLt.so.13"))' 2>/dev/null || true)
+  [[ -n "$lt" && -e "$lt" ]] && export FFN_CUBLASLT=$lt
+fi
+if [[ -x ./ffn-gpu-bench ]]; then
+  ./ffn-gpu-bench ./bench.so \
+    llama7b_swiglu:1,16,256,4096 llama7b_swiglu_f16:1,16,256,4096 \
+    bert_base_gelu:1,8,128,2048,16384 bert_base_gelu_f16:1,8,128,2048,16384 \
+    llama7b_swiglu_f32:1,16,512 || status=1
+fi
+if python3 -c 'import torch' 2>/dev/null; then
+  python3 gpu_bench.py ./libffn_runtime.so ./bench.so \
+    llama7b_swiglu:1,4,16,64,128,512,1024,2048,8192 bert_base_gelu:1,16,128,512,2048,8192 \
+    llama7b_swiglu_f32:1,16,512 || status=1
+fi
+exit $status
 SH
 chmod +x "$out"/run-checks.sh "$out"/run-bench.sh
 echo "bundle for $target in $out ($(du -sh "$out" | cut -f1))"

@@ -45,6 +45,10 @@ if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffnc-halide-gen")):
 # ffn-bench is built when oneDNN is installed.
 if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-bench")):
     config.available_features.add("ffn-bench")
+# ffn-gpu-bench (ffnc against cuBLASLt on a GPU) is built where the CUDA
+# toolkit's nvcc and cublasLt.h are.
+if os.path.exists(os.path.join(config.ffnc_tools_dir, "ffn-gpu-bench")):
+    config.available_features.add("ffn-gpu-bench")
 
 # A build of ffnc under ASan + UBSan (FFNC_SANITIZE): every sanitizer
 # report fails the test; leaks of LLVM's and MLIR's process-lifetime

@@ -88,6 +88,23 @@ using ffn_bench::kIdleGap;
 using ffn_bench::now;
 
 int main(int argc, char **argv) {
+  // `ffn-bench --gpu kernels.so name:M,...`: the GPU table is
+  // ffn-gpu-bench's (beside this binary), which needs neither MLIR nor
+  // oneDNN and so also runs from the GPU bundle (scripts/gpu-bundle.sh).
+  if (argc > 1 && std::string(argv[1]) == "--gpu") {
+    llvm::SmallString<256> tool(llvm::sys::path::parent_path(
+        llvm::sys::fs::getMainExecutable(argv[0], (void *)&main)));
+    llvm::sys::path::append(tool, "ffn-gpu-bench");
+    std::vector<char *> args = {tool.data()};
+    args.insert(args.end(), argv + 2, argv + argc);
+    args.push_back(nullptr);
+    execv(tool.c_str(), args.data());
+    fmt::print(stderr,
+               "ffn-bench --gpu: cannot run {} (built where the CUDA "
+               "toolkit's nvcc and cublasLt.h are)\n",
+               tool.str().str());
+    return 2;
+  }
   // Both libraries' workers wait the same way: they spin for about 100 us
   // after their work (ffnc's pool: ThreadPool::kSpinSeconds; GNU OpenMP:
   // GOMP_SPINCOUNT polls, each a pause of about 25 ns on Zen 4, instead of

@@ -1,0 +1,537 @@
+//===- ffn-gpu-bench.cpp - ffnc's GPU kernels against cuBLASLt ------------===//
+//
+//   ffn-gpu-bench kernels.so name:M,M,... [name:M,...] [--rounds=7]
+//
+// One process, one stream, the same weights: ffnc's kernel (the runtime's
+// ffn_kernel_run_device) against the FFN built from cuBLASLt, interleaved
+// round by round, each timing a batch of back-to-back runs between two
+// CUDA events; the median of the rounds is reported.
+//
+// The cuBLASLt FFN (docs/gpu.md, "A fair comparison"): GEMM 1 with its bias
+// / GELU(tanh) + bias / ReLU + bias epilogue for plain FFNs; for gated ones
+// the faster of (B1) gate and up as two GEMMs and (B2) one GEMM over the
+// concatenated [gate | up] weights, each followed by the act(g) * u kernel
+// (elementwise.cu); GEMM 2 with its bias and the residual through beta.
+// Every GEMM's algorithm is the fastest of up to 16 heuristic candidates
+// (32 MiB workspace); the heuristic's first choice is timed too.
+//
+// Before the table: the device's measured peak (a tuned 8192^3 GEMM in the
+// FFN's dtype) and bandwidth (a 1 GiB device-to-device copy), beside the
+// nominal 2 x memory clock x bus width. Weights are rotated over enough
+// copies (both contenders) that they stream from HBM, not the L2, as they
+// would in a model with many layers.
+//
+// Exit status: 0, 1 (a mismatch between the two beyond the dtype's
+// rounding), 2 (usage), 3 (no device, driver or cuBLASLt: nothing run).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CublasLt.h"
+#include "Device.h"
+
+#include "ffn/runtime.h"
+#include "ffn_harness.h"
+#include "ffn_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C" const unsigned char ffn_bench_elementwise_fatbin[];
+
+using namespace gpu_bench;
+
+namespace {
+
+struct Config {
+  std::string name;
+  std::vector<int64_t> tokens;
+};
+
+/// The GEMMs and kernels of one baseline FFN at one M.
+struct Baseline {
+  std::string variant; ///< "plain", "B1 two GEMMs", "B2 concat"
+  std::unique_ptr<LtGemm> up, gate, down;
+  CUfunction glu = nullptr;
+};
+
+/// One copy of the weights on the device, in the layouts cuBLASLt reads.
+struct Weights {
+  Buffer wUp, wGate, wDown, wConcat, bUp, bGate, bDown, bConcat;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+const char *actName(int64_t a) {
+  switch (a) {
+  case FFN_ACT_SILU:
+    return "silu";
+  case FFN_ACT_GELU:
+    return "gelu";
+  case FFN_ACT_GELU_TANH:
+    return "gelu_tanh";
+  case FFN_ACT_RELU:
+    return "relu";
+  default:
+    return nullptr;
+  }
+}
+
+class Bench {
+public:
+  Bench(Device &d, Lt &lt, ffn_context *ctx, CUmodule elementwise, int rounds)
+      : d(d), lt(lt), ctx(ctx), elementwise(elementwise), rounds(rounds) {}
+
+  double copyGBs = 0;
+  int failures = 0;
+
+  /// A 1 GiB device-to-device copy: what the memory streams.
+  void measureBandwidth();
+  /// The tuned 8192^3 GEMM in `type` (measured once per type): what "% of
+  /// peak" is relative to.
+  double peakTflops(cudaDataType type);
+  void run(const char *library, const Config &config);
+
+private:
+  Device &d;
+  Lt &lt;
+  ffn_context *ctx;
+  CUmodule elementwise;
+  int rounds;
+  std::vector<std::pair<cudaDataType, double>> peaks;
+
+  /// Milliseconds per run of `fn(i)` (i: the run's weight copy), over
+  /// batches of `batch` runs, median of `rounds` -- one round each time it
+  /// is called (the caller interleaves).
+  template <typename F> double timeBatch(int batch, int copies, F fn);
+};
+
+template <typename F> double Bench::timeBatch(int batch, int copies, F fn) {
+  CUevent start, stop;
+  d.check(d.EventCreate(&start, 0), "cuEventCreate");
+  d.check(d.EventCreate(&stop, 0), "cuEventCreate");
+  d.check(d.EventRecord(start, d.stream), "cuEventRecord");
+  for (int r = 0; r < batch; ++r)
+    fn(r % copies);
+  d.check(d.EventRecord(stop, d.stream), "cuEventRecord");
+  d.check(d.EventSynchronize(stop), "cuEventSynchronize");
+  float ms = 0;
+  d.check(d.EventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+  return ms / batch;
+}
+
+double Bench::peakTflops(cudaDataType type) {
+  for (auto &[t, tflops] : peaks)
+    if (t == type)
+      return tflops;
+  const int64_t n = 8192;
+  size_t bytes = size_t(n) * n * (type == CUDA_R_32F ? 4 : 2);
+  Buffer a(d, bytes), b(d, bytes), c(d, bytes);
+  LtGemm g(lt, d, type, n, n, n, LtEpilogue::None, false);
+  g.tune(a.raw(), b.raw(), nullptr, nullptr, c.raw(), 3);
+  std::vector<double> ms;
+  for (int r = 0; r < 5; ++r)
+    ms.push_back(timeBatch(3, 1, [&](int) {
+      g.run(a.raw(), b.raw(), nullptr, nullptr, c.raw());
+    }));
+  double tflops = 2.0 * n * n * n / (median(ms) * 1e-3) / 1e12;
+  peaks.push_back({type, tflops});
+  const char *name = type == CUDA_R_16BF  ? "bf16"
+                     : type == CUDA_R_16F ? "f16"
+                                          : "f32";
+  std::printf("measured peak: %s GEMM 8192^3 %.1f TFLOP/s (cuBLASLt, tuned)\n",
+              name, tflops);
+  return tflops;
+}
+
+void Bench::measureBandwidth() {
+  // A copy reads and writes each byte once.
+  size_t copyBytes = size_t(1) << 30;
+  Buffer from(d, copyBytes), to(d, copyBytes);
+  std::vector<double> ms;
+  for (int r = 0; r < 5; ++r)
+    ms.push_back(timeBatch(3, 1, [&](int) {
+      d.check(d.MemcpyDtoDAsync(to.get(), from.get(), copyBytes, d.stream),
+              "cuMemcpyDtoDAsync");
+    }));
+  copyGBs = 2.0 * copyBytes / (median(ms) * 1e-3) / 1e9;
+}
+
+void Bench::run(const char *library, const Config &config) {
+  const char *name = config.name.c_str();
+  ffn_kernel *first = nullptr;
+  if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &first)) {
+    std::fprintf(stderr, "ffn-gpu-bench: %s: %s\n", ffn_status_string(s),
+                 ffn_context_last_error(ctx));
+    ++failures;
+    return;
+  }
+  const ffn_kernel_desc &desc = *ffn_kernel_descriptor(first);
+  int64_t dm = desc.d_model, dff = desc.d_ff, eb = desc.dtype == 0 ? 4 : 2;
+  bool gated = desc.gated != 0;
+  const char *act = actName(desc.activation);
+  std::string skip;
+  if (desc.device != FFN_DEVICE_CUDA)
+    skip = "not a device kernel";
+  else if (desc.norm != 0)
+    skip = "the baseline has no norm kernel";
+  else if (desc.kind != FFN_KIND_FFN)
+    skip = "the baseline is for dense FFNs";
+  else if (!act || (!gated && desc.activation == FFN_ACT_SILU) ||
+           (!gated && desc.activation == FFN_ACT_GELU))
+    skip = "no cuBLASLt epilogue or bench kernel for this activation";
+  else if (dff % 8 != 0 || dm % 8 != 0)
+    skip = "d_model and d_ff must be multiples of 8 for the baseline";
+  if (!skip.empty()) {
+    std::printf("%s: skipped (%s)\n", name, skip.c_str());
+    ffn_kernel_destroy(first);
+    return;
+  }
+  cudaDataType type = desc.dtype == FFN_DTYPE_BF16  ? CUDA_R_16BF
+                      : desc.dtype == FFN_DTYPE_F16 ? CUDA_R_16F
+                                                    : CUDA_R_32F;
+  const char *typeName = desc.dtype == FFN_DTYPE_BF16  ? "bf16"
+                         : desc.dtype == FFN_DTYPE_F16 ? "f16"
+                                                       : "f32";
+
+  ffn_ref::Random rng(1);
+  std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(desc, rng);
+  auto find = [&](const char *p) -> const ffn_ref::Buffer * {
+    for (int64_t i = 0; i < desc.num_params; ++i)
+      if (std::strcmp(desc.params[i].name, p) == 0)
+        return &params[i];
+    return nullptr;
+  };
+  size_t weightBytes = 0;
+  for (const ffn_ref::Buffer &p : params)
+    weightBytes += p.bytes.size();
+  // Enough copies that the rotation spans 2.5x the L2.
+  int copies = static_cast<int>(
+      std::clamp<double>(std::ceil(2.5 * d.l2Bytes / weightBytes), 1, 16));
+
+  // ffnc: one kernel per copy, each with its own packed, uploaded weights.
+  std::vector<ffn_kernel *> kernels = {first};
+  for (int i = 1; i < copies; ++i) {
+    ffn_kernel *k = nullptr;
+    if (ffn_kernel_load_library(ctx, library, name, &k) != FFN_OK) {
+      std::fprintf(stderr, "ffn-gpu-bench: %s\n", ffn_context_last_error(ctx));
+      std::exit(3);
+    }
+    kernels.push_back(k);
+  }
+  for (ffn_kernel *k : kernels)
+    if (ffn_status s = ffn_ref::setParams(k, params)) {
+      std::fprintf(stderr, "ffn-gpu-bench: %s: %s\n", ffn_status_string(s),
+                   ffn_context_last_error(ctx));
+      std::exit(3);
+    }
+
+  // cuBLASLt: the same weights, as stored ([in, out] row-major).
+  auto upload = [&](const std::vector<unsigned char> &host) {
+    Buffer b(d, host.size());
+    d.check(d.MemcpyHtoD(b.get(), host.data(), host.size()), "cuMemcpyHtoD");
+    return b;
+  };
+  const ffn_ref::Buffer *wUp = find("w_up"), *wGate = find("w_gate"),
+                        *wDown = find("w_down"), *bUp = find("b_up"),
+                        *bGate = find("b_gate"), *bDown = find("b_down");
+  std::vector<unsigned char> concat, concatBias;
+  if (gated) {
+    // [gate | up] per input row, and the biases alike.
+    size_t row = size_t(dff) * eb;
+    for (int64_t r = 0; r < dm; ++r) {
+      concat.insert(concat.end(), wGate->bytes.begin() + r * row,
+                    wGate->bytes.begin() + (r + 1) * row);
+      concat.insert(concat.end(), wUp->bytes.begin() + r * row,
+                    wUp->bytes.begin() + (r + 1) * row);
+    }
+    if (bUp && bGate) {
+      concatBias = bGate->bytes;
+      concatBias.insert(concatBias.end(), bUp->bytes.begin(), bUp->bytes.end());
+    }
+  }
+  std::vector<Weights> w(copies);
+  for (Weights &c : w) {
+    c.wUp = upload(wUp->bytes);
+    c.wDown = upload(wDown->bytes);
+    if (gated) {
+      c.wGate = upload(wGate->bytes);
+      c.wConcat = upload(concat);
+      if (!concatBias.empty())
+        c.bConcat = upload(concatBias);
+    }
+    if (bUp)
+      c.bUp = upload(bUp->bytes);
+    if (bGate)
+      c.bGate = upload(bGate->bytes);
+    if (bDown)
+      c.bDown = upload(bDown->bytes);
+  }
+
+  int64_t maxM = *std::max_element(config.tokens.begin(), config.tokens.end());
+  ffn_ref::Buffer x = ffn_ref::makeInput(desc, maxM, rng);
+  Buffer xDev = upload(x.bytes), yFfnc(d, x.bytes.size()),
+         yLt(d, x.bytes.size());
+  Buffer g(d, size_t(maxM) * dff * eb * 2), u(d, size_t(maxM) * dff * eb),
+      h(d, size_t(maxM) * dff * eb);
+
+  std::string kernelType = desc.dtype == FFN_DTYPE_BF16  ? "bf16"
+                           : desc.dtype == FFN_DTYPE_F16 ? "f16"
+                                                         : "f32";
+  CUfunction gluSeparate = nullptr, gluConcat = nullptr;
+  if (gated) {
+    std::string base = std::string("ffn_bench_glu_") + act + "_" + kernelType;
+    d.check(d.ModuleGetFunction(&gluSeparate, elementwise,
+                                (base + "_separate").c_str()),
+            "cuModuleGetFunction");
+    d.check(d.ModuleGetFunction(&gluConcat, elementwise,
+                                (base + "_concat").c_str()),
+            "cuModuleGetFunction");
+  }
+  bool residual = desc.residual != 0;
+  LtEpilogue plainEpilogue =
+      desc.activation == FFN_ACT_GELU_TANH ? LtEpilogue::GeluBias
+      : desc.activation == FFN_ACT_RELU    ? LtEpilogue::ReluBias
+                                           : LtEpilogue::Bias;
+  if (!bUp)
+    plainEpilogue = plainEpilogue == LtEpilogue::GeluBias   ? LtEpilogue::Gelu
+                    : plainEpilogue == LtEpilogue::ReluBias ? LtEpilogue::Relu
+                                                            : LtEpilogue::None;
+  LtEpilogue linear = bUp ? LtEpilogue::Bias : LtEpilogue::None;
+  LtEpilogue downEpilogue = bDown ? LtEpilogue::Bias : LtEpilogue::None;
+
+  for (int64_t m : config.tokens) {
+    // The baselines at this M, tuned on copy 0.
+    const void *bu = bUp ? w[0].bUp.raw() : nullptr;
+    const void *bg = bGate ? w[0].bGate.raw() : nullptr;
+    const void *bd = bDown ? w[0].bDown.raw() : nullptr;
+    auto down = std::make_unique<LtGemm>(lt, d, type, m, dff, dm, downEpilogue,
+                                         residual);
+    down->tune(h.raw(), w[0].wDown.raw(), bd, xDev.raw(), yLt.raw(), 5);
+    auto launchGlu = [&](CUfunction f, bool concatenated) {
+      long long rows = m, width = dff;
+      void *gp = g.raw(), *up = u.raw(), *hp = h.raw();
+      void *separateArgs[] = {&gp, &up, &hp, &rows, &width};
+      void *concatArgs[] = {&gp, &hp, &rows, &width};
+      long long threads = rows * (width / (16 / eb));
+      unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
+      d.check(d.LaunchKernel(f, blocks, 1, 1, 256, 1, 1, 0, d.stream,
+                             concatenated ? concatArgs : separateArgs, nullptr),
+              "cuLaunchKernel (act(g) * u)");
+    };
+    std::unique_ptr<LtGemm> up1, gate1, concat1;
+    if (gated) {
+      up1 = std::make_unique<LtGemm>(lt, d, type, m, dm, dff, linear, false);
+      up1->tune(xDev.raw(), w[0].wUp.raw(), bu, nullptr, u.raw(), 5);
+      gate1 = std::make_unique<LtGemm>(lt, d, type, m, dm, dff, linear, false);
+      gate1->tune(xDev.raw(), w[0].wGate.raw(), bg, nullptr, g.raw(), 5);
+      concat1 =
+          std::make_unique<LtGemm>(lt, d, type, m, dm, 2 * dff, linear, false);
+      concat1->tune(xDev.raw(), w[0].wConcat.raw(),
+                    w[0].bConcat.bytes() ? w[0].bConcat.raw() : nullptr,
+                    nullptr, g.raw(), 5);
+    } else {
+      up1 = std::make_unique<LtGemm>(lt, d, type, m, dm, dff, plainEpilogue,
+                                     false);
+      up1->tune(xDev.raw(), w[0].wUp.raw(), bu, nullptr, h.raw(), 5);
+    }
+    // One FFN of the baseline on weight copy i.
+    auto baseline = [&](int variant, bool heuristic) {
+      return [&, variant, heuristic](int i) {
+        const Weights &c = w[i];
+        const void *cbu = bUp ? c.bUp.raw() : nullptr;
+        const void *cbg = bGate ? c.bGate.raw() : nullptr;
+        if (!gated) {
+          up1->run(xDev.raw(), c.wUp.raw(), cbu, nullptr, h.raw(), heuristic);
+        } else if (variant == 1) {
+          gate1->run(xDev.raw(), c.wGate.raw(), cbg, nullptr, g.raw(),
+                     heuristic);
+          up1->run(xDev.raw(), c.wUp.raw(), cbu, nullptr, u.raw(), heuristic);
+          launchGlu(gluSeparate, false);
+        } else {
+          concat1->run(xDev.raw(), c.wConcat.raw(),
+                       c.bConcat.bytes() ? c.bConcat.raw() : nullptr, nullptr,
+                       g.raw(), heuristic);
+          launchGlu(gluConcat, true);
+        }
+        down->run(h.raw(), c.wDown.raw(), bDown ? c.bDown.raw() : nullptr,
+                  xDev.raw(), yLt.raw(), heuristic);
+      };
+    };
+    auto ffnc = [&](int i) {
+      if (ffn_kernel_run_device(kernels[i], m, xDev.raw(), yFfnc.raw(),
+                                d.stream) != FFN_OK) {
+        std::fprintf(stderr, "ffn-gpu-bench: %s\n",
+                     ffn_context_last_error(ctx));
+        std::exit(3);
+      }
+    };
+    // A batch long enough to time (about 2 ms), from one warm-up run each.
+    double once = timeBatch(3, copies, ffnc);
+    int batch =
+        static_cast<int>(std::clamp(2.0 / std::max(once, 1e-3), 10.0, 200.0));
+    std::vector<double> tF, tB1, tB2, tH;
+    int variants = gated ? 2 : 1;
+    for (int r = 0; r < rounds; ++r) {
+      tF.push_back(timeBatch(batch, copies, ffnc));
+      tB1.push_back(timeBatch(batch, copies, baseline(1, false)));
+      if (variants == 2)
+        tB2.push_back(timeBatch(batch, copies, baseline(2, false)));
+      tH.push_back(timeBatch(batch, copies, baseline(1, true)));
+    }
+    double f = median(tF), b1 = median(tB1),
+           b2 = tB2.empty() ? 1e30 : median(tB2), heuristic = median(tH);
+    double best = std::min(b1, b2);
+    const char *variant = !gated     ? "GEMM+epilogue, GEMM"
+                          : b1 <= b2 ? "B1: 2 GEMMs + act*mul"
+                                     : "B2: concat GEMM + act*mul";
+
+    // The two results, one run each on copy 0, against each other.
+    ffnc(0);
+    baseline(b1 <= b2 ? 1 : 2, false)(0);
+    d.check(d.StreamSynchronize(d.stream), "cuStreamSynchronize");
+    size_t n = size_t(m) * dm;
+    std::vector<unsigned char> hf(n * eb), hl(n * eb);
+    d.check(d.MemcpyDtoH(hf.data(), yFfnc.get(), n * eb), "cuMemcpyDtoH");
+    d.check(d.MemcpyDtoH(hl.data(), yLt.get(), n * eb), "cuMemcpyDtoH");
+    auto value = [&](const std::vector<unsigned char> &v, size_t i) {
+      if (eb == 4) {
+        float f32;
+        std::memcpy(&f32, &v[i * 4], 4);
+        return double(f32);
+      }
+      uint16_t bits;
+      std::memcpy(&bits, &v[i * 2], 2);
+      return double(desc.dtype == FFN_DTYPE_BF16 ? ffn_ref::fromBF16(bits)
+                                                 : ffn_ref::fromF16(bits));
+    };
+    double maxDiff = 0, maxY = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double a = value(hf, i), b = value(hl, i);
+      maxDiff = std::max(maxDiff, std::fabs(a - b));
+      maxY = std::max(maxY, std::fabs(b));
+    }
+    // Both round h to the dtype, in different orders: a few units of the
+    // dtype's last place of the largest output.
+    double tolerance = (eb == 4                        ? 1e-5
+                        : desc.dtype == FFN_DTYPE_BF16 ? 0.05
+                                                       : 0.01) *
+                       std::max(maxY, 1e-3);
+    bool agree = std::isfinite(maxDiff) && maxDiff <= tolerance;
+    if (!agree)
+      ++failures;
+
+    double flops = 2.0 * m * (gated ? 3.0 : 2.0) * dm * dff;
+    double tflops = flops / (f * 1e-3) / 1e12;
+    double peak = peakTflops(type);
+    std::printf("| %s | %s | %lld | %.1f | %.1f | %.0f%% | %.0f | %.1f | %s "
+                "| %.1f | %.2fx | %.2fx | %.2e (max|y| %.2e) %s |\n",
+                name, typeName, static_cast<long long>(m), f * 1e3, tflops,
+                100 * tflops / peak, weightBytes / (f * 1e-3) / 1e9, best * 1e3,
+                variant, heuristic * 1e3, best / f, heuristic / f, maxDiff,
+                maxY, agree ? "" : "MISMATCH");
+    std::fflush(stdout);
+  }
+  for (ffn_kernel *k : kernels)
+    ffn_kernel_destroy(k);
+}
+
+bool parseConfig(const char *arg, Config &c) {
+  const char *colon = std::strchr(arg, ':');
+  if (!colon || colon == arg)
+    return false;
+  c.name.assign(arg, colon);
+  for (const char *s = colon + 1; *s;) {
+    char *end = nullptr;
+    long long v = std::strtoll(s, &end, 10);
+    if (end == s || v < 1 || v > (1 << 20) || (*end && *end != ','))
+      return false;
+    c.tokens.push_back(v);
+    s = *end ? end + 1 : end;
+  }
+  return !c.tokens.empty();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const char *library = nullptr;
+  std::vector<Config> configs;
+  int rounds = 7;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--rounds=", 9) == 0) {
+      rounds = std::atoi(argv[i] + 9);
+      if (rounds < 1 || rounds > 101) {
+        std::fprintf(stderr, "ffn-gpu-bench: --rounds must be in [1, 101]\n");
+        return 2;
+      }
+    } else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "ffn-gpu-bench: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else if (!library) {
+      library = argv[i];
+    } else {
+      Config c;
+      if (!parseConfig(argv[i], c)) {
+        std::fprintf(stderr,
+                     "ffn-gpu-bench: '%s' is not name:M[,M...] (M in [1, "
+                     "1048576])\n",
+                     argv[i]);
+        return 2;
+      }
+      configs.push_back(c);
+    }
+  }
+  if (!library || configs.empty()) {
+    std::fprintf(stderr, "usage: ffn-gpu-bench kernels.so name:M[,M...] ... "
+                         "[--rounds=N]\n");
+    return 2;
+  }
+  Device d;
+  std::string error;
+  if (!d.open(error)) {
+    std::fprintf(stderr, "ffn-gpu-bench: %s: nothing run\n", error.c_str());
+    return 3;
+  }
+  Lt lt;
+  if (!lt.open(error)) {
+    std::fprintf(stderr, "ffn-gpu-bench: %s: nothing run\n", error.c_str());
+    return 3;
+  }
+  CUmodule elementwise = nullptr;
+  d.check(d.ModuleLoadData(&elementwise, ffn_bench_elementwise_fatbin),
+          "cuModuleLoadData (the act(g) * u kernels)");
+  ffn_context *ctx = nullptr;
+  if (ffn_context_create(&ctx) != FFN_OK) {
+    std::fprintf(stderr, "ffn-gpu-bench: cannot create a runtime context\n");
+    return 3;
+  }
+  Bench bench(d, lt, ctx, elementwise, rounds);
+  std::printf("device: %s, %d SMs, sm_%d%d, %.0f MHz, L2 %.0f MiB; "
+              "cuBLASLt %zu (%s)\n",
+              d.name.c_str(), d.sms, d.smMajor, d.smMinor, d.smClockKHz / 1e3,
+              d.l2Bytes / (1 << 20), lt.GetVersion(), lt.path.c_str());
+  bench.measureBandwidth();
+  std::printf("measured bandwidth: copy %.0f GB/s (nominal HBM %.0f GB/s)\n",
+              bench.copyGBs, d.nominalGBs());
+  // Before the table: the peaks each row's "% of peak" divides by.
+  for (cudaDataType t : {CUDA_R_16BF, CUDA_R_16F, CUDA_R_32F})
+    bench.peakTflops(t);
+  std::printf("\n");
+  std::printf("| FFN | dtype | M | ffnc us | TFLOP/s | %% of peak | weight "
+              "GB/s | cuBLASLt us | baseline | heuristic-first us | "
+              "cuBLASLt / ffnc | heuristic / ffnc | max diff |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Config &c : configs)
+    bench.run(library, c);
+  ffn_context_destroy(ctx);
+  return bench.failures ? 1 : 0;
+}
