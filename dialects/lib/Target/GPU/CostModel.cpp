@@ -201,34 +201,37 @@ std::string mlir::ffn::gpuKnobsText(const GpuStrategy &s) {
 //===----------------------------------------------------------------------===//
 
 std::optional<GpuDevice> mlir::ffn::nominalGpuDevice(std::string_view chip) {
-  if (chip == "sm_80")
-    // A100 SXM4 80 GB: 312 TFLOP/s bf16, 19.5 f32, 2.04 TB/s; 164 KiB of
-    // shared memory per SM, 163 KiB of it for one block.
-    return GpuDevice{"A100 SXM4 (nominal)",
-                     108,
-                     163 * 1024,
-                     164 * 1024,
-                     312,
-                     1.0,
-                     19.5,
-                     2039,
-                     5000,
-                     128,
-                     1.41};
-  if (chip == "sm_90" || chip == "sm_90a")
+  // Each figure is named: the devices' data sheets.
+  GpuDevice d;
+  d.smemBytesPerClock = 128;
+  if (chip == "sm_80") {
+    // A100 SXM4 80 GB: 312 TFLOP/s bf16 on mma.sync, 19.5 f32, 2.04 TB/s;
+    // 163 KiB of shared memory for one block.
+    d.name = "A100 SXM4 (nominal)";
+    d.sms = 108;
+    d.sharedPerBlock = 163 * 1024;
+    d.tensorTflops = 312;
+    d.mmaSyncShare = 1.0;
+    d.fmaTflops = 19.5;
+    d.hbmGBs = 2039;
+    d.l2GBs = 5000;
+    d.clockGHz = 1.41;
+    return d;
+  }
+  if (chip == "sm_90" || chip == "sm_90a") {
     // H100 SXM5: 989 TFLOP/s bf16 dense (wgmma; mma.sync issues about two
-    // thirds of it), 67 f32, 3.35 TB/s; 228 KiB per SM, 227 per block.
-    return GpuDevice{"H100 SXM5 (nominal)",
-                     132,
-                     227 * 1024,
-                     228 * 1024,
-                     989,
-                     0.66,
-                     67,
-                     3352,
-                     10000,
-                     128,
-                     1.83};
+    // thirds of it), 67 f32, 3.35 TB/s; 227 KiB of shared memory per block.
+    d.name = "H100 SXM5 (nominal)";
+    d.sms = 132;
+    d.sharedPerBlock = 227 * 1024;
+    d.tensorTflops = 989;
+    d.mmaSyncShare = 0.66;
+    d.fmaTflops = 67;
+    d.hbmGBs = 3352;
+    d.l2GBs = 10000;
+    d.clockGHz = 1.83;
+    return d;
+  }
   return std::nullopt;
 }
 

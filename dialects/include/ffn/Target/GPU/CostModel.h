@@ -103,15 +103,14 @@ std::string gpuKnobsText(const GpuStrategy &s);
 /// (their data sheets); `sms` overrides the multiprocessor count.
 struct GpuDevice {
   std::string name;
-  int64_t sms;
-  int64_t sharedPerBlock; ///< opt-in dynamic shared memory per block, bytes
-  int64_t sharedPerSm;    ///< bytes
-  double tensorTflops;    ///< dense bf16/f16 MMA, f32 accumulate
-  double mmaSyncShare;    ///< the share of it mma.sync can issue
-  double fmaTflops;       ///< f32 FMA on CUDA cores
-  double hbmGBs, l2GBs;
-  double smemBytesPerClock; ///< per SM
-  double clockGHz;
+  int64_t sms = 0;
+  int64_t sharedPerBlock = 0; ///< opt-in dynamic shared memory per block
+  double tensorTflops = 0;    ///< dense bf16/f16 MMA, f32 accumulate
+  double mmaSyncShare = 0;    ///< the share of it mma.sync can issue
+  double fmaTflops = 0;       ///< f32 FMA on CUDA cores
+  double hbmGBs = 0, l2GBs = 0;
+  double smemBytesPerClock = 0; ///< per SM
+  double clockGHz = 0;
 };
 /// The device of `chip` ("sm_80", "sm_90", "sm_90a"); nullopt if unknown.
 std::optional<GpuDevice> nominalGpuDevice(std::string_view chip);
