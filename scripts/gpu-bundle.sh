@@ -6,7 +6,8 @@
 # only its driver (and PyTorch for the benchmark's peer).
 #
 #   scripts/gpu-bundle.sh [--target=nvptx-sm90a] [out-dir]
-#   then, on the GPU machine: out-dir/run-checks.sh   (numerics, exit 0 = pass)
+#   then, on the GPU machine: out-dir/run-all.sh      (both of these:)
+#                             out-dir/run-checks.sh   (numerics, exit 0 = pass)
 #                             out-dir/run-bench.sh    (ffnc vs cuBLASLt, and
 #                                                      vs PyTorch if installed)
 set -euo pipefail
@@ -47,11 +48,16 @@ cat >"$out/run-bench.sh" <<'SH'
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
 status=0
-# cuBLASLt: the toolkit's, or the one PyTorch's wheels bring.
+# cuBLASLt: $FFN_CUBLASLT, the toolkit's, or the one PyTorch's wheels bring
+# (site-packages/nvidia/.../libcublasLt.so.*).
 if [[ -z "${FFN_CUBLASLT:-}" ]]; then
-  lt=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib", "libcublasLt.so.13"))' 2>/dev/null || true)
-  [[ -n "$lt" && -e "$lt" ]] && export FFN_CUBLASLT=$lt
+  lt=$(ls /usr/local/cuda/lib64/libcublasLt.so.1[2-9] 2>/dev/null | tail -1)
+  if [[ -z "$lt" ]]; then
+    lt=$(python3 -c "import glob, os, site; found = [p for s in site.getsitepackages() + [site.getusersitepackages()] for p in sorted(glob.glob(os.path.join(s, 'nvidia', '**', 'libcublasLt.so.*'), recursive=True))]; print(found[-1] if found else '')" 2>/dev/null)
+  fi
+  if [[ -n "$lt" ]]; then export FFN_CUBLASLT=$lt; fi
 fi
+echo "cuBLASLt: ${FFN_CUBLASLT:-(found by dlopen in the library path)}"
 if [[ -x ./ffn-gpu-bench ]]; then
   ./ffn-gpu-bench ./bench.so \
     llama7b_swiglu:1,16,256,4096 llama7b_swiglu_f16:1,16,256,4096 \
@@ -65,5 +71,14 @@ if python3 -c 'import torch' 2>/dev/null; then
 fi
 exit $status
 SH
-chmod +x "$out"/run-checks.sh "$out"/run-bench.sh
+cat >"$out/run-all.sh" <<'SH'
+#!/usr/bin/env bash
+# The GPU suite, then the benchmark: what a lent GPU machine runs.
+cd "$(dirname "$0")"
+status=0
+./run-checks.sh || status=1
+./run-bench.sh || status=1
+exit $status
+SH
+chmod +x "$out"/run-checks.sh "$out"/run-bench.sh "$out"/run-all.sh
 echo "bundle for $target in $out ($(du -sh "$out" | cut -f1))"
