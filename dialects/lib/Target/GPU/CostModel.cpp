@@ -237,9 +237,10 @@ std::optional<GpuDevice> mlir::ffn::nominalGpuDevice(std::string_view chip) {
 
 int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b,
                                       int64_t elementBytes) {
-  // As the GEMM builder lays the ring out (GemmKernel.cpp): wgmma's tiles
-  // are swizzled, unpadded and 1024-byte aligned; the others have 16 bytes
-  // of padding per row against bank conflicts.
+  // The GEMM builder's ring (GemmKernel.cpp, whose sharedBytes() is this):
+  // wgmma's tiles are swizzled, unpadded and 1024-byte aligned (the extra
+  // KiB lets the kernel align the dynamic shared memory itself); the others
+  // have 16 bytes of padding per row against bank conflicts.
   if (b.mma == GpuMma::Wgmma)
     return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024;
   return b.stages * (b.blockM + b.blockN) * (b.blockK + 16 / elementBytes) *

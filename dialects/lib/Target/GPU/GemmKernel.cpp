@@ -21,6 +21,7 @@
 #include "Kernels.h"
 #include "KernelIR.h"
 
+#include "ffn/Target/GPU/CostModel.h"
 #include "ffn/Transforms/Activation.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,12 +36,14 @@ using namespace mlir::ffn::gpu_target;
 static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 int64_t GemmConfig::sharedBytes() const {
-  int64_t eb = elementBytes(storage);
-  // wgmma tiles are unpadded (swizzled instead) and 1024-byte aligned: the
-  // extra KiB lets the kernel align the dynamic shared memory itself.
-  if (wgmma)
-    return stages * (bm + bn) * bk * eb + 1024;
-  return stages * (bm + bn) * (bk + 16 / eb) * eb;
+  // One formula for the kernel and the cost model that sized its ring.
+  GpuBucket ring;
+  ring.blockM = bm;
+  ring.blockN = bn;
+  ring.blockK = bk;
+  ring.stages = stages;
+  ring.mma = wgmma ? GpuMma::Wgmma : GpuMma::MmaSync;
+  return gpuGemmSharedBytes(ring, elementBytes(storage));
 }
 
 gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
