@@ -62,17 +62,18 @@ static StrategyError bracketItemError(llvm::StringRef text, size_t offset,
   return StrategyError{begin, text.size() - begin, std::move(message)};
 }
 
-/// An NVIDIA target's --strategy: the knobs of an #ffn.gpu_strategy
-/// override, read by the attribute's parser.
+/// Parses `prefix` + `text` + ">" with the attribute parser (one spelling of
+/// the knobs for the option and the IR) and hands the attribute to `use`
+/// while its context lives. The parser's first diagnostic, or text it left
+/// unread, becomes an error at the item of `text` it concerns, as `itemAt`
+/// delimits items.
+template <typename AttrT>
 static std::optional<StrategyError>
-parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
-  if (text.trim() == "baseline")
-    return StrategyError{0, text.size(),
-                         "'baseline' is the CPU back end's unscheduled "
-                         "path; an NVIDIA target has none"};
+parseOverride(llvm::StringRef text, const std::string &prefix,
+              StrategyError (*itemAt)(llvm::StringRef, size_t, std::string),
+              llvm::function_ref<std::optional<StrategyError>(AttrT)> use) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   context.getOrLoadDialect<mlir::ffn::FfnDialect>();
-  const std::string prefix = "#ffn.gpu_strategy<";
   std::string source = prefix + text.str() + ">";
   std::optional<StrategyError> error;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -82,7 +83,7 @@ parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
     if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
       column = loc.getColumn();
     size_t offset = column > prefix.size() ? column - 1 - prefix.size() : 0;
-    error = bracketItemError(text, offset, d.str());
+    error = itemAt(text, offset, d.str());
     return mlir::success();
   });
   size_t numRead = 0;
@@ -90,18 +91,32 @@ parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
       mlir::parseAttribute(source, &context, mlir::Type(), &numRead);
   if (error)
     return error;
-  auto strategy = llvm::dyn_cast_or_null<mlir::ffn::GpuStrategyAttr>(parsed);
-  if (!strategy || numRead != source.size())
-    return bracketItemError(
-        text, numRead > prefix.size() ? numRead - prefix.size() : 0,
-        "expected key=value items separated by ','");
-  if (strategy.isComplete() || strategy.getKnobs().numBuckets)
+  auto attr = llvm::dyn_cast_or_null<AttrT>(parsed);
+  if (!attr || numRead != source.size())
+    return itemAt(text, numRead > prefix.size() ? numRead - prefix.size() : 0,
+                  "expected key=value items separated by ','");
+  return use(attr);
+}
+
+/// An NVIDIA target's --strategy: the knobs of an #ffn.gpu_strategy
+/// override, read by the attribute's parser.
+static std::optional<StrategyError>
+parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
+  if (text.trim() == "baseline")
     return StrategyError{0, text.size(),
-                         "--strategy sets knobs (sms, bounds, block_m, "
-                         "block_n, stages, split_k, mma); the buckets are "
-                         "the cost model's"};
-  options.gpuOverrides = strategy.getKnobs();
-  return std::nullopt;
+                         "'baseline' is the CPU back end's unscheduled "
+                         "path; an NVIDIA target has none"};
+  return parseOverride<mlir::ffn::GpuStrategyAttr>(
+      text, "#ffn.gpu_strategy<", bracketItemError,
+      [&](mlir::ffn::GpuStrategyAttr strategy) -> std::optional<StrategyError> {
+        if (strategy.isComplete() || strategy.getKnobs().numBuckets)
+          return StrategyError{0, text.size(),
+                               "--strategy sets knobs (sms, bounds, block_m, "
+                               "block_n, stages, split_k, mma); the buckets "
+                               "are the cost model's"};
+        options.gpuOverrides = strategy.getKnobs();
+        return std::nullopt;
+      });
 }
 
 std::optional<StrategyError>
@@ -124,8 +139,6 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
     givesWidth |= item.split('=').first.trim() == "vector_bits";
   }
 
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  context.getOrLoadDialect<mlir::ffn::FfnDialect>();
   // The target's width goes in front, so that the parser's lane rules are
   // the target's (a vector_bits the user gives is checked against it below).
   const std::string prefix =
@@ -133,31 +146,17 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
       (givesWidth
            ? std::string()
            : "vector_bits = " + std::to_string(options.vectorBits) + ", ");
-  std::string source = prefix + text.str() + ">";
-  std::optional<StrategyError> error;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    if (error)
-      return mlir::success();
-    size_t column = 0;
-    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
-      column = loc.getColumn();
-    size_t offset = column > prefix.size() ? column - 1 - prefix.size() : 0;
-    error = itemError(text, offset, d.str());
-    return mlir::success();
-  });
-  size_t numRead = 0;
-  mlir::Attribute parsed =
-      mlir::parseAttribute(source, &context, mlir::Type(), &numRead);
-  if (error)
+  if (std::optional<StrategyError> error =
+          parseOverride<mlir::ffn::CpuStrategyAttr>(
+              text, prefix, itemError,
+              [&](mlir::ffn::CpuStrategyAttr strategy)
+                  -> std::optional<StrategyError> {
+                options.overrides = strategy.getKnobs();
+                return std::nullopt;
+              }))
     return error;
-  auto strategy = llvm::dyn_cast_or_null<mlir::ffn::CpuStrategyAttr>(parsed);
-  if (!strategy || numRead != source.size())
-    return itemError(text,
-                     numRead > prefix.size() ? numRead - prefix.size() : 0,
-                     "expected key=value items separated by ','");
   // The lane rules need the target's width, which the attribute alone does
   // not know.
-  options.overrides = strategy.getKnobs();
   if (!givesWidth)
     options.overrides.vectorBits.reset();
   if (std::optional<mlir::ffn::KnobError> bad =
@@ -170,5 +169,4 @@ ffnc::parseStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
                     "(x86-64-avx512-bf16), not '" +
                         options.isa + "'");
   return std::nullopt;
-
 }

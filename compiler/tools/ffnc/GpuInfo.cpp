@@ -27,20 +27,18 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
     return fmt::format("  {:<22}{}: --strategy {} {}\n\n", "schedule",
                        target.str(), chosen.error->key, chosen.error->message);
   const GpuStrategy &s = chosen.strategy;
-  GpuDevice device = *nominalGpuDevice(chip.str());
-  double scale = double(*s.sms) / device.sms;
+  // The device the strategy was chosen for (its sms: --strategy=sms=N).
+  GpuDevice nominal = *nominalGpuDevice(chip.str());
+  GpuDevice device = resizedGpuDevice(nominal, *s.sms);
   out += fmt::format("  {:<22}{}: {}\n", "schedule", target.str(),
                      describeGpuStrategy(s, chip.str()));
   out += fmt::format(
       "  {:<22}{}{}: {} SMs, {:.0f} TFLOP/s bf16/f16 (mma.sync {:.0f}), "
       "{:.1f} f32, {:.0f} GB/s HBM\n",
-      "device", device.name, *s.sms != device.sms ? ", resized" : "", *s.sms,
-      device.tensorTflops * scale,
-      device.tensorTflops * scale * device.mmaSyncShare,
-      device.fmaTflops * scale, device.hbmGBs);
-  device.tensorTflops *= scale;
-  device.fmaTflops *= scale;
-  device.sms = *s.sms;
+      "device", device.name, device.sms != nominal.sms ? ", resized" : "",
+      device.sms, device.tensorTflops,
+      device.tensorTflops * device.mmaSyncShare, device.fmaTflops,
+      device.hbmGBs);
   GpuPackedDims dims = gpuPackedDims(shape);
   int64_t nUp = (shape.gated ? 2 : 1) * dims.hidden;
   out += "  predicted time of the two GEMMs and their launches (the GPU cost "

@@ -344,20 +344,12 @@ void GpuStrategyAttr::print(AsmPrinter &printer) const {
 
 bool GpuStrategyAttr::isComplete() const { return getKnobs().isComplete(); }
 
-/// The chip of an NVIDIA target's name (nvptx-sm90a -> sm_90a); empty for
-/// any other.
-static std::string chipOf(StringRef isa) {
-  if (!isa.consume_front("nvptx-sm") || isa.size() < 2)
-    return "";
-  return ("sm_" + isa).str();
-}
-
 LogicalResult GpuStrategyAttr::verifyForTarget(
     Attribute attr, function_ref<InFlightDiagnostic()> emitError) const {
   auto target = dyn_cast<TargetAttr>(attr);
   if (!target)
     return emitError() << "expected an #ffn.target, got " << attr;
-  std::string chip = chipOf(target.getIsa());
+  std::string chip = gpuChipOfTarget(target.getIsa().str());
   if (chip.empty() || !nominalGpuDevice(chip))
     return emitError() << "a GPU strategy cannot schedule for target '"
                        << target.getIsa() << "'";

@@ -19,10 +19,6 @@
 using namespace gpu_bench;
 
 namespace {
-template <typename F> bool resolve(void *lib, F &fn, const char *name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
 
 void checkLt(cublasStatus_t s, const char *what) {
   if (s == CUBLAS_STATUS_SUCCESS)
@@ -55,16 +51,19 @@ bool Lt::open(std::string &error) {
     return false;
   }
   bool ok =
-      resolve(lib, Create, "cublasLtCreate") &&
-      resolve(lib, GetVersion, "cublasLtGetVersion") &&
-      resolve(lib, MatmulDescCreate, "cublasLtMatmulDescCreate") &&
-      resolve(lib, MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute") &&
-      resolve(lib, MatrixLayoutCreate, "cublasLtMatrixLayoutCreate") &&
-      resolve(lib, MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate") &&
-      resolve(lib, MatmulPreferenceSetAttribute,
-              "cublasLtMatmulPreferenceSetAttribute") &&
-      resolve(lib, MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic") &&
-      resolve(lib, Matmul, "cublasLtMatmul");
+      resolveSymbol(lib, Create, "cublasLtCreate") &&
+      resolveSymbol(lib, GetVersion, "cublasLtGetVersion") &&
+      resolveSymbol(lib, MatmulDescCreate, "cublasLtMatmulDescCreate") &&
+      resolveSymbol(lib, MatmulDescSetAttribute,
+                    "cublasLtMatmulDescSetAttribute") &&
+      resolveSymbol(lib, MatrixLayoutCreate, "cublasLtMatrixLayoutCreate") &&
+      resolveSymbol(lib, MatmulPreferenceCreate,
+                    "cublasLtMatmulPreferenceCreate") &&
+      resolveSymbol(lib, MatmulPreferenceSetAttribute,
+                    "cublasLtMatmulPreferenceSetAttribute") &&
+      resolveSymbol(lib, MatmulAlgoGetHeuristic,
+                    "cublasLtMatmulAlgoGetHeuristic") &&
+      resolveSymbol(lib, Matmul, "cublasLtMatmul");
   if (!ok) {
     error = path + " lacks an entry point ffn-gpu-bench needs";
     return false;

@@ -9,45 +9,40 @@
 
 using namespace gpu_bench;
 
-namespace {
-/// Resolves `name` (the ABI's versioned symbol where the driver has one).
-template <typename F> bool resolve(void *lib, F &fn, const char *name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
-} // namespace
-
+// Entry points are resolved by the ABI's versioned symbol where the driver
+// has one (cuMemAlloc_v2 and so on).
 bool Device::open(std::string &error) {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     error = "no CUDA driver (libcuda.so.1 not found)";
     return false;
   }
-  bool ok = resolve(lib, Init, "cuInit") &&
-            resolve(lib, DeviceGet, "cuDeviceGet") &&
-            resolve(lib, DeviceGetName, "cuDeviceGetName") &&
-            resolve(lib, DeviceGetAttribute, "cuDeviceGetAttribute") &&
-            resolve(lib, DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-            resolve(lib, CtxSetCurrent, "cuCtxSetCurrent") &&
-            resolve(lib, CtxSynchronize, "cuCtxSynchronize") &&
-            resolve(lib, MemAlloc, "cuMemAlloc_v2") &&
-            resolve(lib, MemFree, "cuMemFree_v2") &&
-            resolve(lib, MemcpyHtoD, "cuMemcpyHtoD_v2") &&
-            resolve(lib, MemcpyDtoH, "cuMemcpyDtoH_v2") &&
-            resolve(lib, MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") &&
-            resolve(lib, StreamCreate, "cuStreamCreate") &&
-            resolve(lib, StreamSynchronize, "cuStreamSynchronize") &&
-            resolve(lib, EventCreate, "cuEventCreate") &&
-            resolve(lib, EventRecord, "cuEventRecord") &&
-            resolve(lib, EventSynchronize, "cuEventSynchronize") &&
-            resolve(lib, ModuleLoadData, "cuModuleLoadData") &&
-            resolve(lib, ModuleGetFunction, "cuModuleGetFunction") &&
-            resolve(lib, LaunchKernel, "cuLaunchKernel") &&
-            resolve(lib, GetErrorString, "cuGetErrorString");
+  bool ok =
+      resolveSymbol(lib, Init, "cuInit") &&
+      resolveSymbol(lib, DeviceGet, "cuDeviceGet") &&
+      resolveSymbol(lib, DeviceGetName, "cuDeviceGetName") &&
+      resolveSymbol(lib, DeviceGetAttribute, "cuDeviceGetAttribute") &&
+      resolveSymbol(lib, DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+      resolveSymbol(lib, CtxSetCurrent, "cuCtxSetCurrent") &&
+      resolveSymbol(lib, CtxSynchronize, "cuCtxSynchronize") &&
+      resolveSymbol(lib, MemAlloc, "cuMemAlloc_v2") &&
+      resolveSymbol(lib, MemFree, "cuMemFree_v2") &&
+      resolveSymbol(lib, MemcpyHtoD, "cuMemcpyHtoD_v2") &&
+      resolveSymbol(lib, MemcpyDtoH, "cuMemcpyDtoH_v2") &&
+      resolveSymbol(lib, MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") &&
+      resolveSymbol(lib, StreamCreate, "cuStreamCreate") &&
+      resolveSymbol(lib, StreamSynchronize, "cuStreamSynchronize") &&
+      resolveSymbol(lib, EventCreate, "cuEventCreate") &&
+      resolveSymbol(lib, EventRecord, "cuEventRecord") &&
+      resolveSymbol(lib, EventSynchronize, "cuEventSynchronize") &&
+      resolveSymbol(lib, ModuleLoadData, "cuModuleLoadData") &&
+      resolveSymbol(lib, ModuleGetFunction, "cuModuleGetFunction") &&
+      resolveSymbol(lib, LaunchKernel, "cuLaunchKernel") &&
+      resolveSymbol(lib, GetErrorString, "cuGetErrorString");
   // CUDA 12.8 added a _v2 of cuEventElapsedTime; older drivers have only
   // the first.
-  if (!resolve(lib, EventElapsedTime, "cuEventElapsedTime_v2"))
-    ok = ok && resolve(lib, EventElapsedTime, "cuEventElapsedTime");
+  if (!resolveSymbol(lib, EventElapsedTime, "cuEventElapsedTime_v2"))
+    ok = ok && resolveSymbol(lib, EventElapsedTime, "cuEventElapsedTime");
   if (!ok) {
     error = "the CUDA driver lacks an entry point ffn-gpu-bench needs";
     return false;

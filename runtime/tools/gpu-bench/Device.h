@@ -12,11 +12,19 @@
 #define FFN_GPU_BENCH_DEVICE_H
 
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include <cstddef>
 #include <string>
 
 namespace gpu_bench {
+
+/// Resolves `name` in the library opened as `lib` into `fn`; false if it
+/// is not there.
+template <typename F> bool resolveSymbol(void *lib, F &fn, const char *name) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  return fn != nullptr;
+}
 
 struct Device {
   CUresult (*Init)(unsigned);

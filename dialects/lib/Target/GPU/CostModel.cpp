@@ -235,6 +235,21 @@ std::optional<GpuDevice> mlir::ffn::nominalGpuDevice(std::string_view chip) {
   return std::nullopt;
 }
 
+GpuDevice mlir::ffn::resizedGpuDevice(GpuDevice device, int64_t sms) {
+  double scale = double(sms) / device.sms;
+  device.tensorTflops *= scale;
+  device.fmaTflops *= scale;
+  device.sms = sms;
+  return device;
+}
+
+std::string mlir::ffn::gpuChipOfTarget(std::string_view isa) {
+  constexpr std::string_view prefix = "nvptx-sm";
+  if (isa.substr(0, prefix.size()) != prefix || isa.size() < prefix.size() + 2)
+    return "";
+  return "sm_" + std::string(isa.substr(prefix.size()));
+}
+
 int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b,
                                       int64_t elementBytes) {
   // The GEMM builder's ring (GemmKernel.cpp, whose sharedBytes() is this):
@@ -462,14 +477,8 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
                                          "' (sm_80, sm_90, sm_90a)"};
     return out;
   }
-  if (o.sms) {
-    // The same SMs, more or fewer of them: the peaks scale, each SM's
-    // rates stay (a smaller board's memory is not known: HBM stays).
-    double scale = double(*o.sms) / device->sms;
-    device->tensorTflops *= scale;
-    device->fmaTflops *= scale;
-    device->sms = *o.sms;
-  }
+  if (o.sms)
+    device = resizedGpuDevice(*device, *o.sms);
   bool tc = f.elementBytes != 4;
   if (o.mma) {
     if (*o.mma == GpuMma::Fma && tc)

@@ -20,13 +20,6 @@ namespace mlir::ffn {
 using namespace mlir;
 using namespace mlir::ffn;
 
-/// The chip an NVIDIA target's name stands for (nvptx-sm90a -> sm_90a).
-static std::string chipOf(StringRef isa) {
-  if (!isa.consume_front("nvptx-sm") || isa.size() < 2)
-    return "";
-  return ("sm_" + isa).str();
-}
-
 namespace {
 struct FfnGpuSelectStrategyPass
     : ffn::impl::FfnGpuSelectStrategyBase<FfnGpuSelectStrategyPass> {
@@ -62,7 +55,7 @@ struct FfnGpuSelectStrategyPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     TargetAttr target = TargetAttr::lookup(func);
-    std::string chip = target ? chipOf(target.getIsa()) : "";
+    std::string chip = target ? gpuChipOfTarget(target.getIsa().str()) : "";
     if (chip.empty() || !nominalGpuDevice(chip)) {
       func.emitError("ffn-gpu-select-strategy: ")
           << (target ? "the module's target '" + target.getIsa().str() +

@@ -114,6 +114,14 @@ struct GpuDevice {
 };
 /// The device of `chip` ("sm_80", "sm_90", "sm_90a"); nullopt if unknown.
 std::optional<GpuDevice> nominalGpuDevice(std::string_view chip);
+/// The same device resized to `sms` multiprocessors (a strategy's `sms`):
+/// the same SMs, more or fewer of them, so the peaks scale and each SM's
+/// rates stay (a smaller board's memory is not known: HBM stays).
+GpuDevice resizedGpuDevice(GpuDevice device, int64_t sms);
+
+/// The chip an NVIDIA target's name stands for (nvptx-sm90a -> sm_90a);
+/// empty for any other name.
+std::string gpuChipOfTarget(std::string_view isa);
 
 /// The FFN as the GPU model sees it.
 struct GpuFfnShape {
