@@ -137,10 +137,7 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                                   "schedule; --strategy=fused_max_m=" +
                                   std::to_string(fusedMaxM) +
                                   " does not apply to it");
-      if (target.isGpu())
-        diags.error(spec.loc, what + ", and grouped FFNs have no NVIDIA "
-                                     "kernels yet (CPU targets only)");
-      else if (schedule.baseline)
+      if (!target.isGpu() && schedule.baseline)
         diags.error(spec.loc, what + ", which only the packed schedule "
                                      "builds, not --strategy=baseline");
     }

@@ -53,12 +53,15 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
                                        const ScheduleOptions &schedule) {
   unsigned errors = 0;
   for (const FfnSpec &spec : s.specs) {
-    if (spec.isMoe() || spec.groups > 1 ||
-        spec.weightQuant != WeightQuant::None)
+    if (spec.isMoe() || spec.weightQuant != WeightQuant::None)
       continue; // checkSpecsFit reports these
-    mlir::ffn::GpuFfnShape shape{spec.dModel, spec.dFF,
+    int64_t groups = spec.isGrouped() ? spec.groups : 1;
+    mlir::ffn::GpuFfnShape shape{spec.dModel,
+                                 spec.dFF,
                                  spec.dtype == DType::F32 ? 4 : 2,
-                                 spec.gate != Gate::None, spec.batchInvariant};
+                                 spec.gate != Gate::None,
+                                 spec.batchInvariant,
+                                 groups};
     mlir::ffn::GpuSelection chosen =
         mlir::ffn::selectGpuStrategy(shape, target.chip, schedule.gpuOverrides);
     if (chosen.error) {
@@ -70,7 +73,7 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
     }
     for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
              spec.dModel, shape.elementBytes, target.chip, spec.batchInvariant,
-             mlir::ffn::gpuWgmmaFromM(chosen.strategy)))
+             mlir::ffn::gpuWgmmaFromM(chosen.strategy), groups))
       s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
   }
   if (!errors)

@@ -17,11 +17,15 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
                                     llvm::StringRef chip,
                                     const GpuStrategy &overrides,
                                     llvm::ArrayRef<uint64_t> tokenCounts) {
-  // (Specs without NVIDIA kernels -- experts, groups, quantized weights --
-  // were refused before: checkSpecsFit.)
+  // (Specs without NVIDIA kernels -- experts, quantized weights -- were
+  // refused before: checkSpecsFit.)
   std::string out;
-  GpuFfnShape shape{spec.dModel, spec.dFF, spec.dtype == DType::F32 ? 4 : 2,
-                    spec.gate != Gate::None, spec.batchInvariant};
+  GpuFfnShape shape{spec.dModel,
+                    spec.dFF,
+                    spec.dtype == DType::F32 ? 4 : 2,
+                    spec.gate != Gate::None,
+                    spec.batchInvariant,
+                    spec.isGrouped() ? spec.groups : 1};
   GpuSelection chosen = selectGpuStrategy(shape, chip.str(), overrides);
   if (chosen.error)
     return fmt::format("  {:<22}{}: --strategy {} {}\n\n", "schedule",
@@ -40,7 +44,7 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
       device.tensorTflops * device.mmaSyncShare, device.fmaTflops,
       device.hbmGBs);
   GpuPackedDims dims = gpuPackedDims(shape);
-  int64_t nUp = (shape.gated ? 2 : 1) * dims.hidden;
+  int64_t nUp = dims.upRows(shape.gated);
   out += "  predicted time of the two GEMMs and their launches (the GPU cost "
          "model; row kernels not counted):\n";
   for (uint64_t m : tokenCounts) {
@@ -54,10 +58,11 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
       from = s.buckets[i].maxM + 1;
     }
     int64_t rows = static_cast<int64_t>(m);
-    double us = gpuGemmMicros(device, *bucket, rows, nUp, dims.kUp,
-                              shape.elementBytes, bucket->splitUp) +
-                gpuGemmMicros(device, *bucket, rows, dims.nDown, dims.hidden,
-                              shape.elementBytes, bucket->splitDown);
+    double us =
+        gpuGemmMicros(device, *bucket, rows, nUp, dims.kUp, shape.elementBytes,
+                      bucket->splitUp) +
+        gpuGemmMicros(device, *bucket, rows, dims.downRows(), dims.hidden,
+                      shape.elementBytes, bucket->splitDown);
     std::string range = bucket->maxM
                             ? fmt::format("m {}-{}", from, bucket->maxM)
                             : fmt::format("m >= {}", from);

@@ -8,9 +8,44 @@
 // NOWG: error: 'ffn.ffn' op strategy buckets bucket 1: wgmma needs sm_90a and the 128x256 tile
 // RUN: sed 's/ strategy #ffn.gpu_strategy<.*]>//' %S/Inputs/wgmma.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=NOSTRATEGY
 // NOSTRATEGY: error: 'ffn.ffn' op needs a complete #ffn.gpu_strategy (run ffn-gpu-select-strategy first)
-// Grouped FFNs are refused at the op, not lowered as one dense FFN.
-// RUN: not ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=GROUPED
-// GROUPED: grouped.mlir:3:8: error: 'ffn.ffn' op is a grouped FFN (groups = 2): NVIDIA targets have no kernels for it yet
+// RUN: ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=GRP
+
+// Grouped FFNs: every block's parameters stacked (the runtime packs each
+// block into its own slot), grid.y over the blocks' column tiles, and the
+// blocks' pieces of each row padded to whole tiles in the workspace.
+// GRP-LABEL: func.func private @grp(memref<?x48xf16>, memref<65536xi8>, memref<65536xi8>, memref<262144xi8>, memref<1024xi8>, memref<1024xi8>, memref<1024xi8>, memref<?x48xf16>, memref<?xi8>)
+// GRP-SAME: groups = 2
+// GRP-SAME: #ffn.kernel_param<name = "w_up", shape = [24, 80], packed = memref<256x64xf16>, pack = "grp_pack_0", experts = 2>
+// GRP-SAME: #ffn.kernel_param<name = "w_down", shape = [80, 24], packed = memref<256x256xf16>, pack = "grp_pack_2", experts = 2>
+// GRP-SAME: #ffn.kernel_param<name = "b_down", shape = [24], packed = memref<256xf16>, pack = "grp_pack_5", experts = 2>
+// h: 2 blocks x 256 f16 columns; the K slices' partials: 2 slices x 2
+// blocks x 256 f32 columns.
+// GRP-SAME: workspace_per_row = 5120
+// GRP-SAME: kernel = "grp_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 8, grid_z = 1
+// GRP-SAME: kernel = "grp_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 2
+// GRP-SAME: kernel = "grp_down_m16_reduce"
+// GRP-LABEL: func.func private @pre(
+// GRP-SAME: #ffn.kernel_param<name = "norm_scale", shape = [60], packed = memref<60xbf16>>
+// GRP-SAME: note: d_model / groups = 20 columns per block are not a multiple of 16 bytes
+// GRP-SAME: kernel = "pre_up_mlarge", min_m = 1, max_m = 9223372036854775807, rows_per_block = 64, grid_y = 6
+// The block of a tile is grid.y / column tiles per block (4: gate and up
+// of 256 padded columns in 128-wide tiles).
+// GRP: gpu.func @grp_up_m16(
+// GRP: %[[Y:.*]] = gpu.block_id  y
+// GRP: arith.divui %[[Y]], %c4
+// GRP: arith.remui %[[Y]], %c4
+// The reduction finds an output column's block and its padded partials.
+// GRP: gpu.func @grp_down_m16_reduce(
+// GRP: arith.divui %{{.*}}, %c24
+// GRP: arith.remui %{{.*}}, %c24
+// GRP: arith.muli %{{.*}}, %c256
+// The pre-norm writes each block's 20 columns into its own 64-column piece
+// and zeroes the 44 padding columns after each.
+// GRP: gpu.func @pre_input(
+// GRP: arith.divui %{{.*}}, %c20
+// GRP: scf.for %{{.*}} = %thread_id_x to %c132 step %c256
+// GRP: arith.divui %{{.*}}, %c44
+// GRP: gpu.func @pre_up_mlarge(
 
 // A gated bf16 FFN with every bias and a residual, and a plain f32 FFN with
 // a post-LayerNorm and a d_model (60) that is no multiple of any tile.

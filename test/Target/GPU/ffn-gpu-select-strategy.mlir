@@ -16,6 +16,11 @@
 // SM90A-SAME: <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 5]>,
 // SM90A-SAME: <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 2]>,
 // SM90A-SAME: <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
+// The same MLP in 4 blocks (groups = 4): one grid over every block's
+// tiles, a block's K its own 1024 (GEMM 1) and 2816 (GEMM 2) columns, so
+// the K splits stop earlier (each slice keeps four K tiles).
+// SM90A-LABEL: func.func @llama_g4
+// SM90A: <max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 11]>, <max_m = 64, block_m = 64, block_n = 128, {{[^>]*}}split_k = [1, 5]>, <max_m = 256, block_m = 128, block_n = 256, {{[^>]*}}mma = wgmma, split_k = [1, 5]>
 // f32 (BERT-base): FMA tiles, 32 K per stage, the 128 x 128 wide tile.
 // SM90A-LABEL: func.func @bert32
 // SM90A: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 32, stages = 4, mma = fma, split_k = [6, 24]>
@@ -88,6 +93,10 @@
 module {
   func.func @llama(%arg0: tensor<?x4096xbf16> {ffn.param = "input"}, %arg1: tensor<4096x11008xbf16> {ffn.param = "w_up"}, %arg2: tensor<4096x11008xbf16> {ffn.param = "w_gate"}, %arg3: tensor<11008x4096xbf16> {ffn.param = "w_down"}) -> tensor<?x4096xbf16> {
     %0 = ffn.ffn gated silu ins(%arg0 : tensor<?x4096xbf16>) up(%arg1 : tensor<4096x11008xbf16>) gate(%arg2 : tensor<4096x11008xbf16>) down(%arg3 : tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
+    return %0 : tensor<?x4096xbf16>
+  }
+  func.func @llama_g4(%arg0: tensor<?x4096xbf16> {ffn.param = "input"}, %arg1: tensor<4x1024x2752xbf16> {ffn.param = "w_up"}, %arg2: tensor<4x1024x2752xbf16> {ffn.param = "w_gate"}, %arg3: tensor<4x2752x1024xbf16> {ffn.param = "w_down"}) -> tensor<?x4096xbf16> {
+    %0 = ffn.ffn gated silu groups 4 ins(%arg0 : tensor<?x4096xbf16>) up(%arg1 : tensor<4x1024x2752xbf16>) gate(%arg2 : tensor<4x1024x2752xbf16>) down(%arg3 : tensor<4x2752x1024xbf16>) -> tensor<?x4096xbf16>
     return %0 : tensor<?x4096xbf16>
   }
   func.func @bert32(%arg0: tensor<?x768xf32> {ffn.param = "input"}, %arg1: tensor<768x3072xf32> {ffn.param = "w_up"}, %arg2: tensor<3072x768xf32> {ffn.param = "w_down"}, %arg3: tensor<3072xf32> {ffn.param = "b_up"}, %arg4: tensor<768xf32> {ffn.param = "b_down"}) -> tensor<?x768xf32> {

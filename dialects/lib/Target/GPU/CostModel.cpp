@@ -386,8 +386,8 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
     return;
   int64_t rows = (maxM + b.blockM - 1) / b.blockM;
   int64_t want = (memoryBound ? 4 : 1) * d.sms;
-  int64_t colsUp = (f.gated ? 2 : 1) * dims.hidden / b.blockN;
-  int64_t colsDown = dims.nDown / b.blockN;
+  int64_t colsUp = dims.upRows(f.gated) / b.blockN;
+  int64_t colsDown = dims.downRows() / b.blockN;
   b.splitUp = gpuSplitFor(rows, colsUp, dims.kUp, b.blockK, want);
   b.splitDown = gpuSplitFor(rows, colsDown, dims.hidden, b.blockK, want);
   if (o.splitK) {
@@ -397,9 +397,11 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
 }
 
 double Chooser::price(const GpuBucket &b, int64_t m) const {
-  int64_t nUp = (f.gated ? 2 : 1) * dims.hidden;
-  return gpuGemmMicros(d, b, m, nUp, dims.kUp, f.elementBytes, b.splitUp) +
-         gpuGemmMicros(d, b, m, dims.nDown, dims.hidden, f.elementBytes,
+  // A grouped FFN's blocks multiply their own K columns: every block row of
+  // B has the block's K.
+  return gpuGemmMicros(d, b, m, dims.upRows(f.gated), dims.kUp, f.elementBytes,
+                       b.splitUp) +
+         gpuGemmMicros(d, b, m, dims.downRows(), dims.hidden, f.elementBytes,
                        b.splitDown);
 }
 

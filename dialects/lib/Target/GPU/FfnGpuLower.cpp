@@ -64,6 +64,9 @@ private:
   std::string name;
   Type t, f32;
   int64_t dm = 0, df = 0, eb = 0;
+  // Per block of a grouped FFN (the whole FFN when dense): its d_model and
+  // packed widths; the blocks' tiles follow one another in every buffer.
+  int64_t groups = 1, dmBlock = 0;
   int64_t kp1 = 0, hs = 0, nb2 = 0;
   // Parameter indices (-1: absent).
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
@@ -106,9 +109,11 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   // operands: A, B (, B up), out. c.splitK is the strategy's.
   int64_t colBlocks =
       (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
+  c.groups = groups;
+  c.colBlocks = colBlocks;
   Launch l;
   l.rowsPerBlock = c.bm;
-  l.gridY = colBlocks;
+  l.gridY = groups * colBlocks;
   l.minM = minM;
   l.maxM = maxM;
   l.threads = c.threads();
@@ -126,7 +131,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   GemmConfig partial = c;
   partial.epilogue = Epilogue::Partial;
   partial.outType = f32;
-  partial.partialStride = colBlocks * c.bn;
+  partial.partialStride = groups * colBlocks * c.bn;
   partialBytesPerRow =
       std::max(partialBytesPerRow, c.splitK * partial.partialStride * 4);
   KernelArg out = operands.back();
@@ -173,9 +178,15 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   up.name = name + "_up" + suffix;
   up.k = kp1;
   bool aFromWorkspace = preNorm || padInput;
-  up.kValid = aFromWorkspace ? kp1 : dm;
-  up.lda = aFromWorkspace ? kp1 : dm;
-  up.nOut = hs;
+  // A block's A columns: its piece of the workspace row (padded to kp1) or
+  // of the input row.
+  up.kValid = aFromWorkspace ? kp1 : dmBlock;
+  up.lda = aFromWorkspace ? groups * kp1 : dm;
+  up.aGroupStride = aFromWorkspace ? kp1 : dmBlock;
+  up.bGroupRows = hs;
+  up.nOut = groups * hs;
+  up.outGroupStride = hs;
+  up.biasGroupStride = hs;
   up.epilogue = Epilogue::Hidden;
   up.gated = wGate >= 0;
   up.activation = op.getActivation();
@@ -204,8 +215,13 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   down.name = name + "_down" + suffix;
   down.k = hs;
   down.kValid = hs;
-  down.lda = hs;
-  down.nOut = dm;
+  down.lda = groups * hs;
+  down.aGroupStride = hs;
+  down.bGroupRows = nb2;
+  down.nOut = dmBlock;
+  down.outStride = dm;
+  down.outGroupStride = dmBlock;
+  down.biasGroupStride = nb2; // grouped: b_down packed to nb2 per block
   down.epilogue = Epilogue::Output;
   down.outType = postNorm ? f32 : t;
   down.hasBias = bDown >= 0;
@@ -229,7 +245,10 @@ LogicalResult FfnPlanner::plan() {
   dm = op.getDModel();
   df = op.getDFf();
   eb = t.getIntOrFloatBitWidth() / 8;
-  GpuPackedDims dims = gpuPackedDims({dm, df, eb, op.getGated()});
+  groups = op.getGroups().value_or(1);
+  dmBlock = dm / groups;
+  GpuPackedDims dims = gpuPackedDims(
+      {dm, df, eb, op.getGated(), op.getBatchInvariant(), groups});
   kp1 = dims.kUp;
   hs = dims.hidden;
   nb2 = dims.nDown;
@@ -238,7 +257,8 @@ LogicalResult FfnPlanner::plan() {
     postNorm = !preNorm;
   }
   // cp.async copies 16 bytes: A rows must start 16-byte aligned.
-  padInput = !preNorm && (dm * eb) % 16 != 0;
+  // (Each block's: a grouped FFN's blocks start at multiples of dmBlock.)
+  padInput = !preNorm && (dmBlock * eb) % 16 != 0;
 
   // Parameter indices: the function's arguments after the input.
   auto indexOf = [&](Value v) -> int64_t {
@@ -275,8 +295,8 @@ LogicalResult FfnPlanner::plan() {
     return at;
   };
   if (preNorm || padInput)
-    wsXn = region(kp1 * eb);
-  wsH = region(hs * eb);
+    wsXn = region(groups * kp1 * eb);
+  wsH = region(groups * hs * eb);
   if (postNorm)
     wsZ = region(dm * 4);
   wsPartial = offset; // sized once the split factors are known
@@ -293,7 +313,11 @@ LogicalResult FfnPlanner::plan() {
     NormConfig n;
     n.name = name + "_input";
     n.width = dm;
-    n.outStride = kp1;
+    n.outStride = groups * kp1;
+    if (groups > 1) {
+      n.groupWidth = dmBlock;
+      n.groupStride = kp1;
+    }
     n.outType = t;
     n.apply = preNorm;
     std::vector<KernelArg> args = {{ArgKind::Input, 0, t}, ws(wsXn, t)};
@@ -350,8 +374,16 @@ void FfnPlanner::writeStub() {
   auto inputs = func.getArgumentTypes().drop_front();
   for (auto [i, type] : llvm::enumerate(inputs)) {
     auto shaped = cast<ShapedType>(type);
-    auto source = MemRefType::get(shaped.getShape(), t);
     int64_t idx = static_cast<int64_t>(i);
+    // A grouped FFN's block parameters are stacked [groups, ...]: the
+    // runtime packs each block's tensor into its own slot, one after the
+    // other (what the kernels' group strides assume); the norm's act on
+    // the whole row.
+    bool stacked = groups > 1 && idx != scale && idx != shift;
+    ArrayRef<int64_t> logical = shaped.getShape();
+    if (stacked)
+      logical = logical.drop_front();
+    auto source = MemRefType::get(logical, t);
     MemRefType packed;
     if (idx == wUp || idx == wGate)
       packed = MemRefType::get({hs, kp1}, t);
@@ -359,19 +391,23 @@ void FfnPlanner::writeStub() {
       packed = MemRefType::get({nb2, hs}, t);
     else if (idx == bUp || idx == bGate)
       packed = MemRefType::get({hs}, t);
+    else if (idx == bDown && stacked)
+      packed = MemRefType::get({nb2}, t); // whole 16-byte aligned slots
     StringRef paramName =
         func.getArgAttrOfType<StringAttr>(i + 1, "ffn.param").getValue();
+    int64_t experts = stacked ? groups : 0;
+    KernelParamAttr param;
     if (!packed) {
-      argTypes.push_back(source);
-      params.push_back(
-          buildKernelParam(ctx, paramName, shaped.getShape(), source, ""));
-      continue;
+      param =
+          buildKernelParam(ctx, paramName, logical, source, "", "", experts);
+    } else {
+      std::string packName = name + "_pack_" + std::to_string(idx);
+      buildPackFunction(builder, module, packName, source, packed);
+      param = buildKernelParam(ctx, paramName, logical, packed, packName, "",
+                               experts);
     }
-    std::string packName = name + "_pack_" + std::to_string(idx);
-    buildPackFunction(builder, module, packName, source, packed);
-    argTypes.push_back(packed);
-    params.push_back(
-        buildKernelParam(ctx, paramName, shaped.getShape(), packed, packName));
+    argTypes.push_back(param.kernelType());
+    params.push_back(param);
   }
   argTypes.push_back(MemRefType::get({ShapedType::kDynamic, dm}, t));
   argTypes.push_back(
@@ -397,8 +433,8 @@ void FfnPlanner::writeStub() {
                 GpuStrategyAttr::get(builder.getContext(), strategy));
   std::string text =
       describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
-  for (const std::string &note :
-       pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy)))
+  for (const std::string &note : pathNotes(dm, eb, chip, op.getBatchInvariant(),
+                                           gpuWgmmaFromM(strategy), groups))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,
@@ -430,20 +466,18 @@ struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
                        "have no kernels for it yet");
         return signalPassFailure();
       }
-      if (op.getGroups()) {
-        op.emitOpError() << "is a grouped FFN (groups = " << *op.getGroups()
-                         << "): NVIDIA targets have no kernels for it yet";
-        return signalPassFailure();
-      }
       auto strategy = dyn_cast_or_null<GpuStrategyAttr>(op.getStrategyAttr());
       if (!strategy || !strategy.isComplete()) {
         op.emitOpError("needs a complete #ffn.gpu_strategy (run "
                        "ffn-gpu-select-strategy first)");
         return signalPassFailure();
       }
-      GpuFfnShape shape{op.getDModel(), op.getDFf(),
+      GpuFfnShape shape{op.getDModel(),
+                        op.getDFf(),
                         op.getStorageType().getIntOrFloatBitWidth() / 8,
-                        op.getGated(), op.getBatchInvariant()};
+                        op.getGated(),
+                        op.getBatchInvariant(),
+                        static_cast<int64_t>(op.getGroups().value_or(1))};
       if (std::optional<GpuKnobError> bad =
               checkGpuStrategy(strategy.getKnobs(), shape, chip)) {
         op.emitOpError("strategy ") << bad->key << " " << bad->message;

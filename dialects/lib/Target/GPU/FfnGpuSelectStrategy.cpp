@@ -71,6 +71,7 @@ struct FfnGpuSelectStrategyPass
       shape.elementBytes = op.getStorageType().getIntOrFloatBitWidth() / 8;
       shape.gated = op.getGated();
       shape.batchInvariant = op.getBatchInvariant();
+      shape.groups = op.getGroups().value_or(1);
       if (Attribute given = op.getStrategyAttr()) {
         auto strategy = dyn_cast<GpuStrategyAttr>(given);
         std::optional<GpuKnobError> bad =
@@ -86,7 +87,7 @@ struct FfnGpuSelectStrategyPass
         return WalkResult::advance();
       }
       // ffn-gpu-lower says why these have no kernels.
-      if (op.getMoe() || op.getGroups() || op.getWeightQuant())
+      if (op.getMoe() || op.getWeightQuant())
         return WalkResult::advance();
       GpuSelection chosen = selectGpuStrategy(shape, chip, fixed);
       if (chosen.error) {

@@ -96,6 +96,8 @@ private:
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
   int64_t kPerSlice = 0, kTiles = 0;
   Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
+  Value group, partialCol0; // grouped: this block's group; the tile's first
+                            // column among all groups' (split-K partials)
   Value aAddr, bAddr; // wgmma: shared-memory byte addresses of the tiles
   Value warpGroup;    // wgmma: this thread's warpgroup (0 or 1)
   Value warpRow, warpCol; // first tile row / B row of this warp
@@ -112,6 +114,10 @@ private:
                          ArrayRef<Value> acc);
   void epilogue(ArrayRef<Value> acc);
   SmallVector<Value> wgmmaStage(Value stage, Value acc);
+  /// `v` moved to this block's group: v + group * stride (v when dense).
+  Value inGroup(Value v, int64_t stride) {
+    return c.groups > 1 ? ir.add(v, ir.mul(group, stride)) : v;
+  }
   Value descriptor(Value byteAddress);
   Value asI32(Value pair); ///< an mma operand register
 };
@@ -159,7 +165,14 @@ void GemmBuilder::build() {
   warpRow = ir.mul(ir.div(warp, c.warpsN), warpTileM);
   warpCol = ir.mul(ir.rem(warp, c.warpsN), warpTileN);
   row0 = ir.mul(ir.blockId(gpu::Dimension::x), c.bm);
-  col0 = ir.mul(ir.blockId(gpu::Dimension::y), c.bn);
+  Value blockY = ir.blockId(gpu::Dimension::y);
+  col0 = ir.mul(blockY, c.bn);
+  partialCol0 = col0;
+  if (c.groups > 1) {
+    // grid.y enumerates the groups' column tiles, group after group.
+    group = ir.div(blockY, c.colBlocks);
+    col0 = ir.mul(ir.rem(blockY, c.colBlocks), c.bn);
+  }
   kBeg = ir.mul(ir.blockId(gpu::Dimension::z), kPerSlice);
 
   auto smemSpace = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -278,7 +291,7 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
         Value gm = ir.add(row0, r);
         Value left = ir.max(ir.min(ir.sub(ir.idx(c.kValid), gk), full), zero);
         valid = ir.select(ir.andI(inSlice, ir.lt(gm, m)), left, zero);
-        src = ir.add(ir.mul(gm, c.lda), gk);
+        src = inGroup(ir.add(ir.mul(gm, c.lda), gk), c.aGroupStride);
       } else {
         valid = ir.select(ir.andI(inSlice, ir.lt(gk, ir.idx(c.k))), full, zero);
         Value bRow = ir.add(col0, r);
@@ -287,10 +300,10 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
           // the gate and up values of one column meet in one thread.
           Value i = ir.rem(bRow, 16);
           Value srcRow = ir.add(ir.mul(ir.div(bRow, 16), 8), ir.rem(i, 8));
-          src = ir.add(ir.mul(srcRow, c.k), gk);
+          src = ir.add(ir.mul(inGroup(srcRow, c.bGroupRows), c.k), gk);
           srcBuf = ir.select(ir.lt(i, 8), bBuf, bUpBuf);
         } else {
-          src = ir.add(ir.mul(bRow, c.k), gk);
+          src = ir.add(ir.mul(inGroup(bRow, c.bGroupRows), c.k), gk);
         }
       }
       // A zero-filled copy reads nothing, but its address must still be a
@@ -484,6 +497,12 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
             Value n = ir.add(bRow, e);
             switch (c.epilogue) {
             case Epilogue::Partial: {
+              // Partials are indexed by the column among all groups'.
+              if (c.groups > 1)
+                n = ir.add(
+                    ir.add(ir.add(ir.add(partialCol0, warpCol), ir.mul(tig, 2)),
+                           nt * 8),
+                    e);
               Value slice = ir.blockId(gpu::Dimension::z);
               Value idx = ir.add(
                   ir.mul(ir.add(ir.mul(slice, m), row), c.partialStride), n);
@@ -493,10 +512,12 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
             case Epilogue::Hidden: {
               if (!c.gated) {
                 if (c.hasBias)
-                  v = ir.addf(v, ir.toF32(ir.load(bias, {n})));
+                  v = ir.addf(v, ir.toF32(ir.load(
+                                     bias, {inGroup(n, c.biasGroupStride)})));
                 v = buildActivation(b, b.getLoc(), c.activation, v);
                 ir.store(ir.fromF32(v, outType), out,
-                         {ir.add(ir.mul(row, c.nOut), n)});
+                         {ir.add(ir.mul(row, c.nOut),
+                                 inGroup(n, c.outGroupStride))});
                 break;
               }
               // Gate fragments are the even ones, the up fragment of the
@@ -508,21 +529,26 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
               Value col = ir.add(ir.add(ir.div(ir.add(col0, warpCol), 2),
                                         ir.mul(tig, 2)),
                                  nt / 2 * 8 + e);
+              Value biasCol = inGroup(col, c.biasGroupStride);
               if (c.hasBiasGate)
-                v = ir.addf(v, ir.toF32(ir.load(biasGate, {col})));
+                v = ir.addf(v, ir.toF32(ir.load(biasGate, {biasCol})));
               if (c.hasBias)
-                up = ir.addf(up, ir.toF32(ir.load(bias, {col})));
+                up = ir.addf(up, ir.toF32(ir.load(bias, {biasCol})));
               v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, v), up);
               ir.store(ir.fromF32(v, outType), out,
-                       {ir.add(ir.mul(row, c.nOut), col)});
+                       {ir.add(ir.mul(row, c.nOut),
+                               inGroup(col, c.outGroupStride))});
               break;
             }
             case Epilogue::Output: {
               ir.guard(ir.lt(n, ir.idx(c.nOut)), [&] {
                 Value y = v;
                 if (c.hasBias)
-                  y = ir.addf(y, ir.toF32(ir.load(bias, {n})));
-                Value idx = ir.add(ir.mul(row, c.nOut), n);
+                  y = ir.addf(y, ir.toF32(ir.load(
+                                     bias, {inGroup(n, c.biasGroupStride)})));
+                Value idx =
+                    ir.add(ir.mul(row, c.outStride ? c.outStride : c.nOut),
+                           inGroup(n, c.outGroupStride));
                 if (c.residual)
                   y = ir.addf(y, ir.toF32(ir.load(resid, {idx})));
                 ir.store(ir.fromF32(y, outType), out, {idx});

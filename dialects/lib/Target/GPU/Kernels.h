@@ -59,7 +59,9 @@ struct GemmConfig {
   int64_t kValid = 0;   ///< A's columns beyond this read as zero
   int64_t lda = 0;      ///< A's row stride (elements)
   int64_t splitK = 1;   ///< K slices (grid.z)
-  int64_t nOut = 0;     ///< Output: valid columns; Hidden: h row stride
+  int64_t nOut = 0;     ///< Output: valid columns (of a block when
+                        ///< grouped); Hidden: h row stride
+  int64_t outStride = 0; ///< Output: the out row stride (0: nOut)
   Epilogue epilogue = Epilogue::Hidden;
   bool gated = false;   ///< two B buffers (gate, up), interleaved in the
                         ///< tile in groups of 8 rows
@@ -67,6 +69,13 @@ struct GemmConfig {
   Type outType;         ///< element type of the result buffer
   bool hasBias = false, hasBiasGate = false, residual = false;
   int64_t partialStride = 0; ///< Partial: f32 columns per row of one slice
+  /// A grouped FFN's blocks: grid.y runs over groups x colBlocks tiles;
+  /// block g reads A from column g * aGroupStride, the packed B from row
+  /// g * bGroupRows, writes its outputs from column g * outGroupStride and
+  /// reads its biases from g * biasGroupStride.
+  int64_t groups = 1, colBlocks = 0;
+  int64_t aGroupStride = 0, bGroupRows = 0, outGroupStride = 0,
+          biasGroupStride = 0;
   /// sm_90a, bf16/f16, bm = 128, bk = 64, 2 x 4 warps: each warpgroup
   /// multiplies its 64 rows by the whole bn-wide tile with wgmma
   /// (m64 n<bn> k16) from 128-byte-swizzled shared memory.
@@ -90,6 +99,9 @@ struct NormConfig {
   double eps;
   int64_t width;     ///< d_model
   int64_t outStride; ///< output row stride; columns beyond width get 0
+  /// A grouped FFN's input: each block of groupWidth columns starts a new
+  /// groupStride-wide, zero-padded piece of the output row (0: one piece).
+  int64_t groupWidth = 0, groupStride = 0;
   Type outType;
   bool shift = false; ///< LayerNorm's learned shift
   bool apply = true;  ///< false: only copy (and pad) the row

@@ -22,7 +22,7 @@ static constexpr int64_t kRowThreads = 256;
 
 int64_t mlir::ffn::gpu_target::splitKReduceColumns(const GemmConfig &c) {
   if (c.epilogue == Epilogue::Output)
-    return c.nOut;
+    return c.outStride ? c.outStride : c.nOut;
   return c.gated ? c.partialStride / 2 : c.partialStride;
 }
 
@@ -56,6 +56,18 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
   Value row = ir.blockId(gpu::Dimension::x);
   Value tid = ir.threadId();
   Value inBase = ir.mul(row, c.width), outBase = ir.mul(row, c.outStride);
+  // The output row is `pieces` pieces of pieceWidth columns, each padded to
+  // pieceStride (one piece unless grouped).
+  int64_t pieceWidth = c.groupWidth ? c.groupWidth : c.width;
+  int64_t pieceStride = c.groupWidth ? c.groupStride : c.outStride;
+  int64_t pieces = c.width / pieceWidth;
+  int64_t padPerPiece = pieceStride - pieceWidth;
+  auto place = [&](Value col) -> Value {
+    if (!c.groupWidth)
+      return col;
+    return ir.add(ir.mul(ir.div(col, pieceWidth), pieceStride),
+                  ir.rem(col, pieceWidth));
+  };
   Value width = ir.idx(c.width);
   auto x = [&](Value col) {
     return ir.toF32(ir.load(in, {ir.add(inBase, col)}));
@@ -90,12 +102,20 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
       if (c.shift)
         v = ir.addf(v, ir.toF32(ir.load(shift, {col})));
     }
-    ir.store(ir.fromF32(v, c.outType), out, {ir.add(outBase, col)});
+    ir.store(ir.fromF32(v, c.outType), out, {ir.add(outBase, place(col))});
   });
-  // Padding columns read as zeros by the GEMM that follows.
+  // Padding columns read as zeros by the GEMM that follows: after the row,
+  // or after each block's columns.
+  if (padPerPiece == 0)
+    return;
   Value zero = ir.fromF32(ir.f32(0), c.outType);
-  ir.loop(ir.add(width, tid), ir.idx(c.outStride), kRowThreads,
-          [&](Value col) { ir.store(zero, out, {ir.add(outBase, col)}); });
+  ir.loop(tid, ir.idx(pieces * padPerPiece), kRowThreads, [&](Value j) {
+    Value at = ir.add(j, pieceWidth);
+    if (pieces > 1)
+      at = ir.add(ir.mul(ir.div(j, padPerPiece), pieceStride),
+                  ir.add(ir.rem(j, padPerPiece), pieceWidth));
+    ir.store(zero, out, {ir.add(outBase, at)});
+  });
 }
 
 void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
@@ -138,16 +158,30 @@ void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
                       ir.mul(ir.add(ir.blockId(gpu::Dimension::y), 1),
                              kReduceColumns));
   ir.loop(first, last, kRowThreads, [&](Value col) {
-    Value outIdx = ir.add(ir.mul(row, c.nOut), col);
     if (c.epilogue == Epilogue::Output) {
-      Value y = sum(col);
+      Value outIdx =
+          ir.add(ir.mul(row, c.outStride ? c.outStride : c.nOut), col);
+      // A grouped FFN's output column is column n of block g, whose
+      // partials follow the earlier blocks' padded columns.
+      Value partialCol = col, biasIdx = col;
+      if (c.groups > 1) {
+        Value g = ir.div(col, c.nOut), n = ir.rem(col, c.nOut);
+        partialCol = ir.add(ir.mul(g, c.colBlocks * c.bn), n);
+        biasIdx = ir.add(ir.mul(g, c.biasGroupStride), n);
+      }
+      Value y = sum(partialCol);
       if (c.hasBias)
-        y = ir.addf(y, ir.toF32(ir.load(bias, {col})));
+        y = ir.addf(y, ir.toF32(ir.load(bias, {biasIdx})));
       if (c.residual)
         y = ir.addf(y, ir.toF32(ir.load(resid, {outIdx})));
       ir.store(ir.fromF32(y, c.outType), out, {outIdx});
       return;
     }
+    // Hidden: a grouped FFN's blocks are padded to whole tiles in h, its
+    // packed biases and the partials alike (outGroupStride ==
+    // biasGroupStride == the block's padded width), so column col is the
+    // same place in each.
+    Value outIdx = ir.add(ir.mul(row, c.nOut), col);
     if (!c.gated) {
       Value v = sum(col);
       if (c.hasBias)

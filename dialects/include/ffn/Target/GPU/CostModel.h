@@ -129,21 +129,32 @@ struct GpuFfnShape {
   int64_t elementBytes = 2; ///< 4: f32 (FMA), 2: bf16/f16 (tensor cores)
   bool gated = false;
   bool batchInvariant = false;
+  /// A grouped FFN's blocks (1: dense): each block is an FFN of d_model /
+  /// groups -> d_ff / groups, and the grid covers every block's tiles.
+  int64_t groups = 1;
 };
 
-/// The packed dimensions every bucket's grid covers exactly: GEMM 1's K is
-/// d_model rounded up to 64, d_ff and GEMM 2's N are rounded up to the
-/// widest block tile (256).
+/// The packed dimensions every bucket's grid covers exactly, per block of a
+/// grouped FFN (the whole FFN when dense): GEMM 1's K is the block's d_model
+/// rounded up to 64, its d_ff and GEMM 2's N are rounded up to the widest
+/// block tile (256). The blocks' packed weights follow one another.
 constexpr int64_t kGpuPad = 256;
 inline int64_t gpuRoundUp(int64_t v, int64_t to) {
   return (v + to - 1) / to * to;
 }
 struct GpuPackedDims {
   int64_t kUp, hidden, nDown;
+  int64_t groups = 1;
+  /// Packed B rows of GEMM 1 and GEMM 2 over all blocks (gate and up both
+  /// count when gated).
+  int64_t upRows(bool gated) const { return groups * (gated ? 2 : 1) * hidden; }
+  int64_t downRows() const { return groups * nDown; }
 };
 inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
-  return {gpuRoundUp(f.dModel, 64), gpuRoundUp(f.dFf, kGpuPad),
-          gpuRoundUp(f.dModel, kGpuPad)};
+  int64_t g = f.groups > 0 ? f.groups : 1;
+  int64_t dm = f.dModel / g, df = f.dFf / g;
+  return {gpuRoundUp(dm, 64), gpuRoundUp(df, kGpuPad), gpuRoundUp(dm, kGpuPad),
+          g};
 }
 
 /// Dynamic shared memory of a GEMM block (the ring of A and B tiles).

@@ -17,11 +17,10 @@ namespace mlir::ffn::gpu_target {
 
 /// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
 /// "sm_90a"; `wgmmaFromM`: the smallest m the strategy multiplies with
-/// wgmma (0: none, gpuWgmmaFromM).
-inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
-                                          const std::string &chip,
-                                          bool batchInvariant,
-                                          int64_t wgmmaFromM) {
+/// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks.
+inline std::vector<std::string>
+pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
+          bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1) {
   std::vector<std::string> notes;
   if (batchInvariant)
     notes.push_back("batch_invariant: every m runs the large-m tiles without "
@@ -30,7 +29,13 @@ inline std::vector<std::string> pathNotes(int64_t dModel, int64_t elementBytes,
     notes.push_back("f32 runs exact FMA tiles on CUDA cores: tensor cores "
                     "take bf16/f16 (TF32 is not offered, it would round the "
                     "inputs to 10 bits)");
-  if ((dModel * elementBytes) % 16 != 0)
+  // cp.async reads 16 bytes: every block's A columns must start aligned.
+  if (groups > 1 && (dModel / groups * elementBytes) % 16 != 0)
+    notes.push_back("d_model / groups = " + std::to_string(dModel / groups) +
+                    " columns per block are not a multiple of 16 bytes: an "
+                    "extra kernel copies each input row to an aligned buffer "
+                    "first");
+  else if (groups <= 1 && (dModel * elementBytes) % 16 != 0)
     notes.push_back("d_model = " + std::to_string(dModel) +
                     " rows are not a multiple of 16 bytes: an extra kernel "
                     "copies each input row to an aligned buffer first");
