@@ -201,18 +201,16 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' is for unknown device " +
                     std::to_string(d->device));
-  // The device executor knows neither stacked parameters nor the router.
-  if (d->kind != FFN_KIND_FFN && d->device != FFN_DEVICE_CPU) {
-    const char *what =
-        d->kind == FFN_KIND_MOE ? "a mixture of experts" : "a grouped FFN";
-    const char *whats =
-        d->kind == FFN_KIND_MOE ? "mixtures of experts" : "grouped FFNs";
+  // The device executor has no router. (A grouped FFN's stacked blocks
+  // are packed and uploaded like any parameter; its launch plan does the
+  // rest.)
+  if (d->kind == FFN_KIND_MOE && d->device != FFN_DEVICE_CPU)
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
-                "kernel '" + name + "' is " + what + " (kind " +
+                "kernel '" + name + "' is a mixture of experts (kind " +
                     std::to_string(d->kind) + ") for device " +
-                    std::to_string(d->device) + " (CUDA); this runtime runs " +
-                    whats + " on the CPU only");
-  }
+                    std::to_string(d->device) +
+                    " (CUDA); this runtime runs mixtures of experts on the "
+                    "CPU only");
   if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
     return bad("no pack function");
   if (d->pack_quantized &&

@@ -283,7 +283,8 @@ static void refusals(void) {
   d.top_k = 1;
   tryDesc("groups in a mixture", &d);
 
-  /* The device executor knows no blocks: refused before the plan is read. */
+  /* A grouped FFN for the GPU passes the stacking checks; this one lacks
+     its device code. */
   d = groupedDesc();
   d.device = FFN_DEVICE_CUDA;
   d.cpu = NULL;
