@@ -251,6 +251,31 @@ KernelAbiAttr mlir::ffn::buildKernelAbi(
       strategy, deviceModule, launches);
 }
 
+func::FuncOp mlir::ffn::buildPhasedKernel(OpBuilder &b, Operation *before,
+                                          StringRef name, Type storage,
+                                          int64_t dModel,
+                                          ArrayRef<Type> paramTypes,
+                                          ArrayRef<StringRef> paramNames) {
+  auto rows = MemRefType::get({ShapedType::kDynamic, dModel}, storage);
+  SmallVector<Type> types = {rows};
+  SmallVector<StringRef> names = {"input"};
+  types.append(paramTypes.begin(), paramTypes.end());
+  names.append(paramNames.begin(), paramNames.end());
+  types.append({rows, MemRefType::get({ShapedType::kDynamic}, b.getI8Type())});
+  names.append({"output", "workspace"});
+  for (StringRef range : {"phase", "begin", "end"}) {
+    types.push_back(b.getIndexType());
+    names.push_back(range);
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(before);
+  auto kernel = func::FuncOp::create(b, before->getLoc(), name,
+                                     b.getFunctionType(types, {}));
+  for (auto [i, argName] : llvm::enumerate(names))
+    kernel.setArgAttr(i, "ffn.param", b.getStringAttr(argName));
+  return kernel;
+}
+
 KernelParamAttr mlir::ffn::buildKernelParam(MLIRContext *ctx, StringRef name,
                                             ArrayRef<int64_t> logical,
                                             MemRefType packed, StringRef pack,

@@ -5,6 +5,7 @@
 #include "ffn/IR/FfnAttrs.h"
 #include "ffn/IR/FfnDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -32,6 +33,16 @@ KernelParamAttr buildKernelParam(MLIRContext *ctx, StringRef name,
                                  ArrayRef<int64_t> logical, MemRefType packed,
                                  StringRef pack, StringRef packQuantized = "",
                                  int64_t experts = 0);
+
+/// The empty CPU kernel `name` before `before`, in the calling convention
+/// the runtime's CPU executor calls (ffn/kernel_abi.h): the input [m,
+/// d_model] of `storage`, the parameters as the kernel reads them, the
+/// output [m, d_model], the workspace (bytes), then the phase and the
+/// [begin, end) of its work units; each argument named by `ffn.param`.
+func::FuncOp buildPhasedKernel(OpBuilder &b, Operation *before, StringRef name,
+                               Type storage, int64_t dModel,
+                               ArrayRef<Type> paramTypes,
+                               ArrayRef<StringRef> paramNames);
 
 } // namespace mlir::ffn
 

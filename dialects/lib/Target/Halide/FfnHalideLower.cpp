@@ -596,9 +596,8 @@ LogicalResult HalideLowering::lower() {
 
   MLIRContext *ctx = b.getContext();
   int64_t dModel = k.dModel;
-  SmallVector<Type> argTypes = {
-      MemRefType::get({ShapedType::kDynamic, dModel}, t)};
-  SmallVector<Attribute> argNames = {b.getStringAttr("input")};
+  SmallVector<Type> kernelArgTypes;
+  SmallVector<StringRef> kernelParamNames;
   SmallVector<Attribute> contractParams;
   for (unsigned i = 1, e = func.getNumArguments(); i < e; ++i) {
     auto nameAttr = func.getArgAttrOfType<StringAttr>(i, "ffn.param");
@@ -622,24 +621,13 @@ LogicalResult HalideLowering::lower() {
     }
     contractParams.push_back(
         buildKernelParam(ctx, name, logical.getShape(), kernelType, packName));
-    argTypes.push_back(kernelType);
-    argNames.push_back(b.getStringAttr(name));
+    kernelArgTypes.push_back(kernelType);
+    kernelParamNames.push_back(name);
     paramNames.push_back(name.str());
     paramTypes[name] = kernelType;
   }
-  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, dModel}, t));
-  argNames.push_back(b.getStringAttr("output"));
-  argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI8Type()));
-  argNames.push_back(b.getStringAttr("workspace"));
-  for (StringRef name : {"phase", "begin", "end"}) {
-    argTypes.push_back(b.getIndexType());
-    argNames.push_back(b.getStringAttr(name));
-  }
-
-  auto kernel = func::FuncOp::create(b, loc, func.getName(),
-                                     b.getFunctionType(argTypes, {}));
-  for (auto [i, name] : llvm::enumerate(argNames))
-    kernel.setArgAttr(i, "ffn.param", name);
+  func::FuncOp kernel = buildPhasedKernel(b, func, func.getName(), t, dModel,
+                                          kernelArgTypes, kernelParamNames);
 
   // Phases and their units (-1: m rows): strategy mode pre-norm rows, up
   // panels, down panels, post-norm rows; auto mode one phase of one unit,

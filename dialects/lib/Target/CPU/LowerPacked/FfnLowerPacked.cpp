@@ -67,9 +67,7 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   Type t = op.getStorageType();
 
   // The packed type of each parameter, and its pack function if any.
-  SmallVector<Type> argTypes = {
-      MemRefType::get({ShapedType::kDynamic, l.dModel}, t)};
-  SmallVector<Attribute> argNames = {b.getStringAttr("input")};
+  SmallVector<Type> paramTypes;
   SmallVector<Attribute> contractParams;
   SmallVector<StringRef> paramNames;
   llvm::StringMap<KernelBuilder::ExpertParam> stacked;
@@ -139,24 +137,12 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
                                   packQuantizedName, experts);
     if (experts)
       stacked[name] = {packed, param.expertStride()};
-    argTypes.push_back(param.kernelType());
-    argNames.push_back(b.getStringAttr(name));
+    paramTypes.push_back(param.kernelType());
     contractParams.push_back(param);
     paramNames.push_back(name);
   }
-  argTypes.push_back(MemRefType::get({ShapedType::kDynamic, l.dModel}, t));
-  argNames.push_back(b.getStringAttr("output"));
-  argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI8Type()));
-  argNames.push_back(b.getStringAttr("workspace"));
-  for (StringRef name : {"phase", "begin", "end"}) {
-    argTypes.push_back(b.getIndexType());
-    argNames.push_back(b.getStringAttr(name));
-  }
-
-  auto kernel = func::FuncOp::create(b, loc, func.getName(),
-                                     b.getFunctionType(argTypes, {}));
-  for (auto [i, name] : llvm::enumerate(argNames))
-    kernel.setArgAttr(i, "ffn.param", name);
+  func::FuncOp kernel = buildPhasedKernel(b, func, func.getName(), t, l.dModel,
+                                          paramTypes, paramNames);
   // Work units of the phases per token-count bucket (KernelBuilder.h): rows
   // (-1 = m), up panels, rows, down panels, chunk groups, rows. Each bucket
   // runs only its own phases (0 units = skipped).
