@@ -130,14 +130,9 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
     return std::move(err);
   if (stage == EmitStage::Tiled)
     return printModule(*module, printLocations);
-  auto signatures = collectKernelSignatures(*module);
+  auto signatures = lowerCpuKernelsToLLVM(*module, run, kernels);
   if (!signatures)
     return signatures.takeError();
-  if (kernels)
-    *kernels = *signatures;
-  if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
-                            "lowering to the LLVM dialect"))
-    return std::move(err);
 
   llvm::LLVMContext llvmContext;
   auto llvmModule =
@@ -146,6 +141,20 @@ compileModule(llvm::ArrayRef<FfnSpec> specs, const llvm::SourceMgr &sm,
     return llvm::createStringError(llvm::toString(llvmModule.takeError()) +
                                    "\n" + diagnostics);
   return emitLLVMStage(**llvmModule, target, stage);
+}
+
+llvm::Expected<std::vector<KernelSignature>>
+ffnc::lowerCpuKernelsToLLVM(mlir::ModuleOp module, const StageRunner &run,
+                            std::vector<KernelSignature> *kernels) {
+  auto signatures = collectKernelSignatures(module);
+  if (!signatures)
+    return signatures.takeError();
+  if (kernels)
+    *kernels = *signatures;
+  if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
+                            "lowering to the LLVM dialect"))
+    return std::move(err);
+  return signatures;
 }
 
 llvm::Expected<std::string>

@@ -29,6 +29,13 @@ llvm::Expected<std::string> emitLLVMStage(llvm::Module &module,
                                           const TargetInfo &target,
                                           EmitStage stage);
 
+/// The CPU kernels' signatures (copied to `kernels` when asked), then their
+/// module lowered to the LLVM dialect, ready for translateToLLVMIR (ffnc's
+/// packed schedules and the Halide back end's glue alike).
+llvm::Expected<std::vector<KernelSignature>>
+lowerCpuKernelsToLLVM(mlir::ModuleOp module, const StageRunner &run,
+                      std::vector<KernelSignature> *kernels);
+
 /// From the ffn dialect to `stage` for an NVIDIA target: ffn-gpu-lower,
 /// NVVM and ptxas for the kernels, the CPU's LLVM lowering for the host
 /// side (pack functions, descriptor with the cubin and launch plan).

@@ -537,14 +537,9 @@ llvm::Expected<std::string> ffnc::compileHalideModule(
   std::string request = requestAttr.str();
   module->removeAttr(requestName);
 
-  auto signatures = collectKernelSignatures(module);
+  auto signatures = lowerCpuKernelsToLLVM(module, run, kernels);
   if (!signatures)
     return signatures.takeError();
-  if (kernels)
-    *kernels = *signatures;
-  if (llvm::Error err = run(mlir::ffn::buildCpuToLLVMPipeline,
-                            "lowering to the LLVM dialect"))
-    return std::move(err);
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateToLLVMIR(module, *signatures, target, llvmContext);
   if (!llvmModule)
