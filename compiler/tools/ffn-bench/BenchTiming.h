@@ -3,7 +3,11 @@
 #ifndef FFN_BENCH_BENCHTIMING_H
 #define FFN_BENCH_BENCHTIMING_H
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
+#include <vector>
 
 namespace ffn_bench {
 
@@ -23,6 +27,35 @@ inline void idle(double seconds = kIdleGap) {
   double end = now() + seconds;
   while (now() < end)
     ;
+}
+
+/// Times the contenders interleaved, one run each per round with an idle
+/// gap after every run, so that drift on a shared machine hits them alike.
+/// The first round is warm-up. Rounds go on while fewer than four ran or
+/// the runs took less than `budget` seconds in all, up to `maxRounds`;
+/// `quick` stops after four. Returns each contender's best time (INFINITY
+/// for an empty one, which is skipped).
+inline std::vector<double>
+bestInterleaved(const std::vector<std::function<void()>> &runs, double budget,
+                int maxRounds, bool quick) {
+  std::vector<double> best(runs.size(), INFINITY);
+  double spent = 0;
+  for (int r = 0; r < maxRounds && (r < 4 || spent < budget); ++r) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (!runs[i])
+        continue;
+      double t0 = now();
+      runs[i]();
+      double t = now() - t0;
+      idle(kIdleGap);
+      if (r > 0)
+        best[i] = std::min(best[i], t);
+      spent += t;
+    }
+    if (quick && r >= 3)
+      break;
+  }
+  return best;
 }
 
 } // namespace ffn_bench

@@ -92,22 +92,11 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
     std::vector<unsigned char> yg(bytes), yd(bytes), yt(bytes);
     // Interleaved, best of each: grouped, dense equivalent, its two-pass
     // schedule.
-    ffn_kernel *kernels[3] = {grouped, dense, twoPass};
-    unsigned char *outs[3] = {yg.data(), yd.data(), yt.data()};
-    double best[3] = {INFINITY, INFINITY, INFINITY}, spent = 0;
-    for (int r = 0; r < 200 && (r < 4 || spent < 3 * options.seconds); ++r) {
-      for (int i = 0; i < 3; ++i) {
-        double t0 = now();
-        ffn_kernel_run(kernels[i], m, x, outs[i]);
-        double t = now() - t0;
-        idle(kIdleGap);
-        if (r > 0) // the first round is warm-up
-          best[i] = std::min(best[i], t);
-        spent += t;
-      }
-      if (options.quick && r >= 3)
-        break;
-    }
+    std::vector<double> best =
+        bestInterleaved({[&] { ffn_kernel_run(grouped, m, x, yg.data()); },
+                         [&] { ffn_kernel_run(dense, m, x, yd.data()); },
+                         [&] { ffn_kernel_run(twoPass, m, x, yt.data()); }},
+                        3 * options.seconds, 200, options.quick);
     // The grouped kernel's numerics on the first rows against the f64
     // reference. The dense equivalents are dense FFNs, which the main
     // table checks.

@@ -297,26 +297,16 @@ int ffn_bench::benchHalide(const std::vector<FfnSpec> &specs,
       int present = 0;
       for (ffn_kernel *k : kernels)
         present += k != nullptr;
-      // Interleaved, best of each: ffnc, Halide, Halide-auto.
-      double best[3] = {INFINITY, INFINITY, INFINITY}, spent = 0;
-      for (int r = 0; r < 200 && (r < 4 || spent < present * options.seconds);
-           ++r) {
-        for (int i = 0; i < 3; ++i) {
-          if (!kernels[i])
-            continue;
-          double t0 = now();
-          ffn_kernel_run(kernels[i], row.m, x, ys[i].data());
-          double t = now() - t0;
-          idle(kIdleGap);
-          // The first round is warm-up (for Halide-auto it also starts
-          // Halide's thread pool).
-          if (r > 0)
-            best[i] = std::min(best[i], t);
-          spent += t;
-        }
-        if (options.quick && r >= 3)
-          break;
-      }
+      // Interleaved, best of each: ffnc, Halide, Halide-auto (whose
+      // warm-up round also starts Halide's thread pool).
+      std::vector<std::function<void()>> runs(3);
+      for (int i = 0; i < 3; ++i)
+        if (kernels[i])
+          runs[i] = [&, i] {
+            ffn_kernel_run(kernels[i], row.m, x, ys[i].data());
+          };
+      std::vector<double> best =
+          bestInterleaved(runs, present * options.seconds, 200, options.quick);
 
       // Each Halide kernel's numerics on the first rows against the f64
       // reference (ffnc's are the main table's). Either failing is a

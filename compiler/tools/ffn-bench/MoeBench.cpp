@@ -202,26 +202,11 @@ int benchMoe(const FfnSpec &spec, const std::string &library, ffn_context *ctx,
     std::vector<uint16_t> x = randomBf16(size_t(m) * d, 1.0, 100 + m);
     PerExpertMoe baseline(spec, m, x.data(), ups, gates, downs, router.data());
     std::vector<uint16_t> y(x.size()), yb(x.size());
-    double bestF = INFINITY, bestB = INFINITY, spentF = 0, spentB = 0;
-    for (int r = 0; r < 100 && (r < 4 || spentF + spentB < 2 * options.seconds);
-         ++r) {
-      double t0 = now();
-      ffn_kernel_run(kernel, m, x.data(), y.data());
-      double t1 = now();
-      idle();
-      double t2 = now();
-      baseline.run(x.data(), yb.data());
-      double t3 = now();
-      idle();
-      if (r > 0) {
-        bestF = std::min(bestF, t1 - t0);
-        bestB = std::min(bestB, t3 - t2);
-      }
-      spentF += t1 - t0;
-      spentB += t3 - t2;
-      if (options.quick && r >= 3)
-        break;
-    }
+    std::vector<double> best =
+        bestInterleaved({[&] { ffn_kernel_run(kernel, m, x.data(), y.data()); },
+                         [&] { baseline.run(x.data(), yb.data()); }},
+                        2 * options.seconds, 100, options.quick);
+    double bestF = best[0], bestB = best[1];
     // The two agree up to bf16 rounding (oneDNN keeps the hidden layer in
     // bf16); a routing or expert mix-up is far beyond.
     double maxY = 0, maxDiff = 0;

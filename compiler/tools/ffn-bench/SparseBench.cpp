@@ -137,25 +137,12 @@ int ffn_bench::benchSparse(const FfnSpec &spec,
       std::vector<unsigned char> ys(bytes), yd(bytes), ya(bytes), yo(bytes);
       // Interleaved, best of each: the cost model's kernel, dense,
       // always-sparse, oneDNN.
-      ffn_kernel *kernels[3] = {chosen, dense, always};
-      unsigned char *outs[3] = {ys.data(), yd.data(), ya.data()};
-      double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY}, spent = 0;
-      for (int r = 0; r < 400 && (r < 4 || spent < 4 * options.seconds); ++r) {
-        for (int i = 0; i < 4; ++i) {
-          double t0 = now();
-          if (i < 3)
-            ffn_kernel_run(kernels[i], m, x, outs[i]);
-          else
-            dnnl.run(x, yo.data());
-          double t = now() - t0;
-          idle(kIdleGap);
-          if (r > 0) // the first round is warm-up
-            best[i] = std::min(best[i], t);
-          spent += t;
-        }
-        if (options.quick && r >= 3)
-          break;
-      }
+      std::vector<double> best =
+          bestInterleaved({[&] { ffn_kernel_run(chosen, m, x, ys.data()); },
+                           [&] { ffn_kernel_run(dense, m, x, yd.data()); },
+                           [&] { ffn_kernel_run(always, m, x, ya.data()); },
+                           [&] { dnnl.run(x, yo.data()); }},
+                          4 * options.seconds, 400, options.quick);
       // The sparse GEMM 2 must give the dense one's bits where both run the
       // same schedule, and all the reference's values. The chosen and the
       // dense library share the cost model's fused bucket; the
