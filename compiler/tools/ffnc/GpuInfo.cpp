@@ -45,6 +45,18 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
       device.hbmGBs);
   GpuPackedDims dims = gpuPackedDims(shape);
   int64_t nUp = dims.upRows(shape.gated);
+  // The weights are packed to whole tiles (a grouped FFN's per block), and
+  // the tiles multiply the zero padding too: small widths pay for it.
+  int64_t blockD = shape.dModel / dims.groups, blockF = shape.dFf / dims.groups;
+  int64_t up = shape.gated ? 2 : 1;
+  double useful = double(blockD) * blockF * (up + 1);
+  double padded =
+      double(dims.kUp) * dims.hidden * up + double(dims.hidden) * dims.nDown;
+  out += fmt::format("  {:<22}{:.1f}% of the GEMMs' multiply-adds are on zero "
+                     "padding (packed{}: K {}, d_ff {}, N {})\n",
+                     "padding", 100 * (1 - useful / padded),
+                     dims.groups > 1 ? " per block" : "", dims.kUp, dims.hidden,
+                     dims.nDown);
   out += "  predicted time of the two GEMMs and their launches (the GPU cost "
          "model; row kernels not counted):\n";
   for (uint64_t m : tokenCounts) {
