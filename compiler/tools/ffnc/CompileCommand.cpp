@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "GpuInfo.h"
 #include "Options.h"
 
 #include "ffnc/CodeGen/Backend.h"
@@ -55,13 +56,7 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
   for (const FfnSpec &spec : s.specs) {
     if (spec.isMoe() || spec.weightQuant != WeightQuant::None)
       continue; // checkSpecsFit reports these
-    int64_t groups = spec.isGrouped() ? spec.groups : 1;
-    mlir::ffn::GpuFfnShape shape{spec.dModel,
-                                 spec.dFF,
-                                 spec.dtype == DType::F32 ? 4 : 2,
-                                 spec.gate != Gate::None,
-                                 spec.batchInvariant,
-                                 groups};
+    mlir::ffn::GpuFfnShape shape = gpuShapeOf(spec);
     mlir::ffn::GpuSelection chosen =
         mlir::ffn::selectGpuStrategy(shape, target.chip, schedule.gpuOverrides);
     if (chosen.error) {
@@ -73,7 +68,7 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
     }
     for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
              spec.dModel, shape.elementBytes, target.chip, spec.batchInvariant,
-             mlir::ffn::gpuWgmmaFromM(chosen.strategy), groups))
+             mlir::ffn::gpuWgmmaFromM(chosen.strategy), shape.groups))
       s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
   }
   if (!errors)

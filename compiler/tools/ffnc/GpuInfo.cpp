@@ -13,6 +13,17 @@
 using namespace ffnc;
 using namespace mlir::ffn;
 
+GpuFfnShape ffnc::gpuShapeOf(const FfnSpec &spec) {
+  GpuFfnShape shape;
+  shape.dModel = spec.dModel;
+  shape.dFf = spec.dFF;
+  shape.elementBytes = spec.dtype == DType::F32 ? 4 : 2;
+  shape.gated = spec.gate != Gate::None;
+  shape.batchInvariant = spec.batchInvariant;
+  shape.groups = spec.isGrouped() ? spec.groups : 1;
+  return shape;
+}
+
 std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
                                     llvm::StringRef chip,
                                     const GpuStrategy &overrides,
@@ -20,12 +31,7 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
   // (Specs without NVIDIA kernels -- experts, quantized weights -- were
   // refused before: checkSpecsFit.)
   std::string out;
-  GpuFfnShape shape{spec.dModel,
-                    spec.dFF,
-                    spec.dtype == DType::F32 ? 4 : 2,
-                    spec.gate != Gate::None,
-                    spec.batchInvariant,
-                    spec.isGrouped() ? spec.groups : 1};
+  GpuFfnShape shape = gpuShapeOf(spec);
   GpuSelection chosen = selectGpuStrategy(shape, chip.str(), overrides);
   if (chosen.error)
     return fmt::format("  {:<22}{}: --strategy {} {}\n\n", "schedule",

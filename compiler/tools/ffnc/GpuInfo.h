@@ -14,6 +14,10 @@
 
 namespace ffnc {
 
+/// A spec as the GPU cost model sees it (what ffn-gpu-select-strategy reads
+/// from the op the spec becomes).
+mlir::ffn::GpuFfnShape gpuShapeOf(const FfnSpec &spec);
+
 /// The lines `info --target=nvptx-*` adds to a spec's report: the strategy
 /// the GPU cost model picks (as ffn-gpu-select-strategy does, with the same
 /// overrides), the device it prices for, and per token count the bucket

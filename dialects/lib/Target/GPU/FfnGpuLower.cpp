@@ -21,6 +21,7 @@
 
 #include "ffn/Target/GPU/Passes.h"
 
+#include "FfnShape.h"
 #include "Kernels.h"
 #include "PackFunctions.h"
 #include "ffn/Target/GPU/PathNotes.h"
@@ -63,7 +64,7 @@ private:
 
   std::string name;
   Type t, f32;
-  int64_t dm = 0, df = 0, eb = 0;
+  int64_t dm = 0, eb = 0;
   // Per block of a grouped FFN (the whole FFN when dense): its d_model and
   // packed widths; the blocks' tiles follow one another in every buffer.
   int64_t groups = 1, dmBlock = 0;
@@ -243,12 +244,10 @@ LogicalResult FfnPlanner::plan() {
   t = op.getStorageType();
   f32 = builder.getF32Type();
   dm = op.getDModel();
-  df = op.getDFf();
   eb = t.getIntOrFloatBitWidth() / 8;
-  groups = op.getGroups().value_or(1);
+  GpuPackedDims dims = gpuPackedDims(gpuShapeOf(op));
+  groups = dims.groups;
   dmBlock = dm / groups;
-  GpuPackedDims dims = gpuPackedDims(
-      {dm, df, eb, op.getGated(), op.getBatchInvariant(), groups});
   kp1 = dims.kUp;
   hs = dims.hidden;
   nb2 = dims.nDown;
@@ -472,14 +471,8 @@ struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
                        "ffn-gpu-select-strategy first)");
         return signalPassFailure();
       }
-      GpuFfnShape shape{op.getDModel(),
-                        op.getDFf(),
-                        op.getStorageType().getIntOrFloatBitWidth() / 8,
-                        op.getGated(),
-                        op.getBatchInvariant(),
-                        static_cast<int64_t>(op.getGroups().value_or(1))};
       if (std::optional<GpuKnobError> bad =
-              checkGpuStrategy(strategy.getKnobs(), shape, chip)) {
+              checkGpuStrategy(strategy.getKnobs(), gpuShapeOf(op), chip)) {
         op.emitOpError("strategy ") << bad->key << " " << bad->message;
         return signalPassFailure();
       }

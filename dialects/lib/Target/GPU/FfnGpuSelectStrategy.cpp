@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FfnShape.h"
+
 #include "ffn/IR/FfnOps.h"
 #include "ffn/Target/GPU/CostModel.h"
 #include "ffn/Target/GPU/Passes.h"
@@ -65,13 +67,7 @@ struct FfnGpuSelectStrategyPass
       return signalPassFailure();
     }
     WalkResult result = func.walk([&](FfnOp op) {
-      GpuFfnShape shape;
-      shape.dModel = op.getDModel();
-      shape.dFf = op.getDFf();
-      shape.elementBytes = op.getStorageType().getIntOrFloatBitWidth() / 8;
-      shape.gated = op.getGated();
-      shape.batchInvariant = op.getBatchInvariant();
-      shape.groups = op.getGroups().value_or(1);
+      GpuFfnShape shape = gpu_target::gpuShapeOf(op);
       if (Attribute given = op.getStrategyAttr()) {
         auto strategy = dyn_cast<GpuStrategyAttr>(given);
         std::optional<GpuKnobError> bad =

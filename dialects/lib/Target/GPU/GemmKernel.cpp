@@ -484,25 +484,22 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
     return acc[(mt * fragsN + nt) * 4 + i];
   };
   Type outType = c.outType;
+  // Partials are indexed by the column among all groups' (the same as
+  // col0 when dense); the other epilogues by the column in the group.
+  Value tileCol0 = c.epilogue == Epilogue::Partial ? partialCol0 : col0;
   for (int64_t mt = 0; mt < fragsM; ++mt) {
     for (int64_t half = 0; half < 2; ++half) {
       Value row = ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
       ir.guard(ir.lt(row, m), [&] {
         for (int64_t nt = 0; nt < fragsN; ++nt) {
           // The B row (packed column) of element e of this fragment row.
-          Value bRow = ir.add(ir.add(ir.add(col0, warpCol), ir.mul(tig, 2)),
-                              nt * 8);
+          Value bRow =
+              ir.add(ir.add(ir.add(tileCol0, warpCol), ir.mul(tig, 2)), nt * 8);
           for (int64_t e = 0; e < 2; ++e) {
             Value v = at(mt, nt, half * 2 + e);
             Value n = ir.add(bRow, e);
             switch (c.epilogue) {
             case Epilogue::Partial: {
-              // Partials are indexed by the column among all groups'.
-              if (c.groups > 1)
-                n = ir.add(
-                    ir.add(ir.add(ir.add(partialCol0, warpCol), ir.mul(tig, 2)),
-                           nt * 8),
-                    e);
               Value slice = ir.blockId(gpu::Dimension::z);
               Value idx = ir.add(
                   ir.mul(ir.add(ir.mul(slice, m), row), c.partialStride), n);
@@ -546,9 +543,8 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
                 if (c.hasBias)
                   y = ir.addf(y, ir.toF32(ir.load(
                                      bias, {inGroup(n, c.biasGroupStride)})));
-                Value idx =
-                    ir.add(ir.mul(row, c.outStride ? c.outStride : c.nOut),
-                           inGroup(n, c.outGroupStride));
+                Value idx = ir.add(ir.mul(row, c.outStride),
+                                   inGroup(n, c.outGroupStride));
                 if (c.residual)
                   y = ir.addf(y, ir.toF32(ir.load(resid, {idx})));
                 ir.store(ir.fromF32(y, outType), out, {idx});

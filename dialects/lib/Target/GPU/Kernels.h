@@ -61,7 +61,7 @@ struct GemmConfig {
   int64_t splitK = 1;   ///< K slices (grid.z)
   int64_t nOut = 0;     ///< Output: valid columns (of a block when
                         ///< grouped); Hidden: h row stride
-  int64_t outStride = 0; ///< Output: the out row stride (0: nOut)
+  int64_t outStride = 0; ///< Output: the out row stride
   Epilogue epilogue = Epilogue::Hidden;
   bool gated = false;   ///< two B buffers (gate, up), interleaved in the
                         ///< tile in groups of 8 rows

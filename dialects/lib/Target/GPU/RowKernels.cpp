@@ -22,7 +22,7 @@ static constexpr int64_t kRowThreads = 256;
 
 int64_t mlir::ffn::gpu_target::splitKReduceColumns(const GemmConfig &c) {
   if (c.epilogue == Epilogue::Output)
-    return c.outStride ? c.outStride : c.nOut;
+    return c.outStride;
   return c.gated ? c.partialStride / 2 : c.partialStride;
 }
 
@@ -159,8 +159,7 @@ void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
                              kReduceColumns));
   ir.loop(first, last, kRowThreads, [&](Value col) {
     if (c.epilogue == Epilogue::Output) {
-      Value outIdx =
-          ir.add(ir.mul(row, c.outStride ? c.outStride : c.nOut), col);
+      Value outIdx = ir.add(ir.mul(row, c.outStride), col);
       // A grouped FFN's output column is column n of block g, whose
       // partials follow the earlier blocks' padded columns.
       Value partialCol = col, biasIdx = col;

@@ -30,15 +30,15 @@ pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
                     "take bf16/f16 (TF32 is not offered, it would round the "
                     "inputs to 10 bits)");
   // cp.async reads 16 bytes: every block's A columns must start aligned.
-  if (groups > 1 && (dModel / groups * elementBytes) % 16 != 0)
-    notes.push_back("d_model / groups = " + std::to_string(dModel / groups) +
-                    " columns per block are not a multiple of 16 bytes: an "
-                    "extra kernel copies each input row to an aligned buffer "
-                    "first");
-  else if (groups <= 1 && (dModel * elementBytes) % 16 != 0)
-    notes.push_back("d_model = " + std::to_string(dModel) +
-                    " rows are not a multiple of 16 bytes: an extra kernel "
-                    "copies each input row to an aligned buffer first");
+  int64_t width = groups > 1 ? dModel / groups : dModel;
+  if ((width * elementBytes) % 16 != 0) {
+    std::string what = groups > 1
+                           ? "d_model / groups = " + std::to_string(width) +
+                                 " columns per block are"
+                           : "d_model = " + std::to_string(width) + " rows are";
+    notes.push_back(what + " not a multiple of 16 bytes: an extra kernel "
+                           "copies each input row to an aligned buffer first");
+  }
   if (chip == "sm_90")
     notes.push_back("sm_90 without its 'a' features has no wgmma: the "
                     "mma.sync kernels run, about 0.4x of cuBLAS for large m "
