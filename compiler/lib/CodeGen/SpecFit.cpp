@@ -152,10 +152,22 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                       (dot ? std::string("bf16_dot=1")
                            : "fused_max_m=" + std::to_string(fusedMaxM)) +
                       " does not apply to them");
-    if (target.isGpu())
+    if (target.isGpu() && spec.int8Activations)
       diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                ", which the NVIDIA back end does not build "
-                                "yet (CPU targets only)");
+                                " with activations = int8, whose integer dot "
+                                "products the NVIDIA back end does not build "
+                                "yet (CPU targets only; without activations "
+                                "= int8 the weights run on the GPU)");
+    else if (target.isGpu() && spec.dtype != DType::F32 &&
+             spec.quantGroup % 16 != 0)
+      diags.error(spec.loc,
+                  "ffn '" + spec.name + "' has weights = " + format +
+                      "(group = " + std::to_string(spec.quantGroup) +
+                      "): on NVIDIA targets a bf16/f16 FFN's quantization "
+                      "group is a multiple of 16 (the tensor cores' K step; "
+                      "each group's sum is scaled apart)");
+    else if (target.isGpu())
+      continue;
     else if (schedule.baseline)
       diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
                                 ", which only the packed schedule builds, "

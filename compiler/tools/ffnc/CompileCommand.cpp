@@ -68,7 +68,8 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
     }
     for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
              spec.dModel, shape.elementBytes, target.chip, spec.batchInvariant,
-             mlir::ffn::gpuWgmmaFromM(chosen.strategy), shape.groups))
+             mlir::ffn::gpuWgmmaFromM(chosen.strategy), shape.groups,
+             shape.quantized()))
       s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
   }
   if (!errors)

@@ -21,6 +21,11 @@ GpuFfnShape ffnc::gpuShapeOf(const FfnSpec &spec) {
   shape.gated = spec.gate != Gate::None;
   shape.batchInvariant = spec.batchInvariant;
   shape.groups = spec.isGrouped() ? spec.groups : 1;
+  if (spec.weightQuant != WeightQuant::None) {
+    shape.weightBits = spec.weightQuant == WeightQuant::Int8 ? 8 : 4;
+    shape.quantGroup = spec.quantGroup;
+    shape.zeroPoints = spec.zeroPoints;
+  }
   return shape;
 }
 
@@ -28,8 +33,8 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
                                     llvm::StringRef chip,
                                     const GpuStrategy &overrides,
                                     llvm::ArrayRef<uint64_t> tokenCounts) {
-  // (Specs without NVIDIA kernels -- experts, quantized weights -- were
-  // refused before: checkSpecsFit.)
+  // (Specs without NVIDIA kernels -- mixtures of experts, int8
+  // activations -- were refused before: checkSpecsFit.)
   std::string out;
   GpuFfnShape shape = gpuShapeOf(spec);
   GpuSelection chosen = selectGpuStrategy(shape, chip.str(), overrides);
@@ -78,9 +83,10 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
     int64_t rows = static_cast<int64_t>(m);
     double us =
         gpuGemmMicros(device, *bucket, rows, nUp, dims.kUp, shape.elementBytes,
-                      bucket->splitUp) +
+                      bucket->splitUp, shape.weightBytes()) +
         gpuGemmMicros(device, *bucket, rows, dims.downRows(), dims.hidden,
-                      shape.elementBytes, bucket->splitDown);
+                      shape.elementBytes, bucket->splitDown,
+                      shape.weightBytes());
     std::string range = bucket->maxM
                             ? fmt::format("m {}-{}", from, bucket->maxM)
                             : fmt::format("m >= {}", from);

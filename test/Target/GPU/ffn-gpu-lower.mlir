@@ -9,6 +9,75 @@
 // RUN: sed 's/ strategy #ffn.gpu_strategy<.*]>//' %S/Inputs/wgmma.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=NOSTRATEGY
 // NOSTRATEGY: error: 'ffn.ffn' op needs a complete #ffn.gpu_strategy (run ffn-gpu-select-strategy first)
 // RUN: ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=GRP
+// RUN: ffn-opt %S/Inputs/quant.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=QNT
+// RUN: sed 's/group = 128>/group = 24>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QGROUP
+// QGROUP: error: 'ffn.ffn' op has quantization groups of 24 rows; tensor cores need a multiple of 16
+// RUN: sed 's/group = 128>/group = 128, int8_activations = true>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QINT8
+// QINT8: error: 'ffn.ffn' op has int8_activations, whose integer dot products ffn-gpu-lower does not build yet
+
+// Quantized weights: each matrix one byte buffer (integers [rows][K bytes],
+// scales [rows][groups], zero points) packed by a quantizing pack function
+// and, from blocks quantized elsewhere, a second one; the kernels take the
+// buffer twice, as bytes and as the dtype (its scales).
+// QNT-LABEL: func.func private @q8(memref<?x256xbf16>, memref<66560xi8>, memref<66560xi8>, memref<66560xi8>,
+// QNT-SAME: #ffn.kernel_param<name = "w_up", shape = [256, 200], packed = memref<66560xi8>, pack = "q8_pack_0", pack_quantized = "q8_pack_quantized_0">
+// QNT-SAME: kernel = "q8_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 2
+// QNT-LABEL: func.func private @q4zp(
+// QNT-SAME: #ffn.kernel_param<name = "w_up", shape = [40, 48], packed = memref<9728xi8>, pack = "q4zp_pack_0", pack_quantized = "q4zp_pack_quantized_0", experts = 2>
+// QNT-LABEL: func.func private @qf32(
+// QNT-SAME: #ffn.kernel_param<name = "w_down", shape = [45, 61], packed = memref<40960xi8>
+
+// bf16 int8, gated: gate bytes, gate scales, up bytes, up scales. The
+// integer tiles stream through their own ring; each is widened into one of
+// two bf16 tiles (a barrier before the MMAs read it). The MMAs add into the
+// group's sums; a group of 128 ends on every second tile (a branch), where
+// the sums times the scales join the totals.
+// QNT: gpu.func @q8_up_m16(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: i64)
+// QNT: nvgpu.device_async_copy {{.*}} : memref<?xi8> to memref<4x128x64xi8, #gpu.address_space<workgroup>>
+// QNT: scf.for
+// QNT: vector.load {{.*}} : memref<4x128x64xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// QNT: arith.extsi {{.*}} : vector<16xi8> to vector<16xi32>
+// QNT: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// QNT: arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// QNT: vector.store {{.*}} : memref<2x128x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// QNT: gpu.barrier
+// QNT: nvvm.mma.sync
+// QNT: arith.remui %{{.*}}, %c128
+// QNT: scf.if %{{.*}} -> (f32,
+// QNT: math.fma
+// QNT: scf.yield
+// QNT: scf.yield
+// The slice's last group after the loop, then the partials.
+// QNT: nvgpu.device_async_wait
+// QNT: math.fma
+// QNT: gpu.return
+
+// int4 with zero points: unsigned nibbles interleaved into k order, q - z
+// (exact), K past the block's 40 rows forced to 0 (z is not), f16; block 1
+// of 2 reads its buffer 9728 bytes on. A group of 32 ends twice a tile: no
+// branch.
+// QNT: gpu.func @q4zp_up_mlarge(
+// QNT: arith.muli %{{.*}}, %c9728
+// QNT: arith.shrui {{.*}} : vector<16xi8>
+// QNT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}}] : vector<16xi8>, vector<16xi8>
+// QNT: arith.uitofp {{.*}} : i8 to f32
+// QNT: arith.subf {{.*}} : vector<32xf32>
+// QNT: arith.cmpi slt, {{.*}} : vector<32xi32>
+// QNT: arith.truncf {{.*}} : vector<32xf32> to vector<32xf16>
+// QNT-NOT: scf.if
+// QNT: math.fma
+// QNT: gpu.return
+
+// f32: signed nibbles (shifted up, then back arithmetically), each run of
+// two k times its scale (groups of 6), exact in f32; no group sums.
+// QNT: gpu.func @qf32_up_mlarge(
+// QNT: arith.shli {{.*}} : vector<16xi8>
+// QNT: arith.shrsi {{.*}} : vector<16xi8>
+// QNT: arith.divui %{{.*}}, %c6
+// QNT: arith.mulf {{.*}} : vector<2xf32>
+// QNT-NOT: arith.truncf
+// QNT: vector.store {{.*}} : memref<2x128x36xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// QNT: gpu.return
 
 // Grouped FFNs: every block's parameters stacked (the runtime packs each
 // block into its own slot), grid.y over the blocks' column tiles, and the

@@ -75,19 +75,30 @@ static const Tile kTensorTiles[] = {
 static const Tile kFmaTiles[] = {
     {16, 128, 1, 8}, {64, 128, 2, 4}, {128, 128, 2, 4}};
 
+static const Tile *tilesOf(const GpuFfnShape &f) {
+  return f.elementBytes == 4 ? kFmaTiles : kTensorTiles;
+}
+
+/// Quantized weights on tensor cores keep a second set of accumulators (a
+/// scale group's sums, GemmKernel.cpp): the wide tile's 128 accumulators
+/// per thread would not fit twice in the registers.
+static int tileCount(const GpuFfnShape &f) {
+  return f.quantized() && f.elementBytes != 4 ? 2 : 3;
+}
+
 static const Tile *findTile(int64_t blockM, int64_t blockN,
-                            int64_t elementBytes) {
-  const Tile *tiles = elementBytes == 4 ? kFmaTiles : kTensorTiles;
-  for (int i = 0; i < 3; ++i)
+                            const GpuFfnShape &f) {
+  const Tile *tiles = tilesOf(f);
+  for (int i = 0; i < tileCount(f); ++i)
     if (tiles[i].blockM == blockM && tiles[i].blockN == blockN)
       return &tiles[i];
   return nullptr;
 }
 
-static std::string tileList(int64_t elementBytes) {
-  const Tile *tiles = elementBytes == 4 ? kFmaTiles : kTensorTiles;
+static std::string tileList(const GpuFfnShape &f) {
+  const Tile *tiles = tilesOf(f);
   std::string text;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < tileCount(f); ++i)
     text += (i ? ", " : "") + std::to_string(tiles[i].blockM) + "x" +
             std::to_string(tiles[i].blockN);
   return text;
@@ -250,16 +261,20 @@ std::string mlir::ffn::gpuChipOfTarget(std::string_view isa) {
   return "sm_" + std::string(isa.substr(prefix.size()));
 }
 
-int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b,
-                                      int64_t elementBytes) {
+int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
+                                      int64_t weightBits) {
   // The GEMM builder's ring (GemmKernel.cpp, whose sharedBytes() is this):
   // wgmma's tiles are swizzled, unpadded and 1024-byte aligned (the extra
   // KiB lets the kernel align the dynamic shared memory itself); the others
   // have 16 bytes of padding per row against bank conflicts.
+  int64_t row = b.blockK + 16 / elementBytes;
+  if (weightBits)
+    return b.stages * b.blockM * row * elementBytes +
+           2 * b.blockN * row * elementBytes +
+           b.stages * b.blockN * b.blockK * weightBits / 8;
   if (b.mma == GpuMma::Wgmma)
     return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024;
-  return b.stages * (b.blockM + b.blockN) * (b.blockK + 16 / elementBytes) *
-         elementBytes;
+  return b.stages * (b.blockM + b.blockN) * row * elementBytes;
 }
 
 int64_t mlir::ffn::gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
@@ -293,7 +308,10 @@ constexpr double kIssueShare = 0.53;
 
 double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
                                 int64_t m, int64_t n, int64_t k,
-                                int64_t elementBytes, int64_t split) {
+                                int64_t elementBytes, int64_t split,
+                                double weightBytes) {
+  if (weightBytes == 0)
+    weightBytes = double(elementBytes);
   double rowBlocks = std::ceil(double(m) / b.blockM);
   double colBlocks = double(n) / b.blockN;
   double blocks = rowBlocks * colBlocks * split;
@@ -310,11 +328,17 @@ double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
   // SMs, or one wave and a bit, leaves SMs idle.
   double computeUs =
       std::ceil(blocks / d.sms) * (flops / blocks) / (rate / d.sms) * 1e6;
+  if (weightBytes != elementBytes) {
+    // Every block converts its B tiles: about four instructions per weight
+    // and row of blocks, issued by the SMs' 128 lanes a clock.
+    double instructions = 4.0 * rowBlocks * n * k;
+    computeUs += instructions / (d.sms * 128.0 * d.clockGHz * 1e9) * 1e6;
+  }
 
   // Memory: weights once from HBM, again from L2 per further row of
   // blocks; the A rows from L2 for every column of blocks; f32 partials
   // written and read back when split.
-  double weights = double(n) * k * elementBytes;
+  double weights = double(n) * k * weightBytes;
   double hbm = weights + double(m) * n * (split > 1 ? 0 : elementBytes);
   double l2 =
       (rowBlocks - 1) * weights + colBlocks * double(m) * k * elementBytes;
@@ -374,7 +398,7 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   // The deepest ring the block's shared memory holds, up to four.
   b.stages = 4;
   while (b.stages > 2 &&
-         gpuGemmSharedBytes(b, f.elementBytes) > d.sharedPerBlock)
+         gpuGemmSharedBytes(b, f.elementBytes, f.weightBits) > d.sharedPerBlock)
     --b.stages;
   if (o.stages)
     b.stages = *o.stages;
@@ -400,28 +424,30 @@ double Chooser::price(const GpuBucket &b, int64_t m) const {
   // A grouped FFN's blocks multiply their own K columns: every block row of
   // B has the block's K.
   return gpuGemmMicros(d, b, m, dims.upRows(f.gated), dims.kUp, f.elementBytes,
-                       b.splitUp) +
+                       b.splitUp, f.weightBytes()) +
          gpuGemmMicros(d, b, m, dims.downRows(), dims.hidden, f.elementBytes,
-                       b.splitDown);
+                       b.splitDown, f.weightBytes());
 }
 
 std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
                                            int64_t priceM,
                                            bool memoryBound) const {
-  const Tile *tiles = f.elementBytes == 4 ? kFmaTiles : kTensorTiles;
+  const Tile *tiles = tilesOf(f);
   if (o.blockM) {
-    const Tile *t = findTile(*o.blockM, *o.blockN, f.elementBytes);
+    const Tile *t = findTile(*o.blockM, *o.blockN, f);
     if (!t)
       return GpuKnobError{"block_m",
                           "tile " + std::to_string(*o.blockM) + "x" +
                               std::to_string(*o.blockN) + " is not built for " +
                               (f.elementBytes == 4 ? "f32" : "bf16/f16") +
-                              " (tiles: " + tileList(f.elementBytes) + ")"};
+                              (f.quantized() ? " with quantized weights" : "") +
+                              " (tiles: " + tileList(f) + ")"};
     fill(b, *t, maxM, memoryBound);
     return std::nullopt;
   }
+  int count = tileCount(f);
   if (f.batchInvariant) {
-    fill(b, tiles[2], maxM, memoryBound);
+    fill(b, tiles[count - 1], maxM, memoryBound);
     return std::nullopt;
   }
   // The cheapest tile at the bucket's largest m. Prices within the model's
@@ -433,7 +459,7 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
   GpuBucket candidates[3];
   double prices[3];
   double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < count; ++i) {
     fill(candidates[i], tiles[i], maxM, memoryBound);
     prices[i] = price(candidates[i], priceM);
     best = std::min(best, prices[i]);
@@ -442,7 +468,7 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
     return (priceM + c.blockM - 1) / c.blockM * c.blockM;
   };
   int chosen = -1;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < count; ++i) {
     if (prices[i] > best * (1 + kTie))
       continue;
     if (chosen < 0 || padded(candidates[i]) < padded(candidates[chosen]) ||
@@ -493,6 +519,10 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
     else if (*o.mma == GpuMma::Wgmma && chip != "sm_90a")
       out.error =
           GpuKnobError{"mma", "wgmma needs sm_90a, not " + std::string(chip)};
+    else if (*o.mma == GpuMma::Wgmma && f.quantized())
+      out.error = GpuKnobError{"mma", "quantized weights multiply with "
+                                      "mma_sync tiles (each scale group "
+                                      "is summed apart)"};
     else if (*o.mma == GpuMma::Wgmma && o.blockM &&
              (*o.blockM != 128 || *o.blockN != 256))
       out.error = GpuKnobError{"mma", "wgmma multiplies 128x256 tiles"};
@@ -545,12 +575,12 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
   for (int i = 0; i < s.numBuckets; ++i) {
     const GpuBucket &b = s.buckets[i];
     std::string at = "bucket " + std::to_string(i) + ": ";
-    const Tile *tile = findTile(b.blockM, b.blockN, f.elementBytes);
+    const Tile *tile = findTile(b.blockM, b.blockN, f);
     if (!tile || tile->warpsM != b.warpsM || tile->warpsN != b.warpsN)
       return GpuKnobError{"buckets", at +
                                          "the kernels are built for the "
                                          "tiles " +
-                                         tileList(f.elementBytes) +
+                                         tileList(f) +
                                          " with their warp grids"};
     if (b.blockK != (tc ? 64 : 32))
       return GpuKnobError{"buckets", at + "block_k is " +
@@ -565,13 +595,13 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
         (chip != "sm_90a" || b.blockM != 128 || b.blockN != 256))
       return GpuKnobError{"buckets",
                           at + "wgmma needs sm_90a and the 128x256 tile"};
-    if (gpuGemmSharedBytes(b, f.elementBytes) > d->sharedPerBlock)
+    int64_t shared = gpuGemmSharedBytes(b, f.elementBytes, f.weightBits);
+    if (shared > d->sharedPerBlock)
       return GpuKnobError{
-          "stages", at + std::to_string(b.stages) + " stages take " +
-                        std::to_string(gpuGemmSharedBytes(b, f.elementBytes)) +
-                        " bytes of shared memory; a block has " +
-                        std::to_string(d->sharedPerBlock) + " on " +
-                        std::string(chip)};
+          "stages",
+          at + std::to_string(b.stages) + " stages take " +
+              std::to_string(shared) + " bytes of shared memory; a block has " +
+              std::to_string(d->sharedPerBlock) + " on " + std::string(chip)};
     // Every slice keeps at least one K tile.
     if (b.splitUp > dims.kUp / b.blockK || b.splitDown > dims.hidden / b.blockK)
       return GpuKnobError{

@@ -25,6 +25,9 @@
 #include "Kernels.h"
 #include "PackFunctions.h"
 #include "ffn/Target/GPU/PathNotes.h"
+// The CPU back end's quantizing pack functions write the GPU's K-major
+// rows too (one column per panel).
+#include "../CPU/LowerPacked/Packing.h"
 
 #include "ffn/IR/FfnOps.h"
 #include "ffn/Target/GPU/CostModel.h"
@@ -73,6 +76,20 @@ private:
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
           scale = -1, shift = -1;
   bool preNorm = false, postNorm = false, padInput = false;
+  // Quantized weights: integer bits (0: none), group, zero points, and the
+  // byte layout of one block's packed W_up/W_gate and W_down.
+  int64_t quantBits = 0, quantGroup = 0;
+  bool zeroPoints = false;
+  struct QuantMatrix {
+    int64_t rows = 0, k = 0, kRows = 0, kGroups = 0;
+    int64_t scaleOffset = 0, zeroOffset = 0, bytes = 0;
+  };
+  QuantMatrix quantUp, quantDown;
+  QuantMatrix quantLayout(int64_t rows, int64_t k, int64_t kRows) const;
+  /// The B operand(s) of a GEMM over matrix parameter `index` (quantized:
+  /// its bytes and its scales).
+  void addWeight(std::vector<KernelArg> &args, int64_t index) const;
+  void setQuant(GemmConfig &c, const QuantMatrix &q) const;
   // Workspace regions: offset of each region in bytes per row.
   int64_t wsXn = 0, wsH = 0, wsZ = 0, wsPartial = 0, wsPerRow = 0;
   int64_t partialBytesPerRow = 0;
@@ -91,6 +108,48 @@ private:
   void writeStub();
 };
 } // namespace
+
+FfnPlanner::QuantMatrix FfnPlanner::quantLayout(int64_t rows, int64_t k,
+                                                int64_t kRows) const {
+  // Integers [rows][k * bits / 8], then scales [rows][kGroups] in the
+  // dtype, then zero points [rows][kGroups] bytes: GemmConfig's layout.
+  QuantMatrix q;
+  q.rows = rows;
+  q.k = k;
+  q.kRows = kRows;
+  q.kGroups = (kRows + quantGroup - 1) / quantGroup;
+  q.scaleOffset = roundUp(rows * k * quantBits / 8, 16);
+  int64_t end = q.scaleOffset + rows * q.kGroups * eb;
+  if (zeroPoints) {
+    q.zeroOffset = roundUp(end, 16);
+    end = q.zeroOffset + rows * q.kGroups;
+  }
+  q.bytes = roundUp(end, 16);
+  return q;
+}
+
+void FfnPlanner::addWeight(std::vector<KernelArg> &args, int64_t index) const {
+  if (!quantBits) {
+    args.push_back(param(index));
+    return;
+  }
+  args.push_back({ArgKind::Param, index, builder.getI8Type()});
+  args.push_back(param(index));
+}
+
+void FfnPlanner::setQuant(GemmConfig &c, const QuantMatrix &q) const {
+  if (!quantBits)
+    return;
+  c.weightBits = quantBits;
+  c.quantGroup = quantGroup;
+  c.zeroPoints = zeroPoints;
+  c.kRows = q.kRows;
+  c.kGroups = q.kGroups;
+  c.scaleOffset = q.scaleOffset;
+  c.zeroOffset = q.zeroOffset;
+  // A stacked parameter's blocks are 64-byte aligned (KernelParamAttr).
+  c.bGroupBytes = groups > 1 ? roundUp(q.bytes, 64) : 0;
+}
 
 void FfnPlanner::addRowKernel(const NormConfig &config,
                               std::vector<KernelArg> args) {
@@ -197,11 +256,12 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   up.splitK = bucket.splitUp;
   std::vector<KernelArg> ops1 = {
       aFromWorkspace ? ws(wsXn, t) : KernelArg{ArgKind::Input, 0, t}};
+  setQuant(up, quantUp);
   if (up.gated) {
-    ops1.push_back(param(wGate));
-    ops1.push_back(param(wUp));
+    addWeight(ops1, wGate);
+    addWeight(ops1, wUp);
   } else {
-    ops1.push_back(param(wUp));
+    addWeight(ops1, wUp);
   }
   ops1.push_back(ws(wsH, t));
   std::vector<KernelArg> epi1;
@@ -228,9 +288,10 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   down.hasBias = bDown >= 0;
   down.residual = op.getResidual();
   down.splitK = bucket.splitDown;
-  std::vector<KernelArg> ops2 = {ws(wsH, t), param(wDown),
-                                 postNorm ? ws(wsZ, f32)
-                                          : KernelArg{ArgKind::Output, 0, t}};
+  setQuant(down, quantDown);
+  std::vector<KernelArg> ops2 = {ws(wsH, t)};
+  addWeight(ops2, wDown);
+  ops2.push_back(postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t});
   std::vector<KernelArg> epi2;
   if (down.hasBias)
     epi2.push_back(param(bDown));
@@ -268,9 +329,21 @@ LogicalResult FfnPlanner::plan() {
       return -2;
     return static_cast<int64_t>(arg.getArgNumber()) - 1;
   };
-  if (op.getWeightQuant())
-    return op.emitOpError("has quantized weights (#ffn.weight_quant), which "
-                          "ffn-gpu-lower does not build yet");
+  if (auto quant = op.getWeightQuant()) {
+    if (quant->getInt8Activations())
+      return op.emitOpError("has int8_activations, whose integer dot "
+                            "products ffn-gpu-lower does not build yet");
+    quantBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
+    quantGroup = quant->getGroup();
+    zeroPoints = quant->getZeroPoints();
+    if (!t.isF32() && quantGroup % 16 != 0)
+      return op.emitOpError("has quantization groups of ")
+             << quantGroup
+             << " rows; tensor cores need a multiple of 16 (each group's "
+                "sums are scaled apart)";
+    quantUp = quantLayout(hs, kp1, dmBlock);
+    quantDown = quantLayout(nb2, hs, op.getDFf() / groups);
+  }
   wUp = indexOf(op.getWUp());
   wGate = indexOf(op.getWGate());
   wDown = indexOf(op.getWDown());
@@ -384,6 +457,35 @@ void FfnPlanner::writeStub() {
       logical = logical.drop_front();
     auto source = MemRefType::get(logical, t);
     MemRefType packed;
+    StringRef paramName =
+        func.getArgAttrOfType<StringAttr>(i + 1, "ffn.param").getValue();
+    int64_t experts = stacked ? groups : 0;
+    bool matrix = idx == wUp || idx == wGate || idx == wDown;
+    if (quantBits && matrix) {
+      // One byte buffer per block: integers, scales, zero points.
+      const QuantMatrix &q = idx == wDown ? quantDown : quantUp;
+      packed = MemRefType::get({q.bytes}, builder.getI8Type());
+      std::string packName = name + "_pack_" + std::to_string(idx);
+      std::string packQuantizedName =
+          name + "_pack_quantized_" + std::to_string(idx);
+      OpBuilder::InsertionGuard g(builder);
+      builder.setInsertionPointToEnd(module.getBody());
+      int64_t panelRows = q.k * quantBits / 8;
+      cpu::buildQuantPack(builder, module.getLoc(), packName, source, packed,
+                          /*nr=*/1, /*np=*/q.rows, quantBits, quantGroup,
+                          /*intDot=*/false, zeroPoints, q.scaleOffset,
+                          q.zeroOffset, panelRows);
+      cpu::buildPrequantizedPack(builder, module.getLoc(), packQuantizedName,
+                                 source, packed, 1, q.rows, quantBits,
+                                 quantGroup, false, zeroPoints, q.scaleOffset,
+                                 q.zeroOffset, panelRows);
+      KernelParamAttr param =
+          buildKernelParam(ctx, paramName, logical, packed, packName,
+                           packQuantizedName, experts);
+      argTypes.push_back(param.kernelType());
+      params.push_back(param);
+      continue;
+    }
     if (idx == wUp || idx == wGate)
       packed = MemRefType::get({hs, kp1}, t);
     else if (idx == wDown)
@@ -392,9 +494,6 @@ void FfnPlanner::writeStub() {
       packed = MemRefType::get({hs}, t);
     else if (idx == bDown && stacked)
       packed = MemRefType::get({nb2}, t); // whole 16-byte aligned slots
-    StringRef paramName =
-        func.getArgAttrOfType<StringAttr>(i + 1, "ffn.param").getValue();
-    int64_t experts = stacked ? groups : 0;
     KernelParamAttr param;
     if (!packed) {
       param =
@@ -432,8 +531,9 @@ void FfnPlanner::writeStub() {
                 GpuStrategyAttr::get(builder.getContext(), strategy));
   std::string text =
       describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
-  for (const std::string &note : pathNotes(dm, eb, chip, op.getBatchInvariant(),
-                                           gpuWgmmaFromM(strategy), groups))
+  for (const std::string &note :
+       pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
+                 groups, quantBits != 0))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,

@@ -21,6 +21,11 @@ inline GpuFfnShape gpuShapeOf(FfnOp op) {
   shape.gated = op.getGated();
   shape.batchInvariant = op.getBatchInvariant();
   shape.groups = static_cast<int64_t>(op.getGroups().value_or(1));
+  if (auto quant = op.getWeightQuant()) {
+    shape.weightBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
+    shape.quantGroup = quant->getGroup();
+    shape.zeroPoints = quant->getZeroPoints();
+  }
   return shape;
 }
 

@@ -29,6 +29,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::ffn;
 using namespace mlir::ffn::gpu_target;
@@ -43,7 +45,7 @@ int64_t GemmConfig::sharedBytes() const {
   ring.blockK = bk;
   ring.stages = stages;
   ring.mma = wgmma ? GpuMma::Wgmma : GpuMma::MmaSync;
-  return gpuGemmSharedBytes(ring, elementBytes(storage));
+  return gpuGemmSharedBytes(ring, elementBytes(storage), weightBits);
 }
 
 gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
@@ -89,8 +91,8 @@ private:
   const GemmConfig &c;
   gpu::GPUFuncOp func;
 
-  // Arguments.
-  Value aBuf, bBuf, bUpBuf, out, bias, biasGate, resid, m;
+  // Arguments (quantized: bBuf/bUpBuf are bytes, b*Scales their scales).
+  Value aBuf, bBuf, bUpBuf, bScales, bUpScales, out, bias, biasGate, resid, m;
   // Geometry.
   int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
@@ -99,13 +101,31 @@ private:
   Value group, partialCol0; // grouped: this block's group; the tile's first
                             // column among all groups' (split-K partials)
   Value aAddr, bAddr; // wgmma: shared-memory byte addresses of the tiles
+  // Quantized weights: the integer tiles' ring (bSmem then holds two
+  // converted tiles), bytes per tile row, 16-byte chunks per tile row and
+  // k per chunk.
+  Value qSmem;
+  int64_t qRowTile = 0, qChunksPerRow = 0, qElems = 0;
   Value warpGroup;    // wgmma: this thread's warpgroup (0 or 1)
   Value warpRow, warpCol; // first tile row / B row of this warp
   Value grp, tig;         // lane / 4 and lane % 4
 
   void bindArgs();
   void loadStage(Value stage, Value tile);
-  SmallVector<Value> computeStage(Value stage, ValueRange acc);
+  /// Converts the integer tile of ring stage `stage` (K tile `tile`) into
+  /// converted tile `buf` of bSmem.
+  void dequantStage(Value stage, Value buf, Value tile);
+  /// Tensor cores on quantized weights: adds each group's sums (the second
+  /// half of `acc`) times their scales to the totals (the first half) and
+  /// zeroes them; `kEnd` is one past the group's last k.
+  void flushGroup(SmallVectorImpl<Value> &acc, Value kEnd);
+  /// The packed B row `bRow` of the tile (a column of the gated tile's
+  /// interleaving): whether it is the gate's, and its row in that matrix.
+  std::pair<Value, Value> bSource(Value bRow);
+  Value scaleAt(Value bRow, Value kGroup); ///< f32 scale of a packed row
+  bool quantTc() const { return c.weightBits && c.tensorCores(); }
+  SmallVector<Value> computeStage(Value stage, Value bStage, Value kt,
+                                  ValueRange acc);
   void loadMatrices(Value smem, Value stage, Value row, Value col,
                     SmallVectorImpl<Value> &frags);
   SmallVector<Value> fragmentA(Value stage, int64_t kk);
@@ -128,8 +148,13 @@ void GemmBuilder::bindArgs() {
   unsigned i = 0;
   aBuf = args[i++];
   bBuf = args[i++];
-  if (c.gated)
+  if (c.weightBits)
+    bScales = args[i++];
+  if (c.gated) {
     bUpBuf = args[i++];
+    if (c.weightBits)
+      bUpScales = args[i++];
+  }
   out = args[i++];
   if (c.epilogue != Epilogue::Partial) {
     if (c.hasBias)
@@ -156,6 +181,11 @@ void GemmBuilder::build() {
   // zero-filled by the copies).
   kTiles = (c.k / c.bk + c.splitK - 1) / c.splitK;
   kPerSlice = kTiles * c.bk;
+  if (c.weightBits) {
+    qRowTile = c.bk * c.weightBits / 8;
+    qChunksPerRow = qRowTile / 16;
+    qElems = 128 / c.weightBits;
+  }
 
   tid = ir.threadId();
   lane = ir.rem(tid, 32);
@@ -195,14 +225,22 @@ void GemmBuilder::build() {
     fragsM = 1;
     fragsN = c.bn / 8;
   }
-  auto view = [&](int64_t rows, int64_t byteOffset) {
-    auto type = MemRefType::get({c.stages, rows, ldsElems}, c.storage,
-                                nullptr, smemSpace);
-    return memref::ViewOp::create(b, type, raw,
-                                  ir.add(shift, byteOffset), ValueRange{});
+  auto view = [&](int64_t count, int64_t rows, int64_t cols, Type type,
+                  int64_t byteOffset) {
+    auto memrefType =
+        MemRefType::get({count, rows, cols}, type, nullptr, smemSpace);
+    return memref::ViewOp::create(b, memrefType, raw, ir.add(shift, byteOffset),
+                                  ValueRange{});
   };
-  aSmem = view(c.bm, 0);
-  bSmem = view(c.bn, c.stages * c.bm * ldsElems * eb);
+  int64_t aBytes = c.stages * c.bm * ldsElems * eb;
+  aSmem = view(c.stages, c.bm, ldsElems, c.storage, 0);
+  // Quantized: B's integer tiles stream through the ring, and two tiles in
+  // the storage type take them converted (one being read while the next is
+  // written).
+  bSmem = view(c.weightBits ? 2 : c.stages, c.bn, ldsElems, c.storage, aBytes);
+  if (c.weightBits)
+    qSmem = view(c.stages, c.bn, qRowTile, b.getI8Type(),
+                 aBytes + 2 * c.bn * ldsElems * eb);
 
   // Prologue: the first stages - 1 tiles in flight (wgmma: stages - 2, one
   // stage stays with the warpgroup MMAs still running).
@@ -252,7 +290,9 @@ void GemmBuilder::build() {
     epilogue(values);
     return;
   }
-  SmallVector<Value> init(accCount, ir.f32(0));
+  // Tensor cores on quantized weights carry each scale group's sums
+  // after the totals.
+  SmallVector<Value> init(quantTc() ? 2 * accCount : accCount, ir.f32(0));
   SmallVector<Value> acc = ir.loop(
       ir.idx(0), ir.idx(kTiles), 1, init,
       [&](Value kt, ValueRange iter) -> SmallVector<Value> {
@@ -264,9 +304,24 @@ void GemmBuilder::build() {
         // thread is past that compute (the barrier above).
         Value next = ir.add(kt, c.stages - 1);
         loadStage(ir.rem(next, c.stages), next);
-        return computeStage(ir.rem(kt, c.stages), iter);
+        Value stage = ir.rem(kt, c.stages);
+        if (!c.weightBits)
+          return computeStage(stage, stage, kt, iter);
+        // Converted tile kt % 2 was last read by the compute of tile
+        // kt - 2, which every thread finished before the barrier above.
+        Value buf = ir.rem(kt, 2);
+        dequantStage(stage, buf, kt);
+        ir.barrier();
+        return computeStage(stage, buf, kt, iter);
       });
   nvgpu::DeviceAsyncWaitOp::create(b, waitToken, b.getI32IntegerAttr(0));
+  if (quantTc()) {
+    // The slice's last group, whether or not it ended on a boundary (an
+    // empty one adds zeros).
+    Value sliceEnd = ir.min(ir.add(kBeg, kPerSlice), ir.idx(c.k));
+    flushGroup(acc, sliceEnd);
+    acc.resize(accCount);
+  }
   epilogue(acc);
 }
 
@@ -321,8 +376,176 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
     }
   };
   copy(aSmem, aBuf, c.bm, /*isA=*/true);
-  copy(bSmem, bBuf, c.bn, /*isA=*/false);
+  if (!c.weightBits) {
+    copy(bSmem, bBuf, c.bn, /*isA=*/false);
+  } else {
+    // B's integers: 16-byte chunks of qElems k each; K is padded to whole
+    // tiles, so a chunk is all inside K or all past it.
+    int64_t chunks = c.bn * qChunksPerRow;
+    int64_t perThread = (chunks + c.threads() - 1) / c.threads();
+    Value sixteen = ir.idx(16);
+    for (int64_t i = 0; i < perThread; ++i) {
+      Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
+      Value r = ir.div(chunk, qChunksPerRow);
+      Value j = ir.rem(chunk, qChunksPerRow);
+      Value gk = ir.add(k0, ir.mul(j, qElems));
+      Value valid =
+          ir.select(ir.andI(inSlice, ir.lt(gk, ir.idx(c.k))), sixteen, zero);
+      auto [isGate, srcRow] = bSource(ir.add(col0, r));
+      Value srcBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
+      Value src = inGroup(ir.add(ir.mul(srcRow, c.k * c.weightBits / 8),
+                                 ir.div(ir.mul(gk, c.weightBits), 8)),
+                          c.bGroupBytes);
+      src = ir.select(ir.lt(zero, valid), src, zero);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, qSmem, ValueRange{stage, r, ir.mul(j, 16)}, srcBuf,
+          ValueRange{src}, b.getIndexAttr(16), valid, b.getUnitAttr()));
+    }
+  }
   token = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+}
+
+std::pair<Value, Value> GemmBuilder::bSource(Value bRow) {
+  if (!c.gated)
+    return {Value(), bRow};
+  // Tile rows 16j..16j+7 are gate rows 8j.., 16j+8.. up rows 8j.. (the
+  // interleaving of loadStage's copies).
+  Value i = ir.rem(bRow, 16);
+  return {ir.lt(i, 8), ir.add(ir.mul(ir.div(bRow, 16), 8), ir.rem(i, 8))};
+}
+
+Value GemmBuilder::scaleAt(Value bRow, Value kGroup) {
+  auto [isGate, srcRow] = bSource(bRow);
+  Value buf = c.gated ? ir.select(isGate, bScales, bUpScales) : bScales;
+  Value g = ir.min(kGroup, ir.idx(c.kGroups - 1));
+  Value idx =
+      inGroup(ir.add(ir.add(ir.mul(srcRow, c.kGroups), g), c.scaleOffset / eb),
+              c.bGroupBytes / eb);
+  return ir.toF32(ir.load(buf, {idx}));
+}
+
+void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
+  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto vec = [](int64_t n, Type t) { return VectorType::get({n}, t); };
+  // Elements [from, from + n) of a vector (vector.shuffle lowers where the
+  // strided-slice ops would need another conversion pass).
+  auto slice = [&](Value v, int64_t from, int64_t n) -> Value {
+    SmallVector<int64_t> mask;
+    for (int64_t e = 0; e < n; ++e)
+      mask.push_back(from + e);
+    return vector::ShuffleOp::create(b, v, v, mask);
+  };
+  int64_t chunks = c.bn * qChunksPerRow;
+  int64_t perThread = (chunks + c.threads() - 1) / c.threads();
+  // k of one scale (and zero point) inside a chunk: groups are even, and a
+  // multiple of 16 on tensor cores.
+  int64_t run = std::gcd(c.quantGroup, qElems);
+  Value kTile0 = ir.add(kBeg, ir.mul(tile, c.bk));
+  for (int64_t i = 0; i < perThread; ++i) {
+    // Threads past the chunks repeat one: the same values to the same place.
+    Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
+    Value r = ir.div(chunk, qChunksPerRow);
+    Value j = ir.rem(chunk, qChunksPerRow);
+    Value raw = vector::LoadOp::create(b, vec(16, i8), qSmem,
+                                       ValueRange{stage, r, ir.mul(j, 16)},
+                                       false, llvm::MaybeAlign(16));
+    // The integers in k order.
+    Value q;
+    if (c.weightBits == 8) {
+      q = arith::ExtSIOp::create(b, vec(16, i32), raw);
+    } else {
+      auto splat = [&](int64_t v) {
+        return arith::ConstantOp::create(
+            b, DenseElementsAttr::get(
+                   vec(16, i8), ArrayRef<Attribute>{b.getI8IntegerAttr(v)}));
+      };
+      Value lo, hi;
+      if (c.zeroPoints) {
+        lo = arith::AndIOp::create(b, raw, splat(15));
+        hi = arith::ShRUIOp::create(b, raw, splat(4));
+      } else {
+        // Signed nibbles: shift each to the top, then back arithmetically.
+        lo = arith::ShRSIOp::create(b, arith::ShLIOp::create(b, raw, splat(4)),
+                                    splat(4));
+        hi = arith::ShRSIOp::create(b, raw, splat(4));
+      }
+      SmallVector<int64_t> order;
+      for (int64_t e = 0; e < 16; ++e)
+        order.append({e, 16 + e});
+      Value both = vector::ShuffleOp::create(b, lo, hi, order);
+      q = arith::ExtSIOp::create(b, vec(32, i32), both);
+    }
+    Value kChunk = ir.add(kTile0, ir.mul(j, qElems));
+    Value bRow = ir.add(col0, r);
+    auto [isGate, srcRow] = bSource(bRow);
+    Value qBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
+    Value values = arith::SIToFPOp::create(b, vec(qElems, f32), q);
+    Value result = values;
+    for (int64_t s = 0; s < qElems / run; ++s) {
+      Value kg = ir.div(ir.add(kChunk, s * run), c.quantGroup);
+      Value part = slice(values, s * run, run);
+      if (c.zeroPoints) {
+        // q - z, exact: |q - z| <= 15.
+        Value g = ir.min(kg, ir.idx(c.kGroups - 1));
+        Value zIdx =
+            inGroup(ir.add(ir.add(ir.mul(srcRow, c.kGroups), g), c.zeroOffset),
+                    c.bGroupBytes);
+        Value z = arith::UIToFPOp::create(b, f32, ir.load(qBuf, {zIdx}));
+        part = arith::SubFOp::create(
+            b, part, vector::BroadcastOp::create(b, vec(run, f32), z));
+      }
+      if (!c.tensorCores()) // f32: s q, exact in f32
+        part = arith::MulFOp::create(
+            b, part,
+            vector::BroadcastOp::create(b, vec(run, f32), scaleAt(bRow, kg)));
+      if (run == qElems) {
+        result = part;
+      } else {
+        // result[s run ..] = part: a shuffle of the two (part widened).
+        SmallVector<int64_t> wide, pick;
+        for (int64_t e = 0; e < qElems; ++e)
+          wide.push_back(e < run ? e : 0);
+        Value partWide = vector::ShuffleOp::create(b, part, part, wide);
+        for (int64_t e = 0; e < qElems; ++e)
+          pick.push_back(
+              e >= s * run && e < (s + 1) * run ? qElems + e - s * run : e);
+        result = vector::ShuffleOp::create(b, result, partWide, pick);
+      }
+    }
+    if (c.zeroPoints) {
+      // Past the matrix's K the integers are 0 but z is not: keep those
+      // weights 0, as the unquantized padding is.
+      SmallVector<int32_t> iota(qElems);
+      for (int64_t e = 0; e < qElems; ++e)
+        iota[e] = static_cast<int32_t>(e);
+      Value kVec = arith::AddIOp::create(
+          b,
+          vector::BroadcastOp::create(
+              b, vec(qElems, i32), arith::IndexCastOp::create(b, i32, kChunk)),
+          arith::ConstantOp::create(
+              b, DenseElementsAttr::get(vec(qElems, i32), ArrayRef(iota))));
+      Value inside = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::slt, kVec,
+          vector::BroadcastOp::create(
+              b, vec(qElems, i32),
+              arith::ConstantIntOp::create(b, c.kRows, 32)));
+      result = arith::SelectOp::create(
+          b, inside, result,
+          arith::ConstantOp::create(
+              b, cast<TypedAttr>(b.getZeroAttr(vec(qElems, f32)))));
+    }
+    if (!c.storage.isF32())
+      result = arith::TruncFOp::create(b, vec(qElems, c.storage), result);
+    // 16-byte stores into the converted tile.
+    int64_t perStore = 16 / eb;
+    for (int64_t p = 0; p < qElems / perStore; ++p) {
+      Value piece = slice(result, p * perStore, perStore);
+      vector::StoreOp::create(
+          b, piece, bSmem,
+          ValueRange{buf, r, ir.add(ir.mul(j, qElems), p * perStore)}, false,
+          llvm::MaybeAlign(16));
+    }
+  }
 }
 
 Value GemmBuilder::asI32(Value pair) {
@@ -390,15 +613,41 @@ SmallVector<Value> GemmBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
   return r;
 }
 
-SmallVector<Value> GemmBuilder::computeStage(Value stage, ValueRange accIn) {
+void GemmBuilder::flushGroup(SmallVectorImpl<Value> &acc, Value kEnd) {
+  int64_t accCount = fragsM * fragsN * 4;
+  Value kGroup = ir.div(ir.sub(kEnd, ir.idx(1)), c.quantGroup);
+  Value zero = ir.f32(0);
+  for (int64_t nt = 0; nt < fragsN; ++nt) {
+    // This lane's columns 2 tig and 2 tig + 1 of fragment nt.
+    Value bRow = ir.add(ir.add(ir.add(col0, warpCol), ir.mul(tig, 2)), nt * 8);
+    Value s[2] = {scaleAt(bRow, kGroup), scaleAt(ir.add(bRow, 1), kGroup)};
+    for (int64_t mt = 0; mt < fragsM; ++mt)
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t at = (mt * fragsN + nt) * 4 + i;
+        acc[at] = ir.fma(acc[accCount + at], s[i % 2], acc[at]);
+        acc[accCount + at] = zero;
+      }
+  }
+}
+
+SmallVector<Value> GemmBuilder::computeStage(Value stage, Value bStage,
+                                             Value kt, ValueRange accIn) {
   SmallVector<Value> acc(accIn.begin(), accIn.end());
+  // Quantized weights on tensor cores: the MMAs add into the group's sums
+  // (the second half), flushed at each group's end.
+  int64_t base = quantTc() ? fragsM * fragsN * 4 : 0;
   auto at = [&](int64_t mt, int64_t nt, int64_t i) -> Value & {
-    return acc[(mt * fragsN + nt) * 4 + i];
+    return acc[base + (mt * fragsN + nt) * 4 + i];
   };
   if (c.tensorCores()) {
+    Value kTile0 = quantTc() ? ir.add(kBeg, ir.mul(kt, c.bk)) : Value();
+    // A group ends after step kk only where (kk + 1) * 16 is a multiple of
+    // gcd(bk, group) (tiles start at multiples of bk); if the group divides
+    // bk, it ends there every tile, otherwise only some tiles.
+    int64_t step = c.weightBits ? std::gcd(c.bk, c.quantGroup) : 0;
     for (int64_t kk = 0; kk < c.bk / 16; ++kk) {
       SmallVector<Value> aFr = fragmentA(stage, kk);
-      SmallVector<Value> bFr = fragmentB(stage, kk);
+      SmallVector<Value> bFr = fragmentB(bStage, kk);
       for (int64_t mt = 0; mt < fragsM; ++mt)
         for (int64_t nt = 0; nt < fragsN; ++nt) {
           ArrayRef<Value> a(aFr.data() + mt * 4, 4);
@@ -409,6 +658,28 @@ SmallVector<Value> GemmBuilder::computeStage(Value stage, ValueRange accIn) {
           for (int64_t i = 0; i < 4; ++i)
             at(mt, nt, i) = d[i];
         }
+      if (!quantTc() || ((kk + 1) * 16) % step != 0)
+        continue;
+      Value kEnd = ir.add(kTile0, (kk + 1) * 16);
+      if (c.bk % c.quantGroup == 0) {
+        flushGroup(acc, kEnd);
+        continue;
+      }
+      // The same branch for the whole block (kEnd is uniform).
+      Value ends = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         ir.rem(kEnd, c.quantGroup), ir.idx(0));
+      SmallVector<Type> types(acc.size(), b.getF32Type());
+      auto ifOp = scf::IfOp::create(b, types, ends, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        SmallVector<Value> flushed = acc;
+        flushGroup(flushed, kEnd);
+        scf::YieldOp::create(b, flushed);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, acc);
+      }
+      acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
     return acc;
   }
@@ -424,8 +695,8 @@ SmallVector<Value> GemmBuilder::computeStage(Value stage, ValueRange accIn) {
     }
     for (int64_t nt = 0; nt < fragsN; ++nt) {
       Value col = ir.add(ir.add(warpCol, ir.mul(tig, 2)), nt * 8);
-      b0.push_back(ir.load(bSmem, {stage, col, k}));
-      b1.push_back(ir.load(bSmem, {stage, ir.add(col, 1), k}));
+      b0.push_back(ir.load(bSmem, {bStage, col, k}));
+      b1.push_back(ir.load(bSmem, {bStage, ir.add(col, 1), k}));
     }
     for (int64_t mt = 0; mt < fragsM; ++mt)
       for (int64_t nt = 0; nt < fragsN; ++nt) {

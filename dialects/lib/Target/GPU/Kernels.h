@@ -80,6 +80,20 @@ struct GemmConfig {
   /// multiplies its 64 rows by the whole bn-wide tile with wgmma
   /// (m64 n<bn> k16) from 128-byte-swizzled shared memory.
   bool wgmma = false;
+  /// Quantized weights (weightBits 8 or 4; 0: B in the storage type). B is
+  /// then a byte buffer: each packed row's k * weightBits / 8 bytes of
+  /// integers (int4: two k a byte, the even one in the low nibble, signed,
+  /// or unsigned with zero points), and from byte scaleOffset the scales
+  /// [row][kGroups] in the storage type (kGroups = ceil(kRows /
+  /// quantGroup), kRows the matrix's real K), from zeroOffset the zero
+  /// points [row][kGroups] as bytes. Each buffer is passed twice: as bytes
+  /// and as the storage type (the scales). A grouped FFN's blocks are
+  /// bGroupBytes apart. Tensor cores multiply by q (q - z), exact in the
+  /// dtype, and add each group's sums times s in f32; f32 multiplies by s q
+  /// (s (q - z)), exact in f32.
+  int64_t weightBits = 0, quantGroup = 0, kRows = 0, kGroups = 0;
+  bool zeroPoints = false;
+  int64_t scaleOffset = 0, zeroOffset = 0, bGroupBytes = 0;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN; }
@@ -87,8 +101,9 @@ struct GemmConfig {
 };
 
 /// Builds the GEMM kernel into `module`. Its arguments, in order: A, B (the
-/// gate's when gated), the up B when gated, out, then b_up (Hidden) or
-/// b_down (Output), b_gate, the residual input, m. Partial has no biases.
+/// gate's when gated) [its scales view when quantized], the up B when gated
+/// [its scales view], out, then b_up (Hidden) or b_down (Output), b_gate,
+/// the residual input, m. Partial has no biases.
 void buildGemmKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                      const GemmConfig &config, ArrayRef<KernelArg> args);
 

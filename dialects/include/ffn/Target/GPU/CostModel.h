@@ -132,6 +132,21 @@ struct GpuFfnShape {
   /// A grouped FFN's blocks (1: dense): each block is an FFN of d_model /
   /// groups -> d_ff / groups, and the grid covers every block's tiles.
   int64_t groups = 1;
+  /// Weight-only quantization: the matrices' integers are 8 or 4 bits
+  /// wide (0: the weights are in the dtype), one scale in the dtype per
+  /// quantGroup K rows of each column, and with zero points a byte more.
+  int64_t weightBits = 0, quantGroup = 0;
+  bool zeroPoints = false;
+
+  bool quantized() const { return weightBits != 0; }
+  /// Bytes of the packed weights per weight element (integers, scales and
+  /// zero points).
+  double weightBytes() const {
+    if (!quantized())
+      return double(elementBytes);
+    return weightBits / 8.0 +
+           (elementBytes + (zeroPoints ? 1 : 0)) / double(quantGroup);
+  }
 };
 
 /// The packed dimensions every bucket's grid covers exactly, per block of a
@@ -157,8 +172,11 @@ inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
           g};
 }
 
-/// Dynamic shared memory of a GEMM block (the ring of A and B tiles).
-int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes);
+/// Dynamic shared memory of a GEMM block: the ring of A and B tiles; with
+/// quantized weights (`weightBits` 8 or 4) the ring holds B's integers, and
+/// two more B tiles hold them converted to the dtype.
+int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
+                           int64_t weightBits = 0);
 
 /// The K split the model gives a GEMM of `colBlocks` x `rowBlocks` blocks
 /// over `k`: as many slices as bring the grid to `wantBlocks`, keeping at
@@ -168,9 +186,12 @@ int64_t gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
 
 /// The model's estimate, in microseconds, of one GEMM of m rows over the
 /// packed n x k weights with bucket `b`'s tiles (for `ffnc info` and the
-/// tile choice).
+/// tile choice). `weightBytes`: the packed weights' bytes per element when
+/// they are quantized (0: elementBytes); each block then also converts its
+/// B tiles to the dtype.
 double gpuGemmMicros(const GpuDevice &device, const GpuBucket &b, int64_t m,
-                     int64_t n, int64_t k, int64_t elementBytes, int64_t split);
+                     int64_t n, int64_t k, int64_t elementBytes, int64_t split,
+                     double weightBytes = 0);
 
 /// Chooses the strategy for `ffn` on `chip`, honouring `overrides`; an
 /// override that cannot hold for this FFN or chip is an error naming the

@@ -17,10 +17,12 @@ namespace mlir::ffn::gpu_target {
 
 /// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
 /// "sm_90a"; `wgmmaFromM`: the smallest m the strategy multiplies with
-/// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks.
+/// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks;
+/// `quantized`: the weights are int8/int4.
 inline std::vector<std::string>
 pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
-          bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1) {
+          bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1,
+          bool quantized = false) {
   std::vector<std::string> notes;
   if (batchInvariant)
     notes.push_back("batch_invariant: every m runs the large-m tiles without "
@@ -39,6 +41,11 @@ pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
     notes.push_back(what + " not a multiple of 16 bytes: an extra kernel "
                            "copies each input row to an aligned buffer first");
   }
+  if (quantized && elementBytes == 2)
+    notes.push_back("quantized weights multiply on mma.sync tiles of at most "
+                    "64x128, which convert each B tile to the dtype in "
+                    "shared memory and sum each scale group apart (no wgmma, "
+                    "no 128x256 tile: its accumulators would not fit twice)");
   if (chip == "sm_90")
     notes.push_back("sm_90 without its 'a' features has no wgmma: the "
                     "mma.sync kernels run, about 0.4x of cuBLAS for large m "

@@ -42,11 +42,13 @@ func::FuncOp buildChunkedPairPack(OpBuilder &b, Location loc, StringRef name,
 /// `zeroOffset`, q = clamp(roundeven(w / s) + z, 0, 15) unsigned.
 /// `scaleOffset`: where the scales start. `intDot`:
 /// the integer dot products' unsigned, four-k-interleaved panels (Layout.h).
+/// `panelRows` (the GPU's K-major rows, nr = 1): rows per panel beyond
+/// what K needs, the buffer zeroed first (0: what K needs).
 func::FuncOp buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                             MemRefType src, MemRefType dst, int64_t nr,
                             int64_t np, int64_t bits, int64_t group,
                             bool intDot, bool zeroPoints, int64_t scaleOffset,
-                            int64_t zeroOffset);
+                            int64_t zeroOffset, int64_t panelRows = 0);
 /// The same byte buffer from blocks quantized elsewhere (the runtime's
 /// ffn_kernel_set_quantized_param): `(%q: memref<KxNxi8>, %scales:
 /// memref<GxNxT>, [%zero_points: memref<GxNxi8>,] %dst)`, integers, scales
@@ -56,7 +58,8 @@ func::FuncOp buildPrequantizedPack(OpBuilder &b, Location loc, StringRef name,
                                    MemRefType src, MemRefType dst, int64_t nr,
                                    int64_t np, int64_t bits, int64_t group,
                                    bool intDot, bool zeroPoints,
-                                   int64_t scaleOffset, int64_t zeroOffset);
+                                   int64_t scaleOffset, int64_t zeroOffset,
+                                   int64_t panelRows = 0);
 /// dst[i] = src[i], zero past the end.
 
 

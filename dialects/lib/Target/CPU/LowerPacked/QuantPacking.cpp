@@ -30,7 +30,8 @@ static func::FuncOp buildQuantPackImpl(OpBuilder &b, Location loc,
                                        MemRefType dst, int64_t nr, int64_t np,
                                        int64_t bits, int64_t group, bool intDot,
                                        bool zeroPoints, int64_t scaleOffset,
-                                       int64_t zeroOffset, bool prequantized) {
+                                       int64_t zeroOffset, bool prequantized,
+                                       int64_t panelRows) {
   Type t = src.getElementType(), f32 = b.getF32Type(), i32 = b.getI32Type();
   Type i8 = b.getI8Type();
   int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
@@ -56,6 +57,17 @@ static func::FuncOp buildQuantPackImpl(OpBuilder &b, Location loc,
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
+  if (panelRows > qRows) {
+    // Longer panels than K needs (the GPU's K-major rows, padded to whole
+    // tiles): the loops below write only K's rows, so zero the buffer.
+    qRows = panelRows;
+    Value zeroByte = arith::ConstantIntOp::create(b, loc, i8, 0);
+    auto forOp = scf::ForOp::create(b, loc, c(0), c(dst.getDimSize(0)), c(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    memref::StoreOp::create(b, loc, zeroByte, d,
+                            ValueRange{forOp.getInductionVar()});
+  }
   auto f = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   };
@@ -292,17 +304,21 @@ func::FuncOp cpu::buildQuantPack(OpBuilder &b, Location loc, StringRef name,
                                  MemRefType src, MemRefType dst, int64_t nr,
                                  int64_t np, int64_t bits, int64_t group,
                                  bool intDot, bool zeroPoints,
-                                 int64_t scaleOffset, int64_t zeroOffset) {
+                                 int64_t scaleOffset, int64_t zeroOffset,
+                                 int64_t panelRows) {
   return buildQuantPackImpl(b, loc, name, src, dst, nr, np, bits, group, intDot,
                             zeroPoints, scaleOffset, zeroOffset,
-                            /*prequantized=*/false);
+                            /*prequantized=*/false, panelRows);
 }
 
-func::FuncOp cpu::buildPrequantizedPack(
-    OpBuilder &b, Location loc, StringRef name, MemRefType src, MemRefType dst,
-    int64_t nr, int64_t np, int64_t bits, int64_t group, bool intDot,
-    bool zeroPoints, int64_t scaleOffset, int64_t zeroOffset) {
+func::FuncOp cpu::buildPrequantizedPack(OpBuilder &b, Location loc,
+                                        StringRef name, MemRefType src,
+                                        MemRefType dst, int64_t nr, int64_t np,
+                                        int64_t bits, int64_t group,
+                                        bool intDot, bool zeroPoints,
+                                        int64_t scaleOffset, int64_t zeroOffset,
+                                        int64_t panelRows) {
   return buildQuantPackImpl(b, loc, name, src, dst, nr, np, bits, group, intDot,
                             zeroPoints, scaleOffset, zeroOffset,
-                            /*prequantized=*/true);
+                            /*prequantized=*/true, panelRows);
 }
