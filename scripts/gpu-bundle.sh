@@ -23,7 +23,8 @@ cp build/bin/ffn-gpu-run build/lib/libffn_runtime.so bench/gpu/gpu_bench.py "$ou
 if [[ -x build/bin/ffn-gpu-bench ]]; then cp build/bin/ffn-gpu-bench "$out"/; fi
 for spec in examples/zoo.ffn examples/classic.ffn examples/grouped.ffn \
             test/GPU/Inputs/tails.ffn test/GPU/Inputs/grouped.ffn \
-            test/GPU/Inputs/invariant.ffn bench/gpu/bench.ffn; do
+            test/GPU/Inputs/invariant.ffn test/GPU/Inputs/quant.ffn \
+            bench/gpu/bench.ffn; do
   name=$(basename "$spec" .ffn)
   # examples/grouped.ffn and the grouped tails share a base name.
   [[ $spec == test/* && -e "$out/$name.so" ]] && name="$name-tails"
@@ -36,7 +37,7 @@ cat >"$out/run-checks.sh" <<'SH'
 # counts covering each bucket and tile tail.
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 status=0
-for lib in zoo tails grouped-tails; do
+for lib in zoo tails grouped-tails quant; do
   ./ffn-gpu-run $lib.so $(cat $lib.names) --tokens=1,7,16,17,100,129,300 || status=1
 done
 ./ffn-gpu-run classic.so transformer_base bert_base --tokens=1,16,130 || status=1

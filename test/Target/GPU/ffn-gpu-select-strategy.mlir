@@ -4,6 +4,18 @@
 // RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm90 --ffn-gpu-select-strategy | FileCheck %s --check-prefix=SM90
 // RUN: ffn-opt %s --ffn-attach-target=isa=nvptx-sm80 --ffn-gpu-select-strategy | FileCheck %s --check-prefix=SM80
 // RUN: ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=INVARIANT
+// RUN: ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=QUANT
+// RUN: not ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<block_m = 128, block_n = 256>'" 2>&1 | FileCheck %s --check-prefix=QUANTTILE
+// RUN: not ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = wgmma>'" 2>&1 | FileCheck %s --check-prefix=QUANTWG
+
+// Quantized weights (int4, LLaMA-7B's MLP on sm_90a): the wide tile and
+// wgmma are out (each scale group's sums take a second accumulator set),
+// so every bucket past decode takes the 64x128 mma.sync tile.
+// QUANT: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [4, 17]>, <max_m = 64, block_m = 64, block_n = 128,
+// QUANT-SAME: <block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>]>
+// QUANT-NOT: wgmma
+// QUANTTILE: error: 'ffn.ffn' op strategy option block_m tile 128x256 is not built for bf16/f16 with quantized weights (tiles: 16x128, 64x128)
+// QUANTWG: error: 'ffn.ffn' op strategy option mma quantized weights multiply with mma_sync tiles (each scale group is summed apart)
 
 // LLaMA-7B's MLP in bf16 on an H100 (sm_90a): decode streams the weights in
 // 16-row tiles with K split until four blocks per SM are in flight; m <= 64

@@ -171,6 +171,17 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
       (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
   c.groups = groups;
   c.colBlocks = colBlocks;
+  if (c.weightBits) {
+    // A quantized kernel whose ring leaves room for one or two blocks per
+    // SM: say so, and ptxas spends the registers that leaves instead of
+    // spilling for blocks that cannot come (the dense kernels' hint waits
+    // for a GPU to time it, docs/gpu.md). Where more fit, ptxas's own
+    // budget is no tighter than the hint's would be.
+    int64_t fit =
+        nominalGpuDevice(chip)->sharedPerBlock / (c.sharedBytes() + 1024);
+    if (fit <= 2)
+      c.minBlocksPerSm = 1;
+  }
   Launch l;
   l.rowsPerBlock = c.bm;
   l.gridY = groups * colBlocks;

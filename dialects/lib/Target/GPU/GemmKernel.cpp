@@ -836,6 +836,10 @@ void mlir::ffn::gpu_target::buildGemmKernel(OpBuilder &builder,
                                             ArrayRef<KernelArg> args) {
   gpu::GPUFuncOp func =
       createKernel(builder, module, config.name, args, config.threads());
+  if (config.minBlocksPerSm > 0)
+    func->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        builder.getI32IntegerAttr(static_cast<int32_t>(config.minBlocksPerSm)));
   ImplicitLocOpBuilder b(module.getLoc(), builder);
   b.setInsertionPoint(func.getBody().front().getTerminator());
   GemmBuilder(b, config, func).build();

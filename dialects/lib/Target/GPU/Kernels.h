@@ -94,6 +94,10 @@ struct GemmConfig {
   int64_t weightBits = 0, quantGroup = 0, kRows = 0, kGroups = 0;
   bool zeroPoints = false;
   int64_t scaleOffset = 0, zeroOffset = 0, bGroupBytes = 0;
+  /// Blocks of this kernel an SM's shared memory holds (0: no hint). Told
+  /// to ptxas (.minnctapersm), which otherwise budgets registers for more
+  /// resident blocks than fit and spills.
+  int64_t minBlocksPerSm = 0;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN; }
