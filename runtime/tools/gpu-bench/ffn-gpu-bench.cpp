@@ -206,15 +206,46 @@ void Bench::run(const char *library, const Config &config) {
 
   ffn_ref::Random rng(1);
   std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(desc, rng);
+  // The baseline's copy of a parameter (set below).
+  std::vector<ffn_ref::Buffer> *baselineOf = nullptr;
   auto find = [&](const char *p) -> const ffn_ref::Buffer * {
     for (int64_t i = 0; i < desc.num_params; ++i)
       if (std::strcmp(desc.params[i].name, p) == 0)
-        return &params[i];
+        return &(*baselineOf)[i];
     return nullptr;
   };
+  // Quantized weights: cuBLASLt has no int4/int8 weight-only GEMM, so its
+  // FFN multiplies the weights ffnc's kernel multiplies by (the ABI's
+  // dequantized values), stored in the dtype; ffnc reads a quarter (int4)
+  // or half (int8) of those bytes.
+  bool quantized = desc.weight_quant != FFN_WEIGHTS_DTYPE;
+  std::vector<ffn_ref::Buffer> baselineParams = params;
+  if (quantized)
+    for (int64_t i = 0; i < desc.num_params; ++i) {
+      const ffn_param_desc &p = desc.params[i];
+      if (p.rank != 2)
+        continue;
+      std::vector<double> w =
+          ffn_ref::dequantize(desc, p, params[i].values.data());
+      std::vector<unsigned char> &bytes = baselineParams[i].bytes;
+      for (size_t j = 0; j < w.size(); ++j) {
+        float v = static_cast<float>(w[j]);
+        if (eb == 4) {
+          std::memcpy(&bytes[j * 4], &v, 4);
+        } else {
+          uint16_t bits = desc.dtype == FFN_DTYPE_BF16 ? ffn_ref::toBF16(v)
+                                                       : ffn_ref::toF16(v);
+          std::memcpy(&bytes[j * 2], &bits, 2);
+        }
+      }
+    }
+  // The weight bytes a run reads: the parameters, or for quantized weights
+  // what ffnc's kernel reads of them (integers, scales, zero points: the
+  // packed sizes).
   size_t weightBytes = 0;
-  for (const ffn_ref::Buffer &p : params)
-    weightBytes += p.bytes.size();
+  for (int64_t i = 0; i < desc.num_params; ++i)
+    weightBytes += quantized ? static_cast<size_t>(desc.params[i].packed_bytes)
+                             : params[i].bytes.size();
   // Enough copies that the rotation spans 2.5x the L2.
   int copies = static_cast<int>(
       std::clamp<double>(std::ceil(2.5 * d.l2Bytes / weightBytes), 1, 16));
@@ -237,6 +268,7 @@ void Bench::run(const char *library, const Config &config) {
     }
 
   // cuBLASLt: the same weights, as stored ([in, out] row-major).
+  baselineOf = &baselineParams;
   auto upload = [&](const std::vector<unsigned char> &host) {
     Buffer b(d, host.size());
     d.check(d.MemcpyHtoD(b.get(), host.data(), host.size()), "cuMemcpyHtoD");
@@ -440,12 +472,16 @@ void Bench::run(const char *library, const Config &config) {
     double flops = 2.0 * m * (gated ? 3.0 : 2.0) * dm * dff;
     double tflops = flops / (f * 1e-3) / 1e12;
     double peak = peakTflops(type);
+    std::string dtypeText = typeName;
+    if (quantized)
+      dtypeText += desc.weight_quant == FFN_WEIGHTS_INT8 ? " (int8 weights)"
+                                                         : " (int4 weights)";
     std::printf("| %s | %s | %lld | %.1f | %.1f | %.0f%% | %.0f | %.1f | %s "
                 "| %.1f | %.2fx | %.2fx | %.2e (max|y| %.2e) %s |\n",
-                name, typeName, static_cast<long long>(m), f * 1e3, tflops,
-                100 * tflops / peak, weightBytes / (f * 1e-3) / 1e9, best * 1e3,
-                variant, heuristic * 1e3, best / f, heuristic / f, maxDiff,
-                maxY, agree ? "" : "MISMATCH");
+                name, dtypeText.c_str(), static_cast<long long>(m), f * 1e3,
+                tflops, 100 * tflops / peak, weightBytes / (f * 1e-3) / 1e9,
+                best * 1e3, variant, heuristic * 1e3, best / f, heuristic / f,
+                maxDiff, maxY, agree ? "" : "MISMATCH");
     std::fflush(stdout);
   }
   for (ffn_kernel *k : kernels)
