@@ -175,12 +175,14 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     // A quantized kernel whose ring leaves room for one or two blocks per
     // SM: say so, and ptxas spends the registers that leaves instead of
     // spilling for blocks that cannot come (the dense kernels' hint waits
-    // for a GPU to time it, docs/gpu.md). Where more fit, ptxas's own
-    // budget is no tighter than the hint's would be.
+    // for a GPU to time it, docs/gpu.md). Decode tiles keep the blocks that
+    // fit (loads in flight); larger tiles get one block's registers (their
+    // two accumulator sets need more than half). Where more than two fit,
+    // ptxas's own budget is no tighter than the hint's would be.
     int64_t fit =
         nominalGpuDevice(chip)->sharedPerBlock / (c.sharedBytes() + 1024);
     if (fit <= 2)
-      c.minBlocksPerSm = 1;
+      c.minBlocksPerSm = c.bm == 16 ? std::max<int64_t>(fit, 1) : 1;
   }
   Launch l;
   l.rowsPerBlock = c.bm;
