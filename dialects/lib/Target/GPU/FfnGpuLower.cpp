@@ -63,7 +63,8 @@ private:
   func::FuncOp func;
   FfnOp op;
   std::string chip;
-  const GpuStrategy &strategy;
+  // A copy: the attribute hands its knobs out by value.
+  const GpuStrategy strategy;
 
   std::string name;
   Type t, f32;
