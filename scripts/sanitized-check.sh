@@ -3,8 +3,11 @@
 # (FFNC_SANITIZE=ON) and runs the compiler's lit suites with them: every bad
 # input the driver tests throw at ffnc (hostile-input, strategy-errors,
 # cli-errors, the front end's negative tests, ...) must end without a
-# sanitizer report. The runtime's own tests run under the sanitizers in the
-# main suite (Runtime/, Fuzz/). Ends with "N passed, N failed, N skipped".
+# sanitizer report; Target/GPU's lowering tests build every kind of GPU
+# kernel in ffn-opt (a dangling strategy reference in ffn-gpu-lower went
+# unseen until a Driver test lowered one). The runtime's own tests run
+# under the sanitizers in the main suite (Runtime/, Fuzz/). Ends with "N
+# passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,4 +21,4 @@ fi
 cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target ffnc ffn-opt ffn-doc \
   || exit 1
 BUILD_DIR="$BUILD_DIR" bash scripts/test.sh Driver Frontend MLIRGen Dialect \
-  Transforms Conversion Target/CPU Pipelines
+  Transforms Conversion Target/CPU Target/GPU Pipelines
