@@ -53,12 +53,9 @@ static EmitStage stageOf(EmitKind emit) {
 static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
                                        const ScheduleOptions &schedule) {
   unsigned errors = 0;
+  // resolveSchedule's checkSpecsFit has refused every spec the back end does
+  // not build.
   for (const FfnSpec &spec : s.specs) {
-    // checkSpecsFit reports what the back end does not build.
-    if (spec.isMoe() || spec.int8Activations ||
-        (spec.weightQuant != WeightQuant::None && spec.dtype != DType::F32 &&
-         spec.quantGroup % 16 != 0))
-      continue;
     mlir::ffn::GpuFfnShape shape = gpuShapeOf(spec);
     mlir::ffn::GpuSelection chosen =
         mlir::ffn::selectGpuStrategy(shape, target.chip, schedule.gpuOverrides);

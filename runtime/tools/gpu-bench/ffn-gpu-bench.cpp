@@ -206,14 +206,6 @@ void Bench::run(const char *library, const Config &config) {
 
   ffn_ref::Random rng(1);
   std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(desc, rng);
-  // The baseline's copy of a parameter (set below).
-  std::vector<ffn_ref::Buffer> *baselineOf = nullptr;
-  auto find = [&](const char *p) -> const ffn_ref::Buffer * {
-    for (int64_t i = 0; i < desc.num_params; ++i)
-      if (std::strcmp(desc.params[i].name, p) == 0)
-        return &(*baselineOf)[i];
-    return nullptr;
-  };
   // Quantized weights: cuBLASLt has no int4/int8 weight-only GEMM, so its
   // FFN multiplies the weights ffnc's kernel multiplies by (the ABI's
   // dequantized values), stored in the dtype; ffnc reads a quarter (int4)
@@ -227,18 +219,16 @@ void Bench::run(const char *library, const Config &config) {
         continue;
       std::vector<double> w =
           ffn_ref::dequantize(desc, p, params[i].values.data());
-      std::vector<unsigned char> &bytes = baselineParams[i].bytes;
-      for (size_t j = 0; j < w.size(); ++j) {
-        float v = static_cast<float>(w[j]);
-        if (eb == 4) {
-          std::memcpy(&bytes[j * 4], &v, 4);
-        } else {
-          uint16_t bits = desc.dtype == FFN_DTYPE_BF16 ? ffn_ref::toBF16(v)
-                                                       : ffn_ref::toF16(v);
-          std::memcpy(&bytes[j * 2], &bits, 2);
-        }
-      }
+      for (size_t j = 0; j < w.size(); ++j)
+        ffn_ref::store(desc.dtype, baselineParams[i].bytes.data(), j, w[j]);
     }
+  // The baseline's copy of a parameter.
+  auto find = [&](const char *p) -> const ffn_ref::Buffer * {
+    for (int64_t i = 0; i < desc.num_params; ++i)
+      if (std::strcmp(desc.params[i].name, p) == 0)
+        return &baselineParams[i];
+    return nullptr;
+  };
   // The weight bytes a run reads: the parameters, or for quantized weights
   // what ffnc's kernel reads of them (integers, scales, zero points: the
   // packed sizes).
@@ -268,7 +258,6 @@ void Bench::run(const char *library, const Config &config) {
     }
 
   // cuBLASLt: the same weights, as stored ([in, out] row-major).
-  baselineOf = &baselineParams;
   auto upload = [&](const std::vector<unsigned char> &host) {
     Buffer b(d, host.size());
     d.check(d.MemcpyHtoD(b.get(), host.data(), host.size()), "cuMemcpyHtoD");
@@ -442,20 +431,10 @@ void Bench::run(const char *library, const Config &config) {
     std::vector<unsigned char> hf(n * eb), hl(n * eb);
     d.check(d.MemcpyDtoH(hf.data(), yFfnc.get(), n * eb), "cuMemcpyDtoH");
     d.check(d.MemcpyDtoH(hl.data(), yLt.get(), n * eb), "cuMemcpyDtoH");
-    auto value = [&](const std::vector<unsigned char> &v, size_t i) {
-      if (eb == 4) {
-        float f32;
-        std::memcpy(&f32, &v[i * 4], 4);
-        return double(f32);
-      }
-      uint16_t bits;
-      std::memcpy(&bits, &v[i * 2], 2);
-      return double(desc.dtype == FFN_DTYPE_BF16 ? ffn_ref::fromBF16(bits)
-                                                 : ffn_ref::fromF16(bits));
-    };
     double maxDiff = 0, maxY = 0;
     for (size_t i = 0; i < n; ++i) {
-      double a = value(hf, i), b = value(hl, i);
+      double a = ffn_ref::load(desc.dtype, hf.data(), i),
+             b = ffn_ref::load(desc.dtype, hl.data(), i);
       maxDiff = std::max(maxDiff, std::fabs(a - b));
       maxY = std::max(maxY, std::fabs(b));
     }

@@ -77,10 +77,10 @@ private:
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
           scale = -1, shift = -1;
   bool preNorm = false, postNorm = false, padInput = false;
-  // Quantized weights: integer bits (0: none), group, zero points, and the
-  // byte layout of one block's packed W_up/W_gate and W_down.
-  int64_t quantBits = 0, quantGroup = 0;
-  bool zeroPoints = false;
+  // The FFN as the cost model read it (its weight format too).
+  GpuFfnShape shape;
+  // Quantized weights: the byte layout of one block's packed W_up/W_gate
+  // and W_down.
   struct QuantMatrix {
     int64_t rows = 0, k = 0, kRows = 0, kGroups = 0;
     int64_t scaleOffset = 0, zeroOffset = 0, bytes = 0;
@@ -118,10 +118,10 @@ FfnPlanner::QuantMatrix FfnPlanner::quantLayout(int64_t rows, int64_t k,
   q.rows = rows;
   q.k = k;
   q.kRows = kRows;
-  q.kGroups = (kRows + quantGroup - 1) / quantGroup;
-  q.scaleOffset = roundUp(rows * k * quantBits / 8, 16);
+  q.kGroups = (kRows + shape.quantGroup - 1) / shape.quantGroup;
+  q.scaleOffset = roundUp(rows * k * shape.weightBits / 8, 16);
   int64_t end = q.scaleOffset + rows * q.kGroups * eb;
-  if (zeroPoints) {
+  if (shape.zeroPoints) {
     q.zeroOffset = roundUp(end, 16);
     end = q.zeroOffset + rows * q.kGroups;
   }
@@ -130,7 +130,7 @@ FfnPlanner::QuantMatrix FfnPlanner::quantLayout(int64_t rows, int64_t k,
 }
 
 void FfnPlanner::addWeight(std::vector<KernelArg> &args, int64_t index) const {
-  if (!quantBits) {
+  if (!shape.weightBits) {
     args.push_back(param(index));
     return;
   }
@@ -139,11 +139,11 @@ void FfnPlanner::addWeight(std::vector<KernelArg> &args, int64_t index) const {
 }
 
 void FfnPlanner::setQuant(GemmConfig &c, const QuantMatrix &q) const {
-  if (!quantBits)
+  if (!shape.weightBits)
     return;
-  c.weightBits = quantBits;
-  c.quantGroup = quantGroup;
-  c.zeroPoints = zeroPoints;
+  c.weightBits = shape.weightBits;
+  c.quantGroup = shape.quantGroup;
+  c.zeroPoints = shape.zeroPoints;
   c.kRows = q.kRows;
   c.kGroups = q.kGroups;
   c.scaleOffset = q.scaleOffset;
@@ -320,7 +320,8 @@ LogicalResult FfnPlanner::plan() {
   f32 = builder.getF32Type();
   dm = op.getDModel();
   eb = t.getIntOrFloatBitWidth() / 8;
-  GpuPackedDims dims = gpuPackedDims(gpuShapeOf(op));
+  shape = gpuShapeOf(op);
+  GpuPackedDims dims = gpuPackedDims(shape);
   groups = dims.groups;
   dmBlock = dm / groups;
   kp1 = dims.kUp;
@@ -347,12 +348,9 @@ LogicalResult FfnPlanner::plan() {
     if (quant->getInt8Activations())
       return op.emitOpError("has int8_activations, whose integer dot "
                             "products ffn-gpu-lower does not build yet");
-    quantBits = quant->getKind() == WeightQuantKind::int8 ? 8 : 4;
-    quantGroup = quant->getGroup();
-    zeroPoints = quant->getZeroPoints();
-    if (!t.isF32() && quantGroup % 16 != 0)
+    if (!t.isF32() && shape.quantGroup % 16 != 0)
       return op.emitOpError("has quantization groups of ")
-             << quantGroup
+             << shape.quantGroup
              << " rows; tensor cores need a multiple of 16 (each group's "
                 "sums are scaled apart)";
     quantUp = quantLayout(hs, kp1, dmBlock);
@@ -475,7 +473,7 @@ void FfnPlanner::writeStub() {
         func.getArgAttrOfType<StringAttr>(i + 1, "ffn.param").getValue();
     int64_t experts = stacked ? groups : 0;
     bool matrix = idx == wUp || idx == wGate || idx == wDown;
-    if (quantBits && matrix) {
+    if (shape.weightBits && matrix) {
       // One byte buffer per block: integers, scales, zero points.
       const QuantMatrix &q = idx == wDown ? quantDown : quantUp;
       packed = MemRefType::get({q.bytes}, builder.getI8Type());
@@ -484,15 +482,16 @@ void FfnPlanner::writeStub() {
           name + "_pack_quantized_" + std::to_string(idx);
       OpBuilder::InsertionGuard g(builder);
       builder.setInsertionPointToEnd(module.getBody());
-      int64_t panelRows = q.k * quantBits / 8;
+      int64_t panelRows = q.k * shape.weightBits / 8;
       cpu::buildQuantPack(builder, module.getLoc(), packName, source, packed,
-                          /*nr=*/1, /*np=*/q.rows, quantBits, quantGroup,
-                          /*intDot=*/false, zeroPoints, q.scaleOffset,
+                          /*nr=*/1, /*np=*/q.rows, shape.weightBits,
+                          shape.quantGroup,
+                          /*intDot=*/false, shape.zeroPoints, q.scaleOffset,
                           q.zeroOffset, panelRows);
       cpu::buildPrequantizedPack(builder, module.getLoc(), packQuantizedName,
-                                 source, packed, 1, q.rows, quantBits,
-                                 quantGroup, false, zeroPoints, q.scaleOffset,
-                                 q.zeroOffset, panelRows);
+                                 source, packed, 1, q.rows, shape.weightBits,
+                                 shape.quantGroup, false, shape.zeroPoints,
+                                 q.scaleOffset, q.zeroOffset, panelRows);
       KernelParamAttr param =
           buildKernelParam(ctx, paramName, logical, packed, packName,
                            packQuantizedName, experts);
@@ -547,7 +546,7 @@ void FfnPlanner::writeStub() {
       describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
   for (const std::string &note :
        pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
-                 groups, quantBits != 0))
+                 groups, shape.quantized()))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,

@@ -111,6 +111,10 @@ private:
   Value grp, tig;         // lane / 4 and lane % 4
 
   void bindArgs();
+  /// body(r, j) for each of a tile's `rows` x `perRow` 16-byte chunks
+  /// (row r, chunk j of the row), spread over the block's threads.
+  void forEachChunk(int64_t rows, int64_t perRow,
+                    function_ref<void(Value r, Value j)> body);
   void loadStage(Value stage, Value tile);
   /// Converts the integer tile of ring stage `stage` (K tile `tile`) into
   /// converted tile `buf` of bSmem.
@@ -122,6 +126,11 @@ private:
   /// The packed B row `bRow` of the tile (a column of the gated tile's
   /// interleaving): whether it is the gate's, and its row in that matrix.
   std::pair<Value, Value> bSource(Value bRow);
+  /// Element (packed row `srcRow`, scale group `kGroup`) of a quantized
+  /// matrix's [row][group] table starting at element `offset` of its block,
+  /// in a buffer whose elements are `elementBytes` wide.
+  Value groupEntry(Value srcRow, Value kGroup, int64_t offset,
+                   int64_t elementBytes);
   Value scaleAt(Value bRow, Value kGroup); ///< f32 scale of a packed row
   bool quantTc() const { return c.weightBits && c.tensorCores(); }
   SmallVector<Value> computeStage(Value stage, Value bStage, Value kt,
@@ -325,6 +334,18 @@ void GemmBuilder::build() {
   epilogue(acc);
 }
 
+void GemmBuilder::forEachChunk(int64_t rows, int64_t perRow,
+                               function_ref<void(Value, Value)> body) {
+  int64_t chunks = rows * perRow;
+  int64_t perThread = (chunks + c.threads() - 1) / c.threads();
+  for (int64_t i = 0; i < perThread; ++i) {
+    // Threads beyond the tile's chunks repeat a chunk: the same work to the
+    // same place, cheaper than a branch around it.
+    Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
+    body(ir.div(chunk, perRow), ir.rem(chunk, perRow));
+  }
+}
+
 void GemmBuilder::loadStage(Value stage, Value tile) {
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   Value k0 = ir.add(kBeg, ir.mul(tile, c.bk));
@@ -332,14 +353,8 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
   Value zero = ir.idx(0), full = ir.idx(vec);
   SmallVector<Value> tokens;
   auto copy = [&](Value smem, Value buf, int64_t rows, bool isA) {
-    int64_t chunks = rows * chunksPerRow;
-    int64_t perThread = (chunks + c.threads() - 1) / c.threads();
-    for (int64_t i = 0; i < perThread; ++i) {
-      // Threads beyond the tile's chunks repeat a chunk: the same bytes to
-      // the same place, cheaper than a branch around the copy.
-      Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
-      Value r = ir.div(chunk, chunksPerRow);
-      Value kc = ir.mul(ir.rem(chunk, chunksPerRow), vec);
+    forEachChunk(rows, chunksPerRow, [&](Value r, Value j) {
+      Value kc = ir.mul(j, vec);
       Value gk = ir.add(k0, kc);
       Value valid, src, srcBuf = buf;
       if (isA) {
@@ -349,17 +364,11 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
         src = inGroup(ir.add(ir.mul(gm, c.lda), gk), c.aGroupStride);
       } else {
         valid = ir.select(ir.andI(inSlice, ir.lt(gk, ir.idx(c.k))), full, zero);
-        Value bRow = ir.add(col0, r);
-        if (c.gated) {
-          // Tile rows 16j..16j+7 are gate rows 8j.., 16j+8.. up rows 8j..:
-          // the gate and up values of one column meet in one thread.
-          Value i = ir.rem(bRow, 16);
-          Value srcRow = ir.add(ir.mul(ir.div(bRow, 16), 8), ir.rem(i, 8));
-          src = ir.add(ir.mul(inGroup(srcRow, c.bGroupRows), c.k), gk);
-          srcBuf = ir.select(ir.lt(i, 8), bBuf, bUpBuf);
-        } else {
-          src = ir.add(ir.mul(inGroup(bRow, c.bGroupRows), c.k), gk);
-        }
+        // Gated: the gate and up values of one column meet in one thread.
+        auto [isGate, srcRow] = bSource(ir.add(col0, r));
+        src = ir.add(ir.mul(inGroup(srcRow, c.bGroupRows), c.k), gk);
+        if (c.gated)
+          srcBuf = ir.select(isGate, bBuf, bUpBuf);
       }
       // A zero-filled copy reads nothing, but its address must still be a
       // valid one: point it at the buffer's start.
@@ -371,9 +380,9 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
         dstCol = ir.mul(arith::XOrIOp::create(b, ir.div(kc, vec), ir.rem(r, 8)),
                         vec);
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, tokenType, smem, ValueRange{stage, r, dstCol}, srcBuf, ValueRange{src},
-          b.getIndexAttr(vec), valid, b.getUnitAttr()));
-    }
+          b, tokenType, smem, ValueRange{stage, r, dstCol}, srcBuf,
+          ValueRange{src}, b.getIndexAttr(vec), valid, b.getUnitAttr()));
+    });
   };
   copy(aSmem, aBuf, c.bm, /*isA=*/true);
   if (!c.weightBits) {
@@ -381,13 +390,8 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
   } else {
     // B's integers: 16-byte chunks of qElems k each; K is padded to whole
     // tiles, so a chunk is all inside K or all past it.
-    int64_t chunks = c.bn * qChunksPerRow;
-    int64_t perThread = (chunks + c.threads() - 1) / c.threads();
     Value sixteen = ir.idx(16);
-    for (int64_t i = 0; i < perThread; ++i) {
-      Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
-      Value r = ir.div(chunk, qChunksPerRow);
-      Value j = ir.rem(chunk, qChunksPerRow);
+    forEachChunk(c.bn, qChunksPerRow, [&](Value r, Value j) {
       Value gk = ir.add(k0, ir.mul(j, qElems));
       Value valid =
           ir.select(ir.andI(inSlice, ir.lt(gk, ir.idx(c.k))), sixteen, zero);
@@ -400,7 +404,7 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, tokenType, qSmem, ValueRange{stage, r, ir.mul(j, 16)}, srcBuf,
           ValueRange{src}, b.getIndexAttr(16), valid, b.getUnitAttr()));
-    }
+    });
   }
   token = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
 }
@@ -411,22 +415,29 @@ std::pair<Value, Value> GemmBuilder::bSource(Value bRow) {
   // Tile rows 16j..16j+7 are gate rows 8j.., 16j+8.. up rows 8j.. (the
   // interleaving of loadStage's copies).
   Value i = ir.rem(bRow, 16);
-  return {ir.lt(i, 8), ir.add(ir.mul(ir.div(bRow, 16), 8), ir.rem(i, 8))};
+  Value srcRow = ir.add(ir.mul(ir.div(bRow, 16), 8), ir.rem(i, 8));
+  return {ir.lt(i, 8), srcRow};
+}
+
+Value GemmBuilder::groupEntry(Value srcRow, Value kGroup, int64_t offset,
+                              int64_t elementBytes) {
+  // Past the last group (K's padding), the last group's entry: finite, and
+  // multiplied by zeros.
+  Value g = ir.min(kGroup, ir.idx(c.kGroups - 1));
+  return inGroup(ir.add(ir.add(ir.mul(srcRow, c.kGroups), g), offset),
+                 c.bGroupBytes / elementBytes);
 }
 
 Value GemmBuilder::scaleAt(Value bRow, Value kGroup) {
   auto [isGate, srcRow] = bSource(bRow);
   Value buf = c.gated ? ir.select(isGate, bScales, bUpScales) : bScales;
-  Value g = ir.min(kGroup, ir.idx(c.kGroups - 1));
-  Value idx =
-      inGroup(ir.add(ir.add(ir.mul(srcRow, c.kGroups), g), c.scaleOffset / eb),
-              c.bGroupBytes / eb);
-  return ir.toF32(ir.load(buf, {idx}));
+  return ir.toF32(
+      ir.load(buf, {groupEntry(srcRow, kGroup, c.scaleOffset / eb, eb)}));
 }
 
 void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
-  auto vec = [](int64_t n, Type t) { return VectorType::get({n}, t); };
+  auto vecOf = [](int64_t n, Type t) { return VectorType::get({n}, t); };
   // Elements [from, from + n) of a vector (vector.shuffle lowers where the
   // strided-slice ops would need another conversion pass).
   auto slice = [&](Value v, int64_t from, int64_t n) -> Value {
@@ -435,29 +446,23 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
       mask.push_back(from + e);
     return vector::ShuffleOp::create(b, v, v, mask);
   };
-  int64_t chunks = c.bn * qChunksPerRow;
-  int64_t perThread = (chunks + c.threads() - 1) / c.threads();
   // k of one scale (and zero point) inside a chunk: groups are even, and a
   // multiple of 16 on tensor cores.
   int64_t run = std::gcd(c.quantGroup, qElems);
   Value kTile0 = ir.add(kBeg, ir.mul(tile, c.bk));
-  for (int64_t i = 0; i < perThread; ++i) {
-    // Threads past the chunks repeat one: the same values to the same place.
-    Value chunk = ir.rem(ir.add(tid, i * c.threads()), chunks);
-    Value r = ir.div(chunk, qChunksPerRow);
-    Value j = ir.rem(chunk, qChunksPerRow);
-    Value raw = vector::LoadOp::create(b, vec(16, i8), qSmem,
+  forEachChunk(c.bn, qChunksPerRow, [&](Value r, Value j) {
+    Value raw = vector::LoadOp::create(b, vecOf(16, i8), qSmem,
                                        ValueRange{stage, r, ir.mul(j, 16)},
                                        false, llvm::MaybeAlign(16));
     // The integers in k order.
     Value q;
     if (c.weightBits == 8) {
-      q = arith::ExtSIOp::create(b, vec(16, i32), raw);
+      q = arith::ExtSIOp::create(b, vecOf(16, i32), raw);
     } else {
       auto splat = [&](int64_t v) {
         return arith::ConstantOp::create(
             b, DenseElementsAttr::get(
-                   vec(16, i8), ArrayRef<Attribute>{b.getI8IntegerAttr(v)}));
+                   vecOf(16, i8), ArrayRef<Attribute>{b.getI8IntegerAttr(v)}));
       };
       Value lo, hi;
       if (c.zeroPoints) {
@@ -473,31 +478,28 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
       for (int64_t e = 0; e < 16; ++e)
         order.append({e, 16 + e});
       Value both = vector::ShuffleOp::create(b, lo, hi, order);
-      q = arith::ExtSIOp::create(b, vec(32, i32), both);
+      q = arith::ExtSIOp::create(b, vecOf(32, i32), both);
     }
     Value kChunk = ir.add(kTile0, ir.mul(j, qElems));
     Value bRow = ir.add(col0, r);
     auto [isGate, srcRow] = bSource(bRow);
     Value qBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
-    Value values = arith::SIToFPOp::create(b, vec(qElems, f32), q);
+    Value values = arith::SIToFPOp::create(b, vecOf(qElems, f32), q);
     Value result = values;
     for (int64_t s = 0; s < qElems / run; ++s) {
       Value kg = ir.div(ir.add(kChunk, s * run), c.quantGroup);
       Value part = slice(values, s * run, run);
       if (c.zeroPoints) {
         // q - z, exact: |q - z| <= 15.
-        Value g = ir.min(kg, ir.idx(c.kGroups - 1));
-        Value zIdx =
-            inGroup(ir.add(ir.add(ir.mul(srcRow, c.kGroups), g), c.zeroOffset),
-                    c.bGroupBytes);
-        Value z = arith::UIToFPOp::create(b, f32, ir.load(qBuf, {zIdx}));
+        Value z = arith::UIToFPOp::create(
+            b, f32, ir.load(qBuf, {groupEntry(srcRow, kg, c.zeroOffset, 1)}));
         part = arith::SubFOp::create(
-            b, part, vector::BroadcastOp::create(b, vec(run, f32), z));
+            b, part, vector::BroadcastOp::create(b, vecOf(run, f32), z));
       }
       if (!c.tensorCores()) // f32: s q, exact in f32
         part = arith::MulFOp::create(
             b, part,
-            vector::BroadcastOp::create(b, vec(run, f32), scaleAt(bRow, kg)));
+            vector::BroadcastOp::create(b, vecOf(run, f32), scaleAt(bRow, kg)));
       if (run == qElems) {
         result = part;
       } else {
@@ -521,21 +523,22 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
       Value kVec = arith::AddIOp::create(
           b,
           vector::BroadcastOp::create(
-              b, vec(qElems, i32), arith::IndexCastOp::create(b, i32, kChunk)),
+              b, vecOf(qElems, i32),
+              arith::IndexCastOp::create(b, i32, kChunk)),
           arith::ConstantOp::create(
-              b, DenseElementsAttr::get(vec(qElems, i32), ArrayRef(iota))));
+              b, DenseElementsAttr::get(vecOf(qElems, i32), ArrayRef(iota))));
       Value inside = arith::CmpIOp::create(
           b, arith::CmpIPredicate::slt, kVec,
           vector::BroadcastOp::create(
-              b, vec(qElems, i32),
+              b, vecOf(qElems, i32),
               arith::ConstantIntOp::create(b, c.kRows, 32)));
       result = arith::SelectOp::create(
           b, inside, result,
           arith::ConstantOp::create(
-              b, cast<TypedAttr>(b.getZeroAttr(vec(qElems, f32)))));
+              b, cast<TypedAttr>(b.getZeroAttr(vecOf(qElems, f32)))));
     }
     if (!c.storage.isF32())
-      result = arith::TruncFOp::create(b, vec(qElems, c.storage), result);
+      result = arith::TruncFOp::create(b, vecOf(qElems, c.storage), result);
     // 16-byte stores into the converted tile.
     int64_t perStore = 16 / eb;
     for (int64_t p = 0; p < qElems / perStore; ++p) {
@@ -545,7 +548,7 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
           ValueRange{buf, r, ir.add(ir.mul(j, qElems), p * perStore)}, false,
           llvm::MaybeAlign(16));
     }
-  }
+  });
 }
 
 Value GemmBuilder::asI32(Value pair) {
