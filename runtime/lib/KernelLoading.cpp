@@ -201,16 +201,9 @@ ffn_status validateDescriptor(ffn_context *ctx, const ffn_kernel_desc *d) {
     return fail(ctx, FFN_ERROR_UNSUPPORTED,
                 "kernel '" + name + "' is for unknown device " +
                     std::to_string(d->device));
-  // The device executor has no router. (A grouped FFN's stacked blocks
-  // are packed and uploaded like any parameter; its launch plan does the
-  // rest.)
-  if (d->kind == FFN_KIND_MOE && d->device != FFN_DEVICE_CPU)
-    return fail(ctx, FFN_ERROR_UNSUPPORTED,
-                "kernel '" + name + "' is a mixture of experts (kind " +
-                    std::to_string(d->kind) + ") for device " +
-                    std::to_string(d->device) +
-                    " (CUDA); this runtime runs mixtures of experts on the "
-                    "CPU only");
+  // (A grouped FFN's blocks and a mixture's experts are stacked
+  // parameters, packed and uploaded like any other; the router is one more
+  // parameter; the launch plan does the rest.)
   if (!d->pack || !inLoadedImage(reinterpret_cast<const void *>(d->pack)))
     return bad("no pack function");
   if (d->pack_quantized &&

@@ -11,6 +11,8 @@
 //   ffn-gpu-run kernels.so name... [--tokens=1,16,...] [--seed=N] [--no-check]
 //               [--invariance]   (rows shared by runs of different m must be
 //                                 bit-identical: batch_invariant kernels)
+//               [--routing=random|skewed|tied]  (mixtures of experts: the
+//                                 routing the data makes, as `ffnc run`)
 //
 // Exit status 0 when every check passes, 1 when one fails, 2 on bad usage,
 // 3 when no usable GPU or driver is present (the message says which).
@@ -50,7 +52,7 @@ std::vector<int64_t> parseList(const char *s) {
 
 int checkKernel(ffn_context *ctx, const char *library, const char *name,
                 const std::vector<int64_t> &tokens, uint64_t seed, bool check,
-                bool invariance) {
+                bool invariance, ffn_ref::RoutingData routing) {
   ffn_kernel *k = nullptr;
   if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &k)) {
     std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
@@ -60,6 +62,7 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
   const ffn_kernel_desc &d = *ffn_kernel_descriptor(k);
   Random rng(seed);
   std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(d, rng);
+  ffn_ref::shapeRouting(d, params, routing);
   if (ffn_status s = ffn_ref::setParams(k, params)) {
     std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
                  ffn_context_last_error(ctx));
@@ -72,12 +75,14 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
   int64_t maxM = 0;
   for (int64_t m : tokens)
     maxM = std::max(maxM, m);
-  ffn_ref::Buffer shared = ffn_ref::makeInput(d, invariance ? maxM : 0, rng);
+  ffn_ref::Buffer shared =
+      ffn_ref::makeInput(d, invariance ? maxM : 0, rng, 1.0, routing);
   std::vector<unsigned char> first;
   int64_t firstM = 0;
   for (int64_t m : tokens) {
     size_t n = static_cast<size_t>(m) * d.d_model;
-    ffn_ref::Buffer x = ffn_ref::makeInput(d, invariance ? 0 : m, rng);
+    ffn_ref::Buffer x =
+        ffn_ref::makeInput(d, invariance ? 0 : m, rng, 1.0, routing);
     if (invariance) {
       size_t bytes = n * (d.dtype == FFN_DTYPE_F32 ? 4 : 2);
       x.bytes.assign(shared.bytes.begin(), shared.bytes.begin() + bytes);
@@ -136,6 +141,7 @@ int main(int argc, char **argv) {
   std::vector<int64_t> tokens = {1, 7, 16, 17, 100, 129, 300};
   uint64_t seed = 1;
   bool check = true, invariance = false;
+  ffn_ref::RoutingData routing = ffn_ref::RoutingData::Random;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--invariance") == 0) {
       invariance = true; // rows shared between runs must be bit-identical
@@ -154,6 +160,21 @@ int main(int argc, char **argv) {
       }
     } else if (std::strncmp(argv[i], "--seed=", 7) == 0) {
       seed = std::strtoull(argv[i] + 7, nullptr, 10);
+    } else if (std::strncmp(argv[i], "--routing=", 10) == 0) {
+      std::string how = argv[i] + 10;
+      if (how == "random") {
+        routing = ffn_ref::RoutingData::Random;
+      } else if (how == "skewed") {
+        routing = ffn_ref::RoutingData::Skewed;
+      } else if (how == "tied") {
+        routing = ffn_ref::RoutingData::Tied;
+      } else {
+        std::fprintf(stderr,
+                     "ffn-gpu-run: --routing is random, skewed or "
+                     "tied, not '%s'\n",
+                     how.c_str());
+        return 2;
+      }
     } else if (argv[i][0] == '-') {
       std::fprintf(stderr, "ffn-gpu-run: unknown option '%s'\n", argv[i]);
       return 2;
@@ -165,7 +186,8 @@ int main(int argc, char **argv) {
   }
   if (!library || names.empty()) {
     std::fprintf(stderr, "usage: ffn-gpu-run kernels.so name... "
-                         "[--tokens=1,16,...] [--seed=N]\n");
+                         "[--tokens=1,16,...] [--seed=N] "
+                         "[--routing=random|skewed|tied]\n");
     return 2;
   }
   ffn_context *ctx = nullptr;
@@ -173,7 +195,8 @@ int main(int argc, char **argv) {
     return 1;
   int status = 0;
   for (const char *name : names) {
-    int s = checkKernel(ctx, library, name, tokens, seed, check, invariance);
+    int s = checkKernel(ctx, library, name, tokens, seed, check, invariance,
+                        routing);
     if (s == 3) {
       status = 3;
       break;

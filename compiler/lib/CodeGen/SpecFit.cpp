@@ -122,12 +122,6 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
       diags.error(spec.loc, "ffn '" + spec.name +
                                 "' is not bf16, but --strategy=bf16_dot=1 "
                                 "asks for bf16 pair dot products");
-    if (spec.isMoe() && target.isGpu())
-      diags.error(spec.loc, "ffn '" + spec.name +
-                                "' is a mixture of experts (experts = " +
-                                std::to_string(spec.experts) +
-                                "), and mixtures of experts have no NVIDIA "
-                                "kernels yet (CPU targets only)");
     if (spec.isGrouped()) {
       std::string what = "ffn '" + spec.name + "' is a grouped FFN (groups = " +
                          std::to_string(spec.groups) + ")";

@@ -26,6 +26,11 @@ GpuFfnShape ffnc::gpuShapeOf(const FfnSpec &spec) {
     shape.quantGroup = spec.quantGroup;
     shape.zeroPoints = spec.zeroPoints;
   }
+  if (spec.isMoe()) {
+    shape.experts = spec.experts;
+    shape.topK = spec.topK;
+    shape.sharedExperts = spec.sharedExperts;
+  }
   return shape;
 }
 
@@ -33,8 +38,8 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
                                     llvm::StringRef chip,
                                     const GpuStrategy &overrides,
                                     llvm::ArrayRef<uint64_t> tokenCounts) {
-  // (Specs without NVIDIA kernels -- mixtures of experts, int8
-  // activations -- were refused before: checkSpecsFit.)
+  // (Specs without NVIDIA kernels -- int8 activations -- were refused
+  // before: checkSpecsFit.)
   std::string out;
   GpuFfnShape shape = gpuShapeOf(spec);
   GpuSelection chosen = selectGpuStrategy(shape, chip.str(), overrides);
@@ -55,7 +60,6 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
       device.tensorTflops * device.mmaSyncShare, device.fmaTflops,
       device.hbmGBs);
   GpuPackedDims dims = gpuPackedDims(shape);
-  int64_t nUp = dims.upRows(shape.gated);
   // The weights are packed to whole tiles (a grouped FFN's per block), and
   // the tiles multiply the zero padding too: small widths pay for it.
   int64_t blockD = shape.dModel / dims.groups, blockF = shape.dFf / dims.groups;
@@ -81,12 +85,7 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
       from = s.buckets[i].maxM + 1;
     }
     int64_t rows = static_cast<int64_t>(m);
-    double us =
-        gpuGemmMicros(device, *bucket, rows, nUp, dims.kUp, shape.elementBytes,
-                      bucket->splitUp, shape.weightBytes()) +
-        gpuGemmMicros(device, *bucket, rows, dims.downRows(), dims.hidden,
-                      shape.elementBytes, bucket->splitDown,
-                      shape.weightBytes());
+    double us = gpuFfnGemmMicros(device, *bucket, shape, rows);
     std::string range = bucket->maxM
                             ? fmt::format("m {}-{}", from, bucket->maxM)
                             : fmt::format("m >= {}", from);

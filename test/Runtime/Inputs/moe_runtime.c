@@ -279,7 +279,8 @@ static void refusals(void) {
   d.kind = 3;
   tryDesc("unknown kind", &d);
 
-  /* The device executor has no router: refused before the plan is read. */
+  /* A CUDA mixture is read like any CUDA kernel: without CUDA code the
+     entries do not match its device. */
   d = moeDesc();
   d.device = FFN_DEVICE_CUDA;
   d.cpu = NULL;

@@ -406,7 +406,8 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   // compute-bound buckets one full wave (each further slice costs its f32
   // partials' traffic). The unbounded bucket never splits.
   b.splitUp = b.splitDown = 1;
-  if (maxM == 0 || f.batchInvariant)
+  // A mixture's expert GEMMs take grid.z for the experts.
+  if (maxM == 0 || f.batchInvariant || f.moe())
     return;
   int64_t rows = (maxM + b.blockM - 1) / b.blockM;
   int64_t want = (memoryBound ? 4 : 1) * d.sms;
@@ -421,12 +422,28 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
 }
 
 double Chooser::price(const GpuBucket &b, int64_t m) const {
+  return gpuFfnGemmMicros(d, b, f, m);
+}
+
+double mlir::ffn::gpuFfnGemmMicros(const GpuDevice &d, const GpuBucket &b,
+                                   const GpuFfnShape &f, int64_t m) {
+  GpuPackedDims dims = gpuPackedDims(f);
   // A grouped FFN's blocks multiply their own K columns: every block row of
-  // B has the block's K.
-  return gpuGemmMicros(d, b, m, dims.upRows(f.gated), dims.kUp, f.elementBytes,
-                       b.splitUp, f.weightBytes()) +
-         gpuGemmMicros(d, b, m, dims.downRows(), dims.hidden, f.elementBytes,
-                       b.splitDown, f.weightBytes());
+  // B has the block's K. `experts` copies of the weights, m rows each.
+  auto both = [&](int64_t rows, int64_t experts) {
+    return gpuGemmMicros(d, b, rows, experts * dims.upRows(f.gated), dims.kUp,
+                         f.elementBytes, b.splitUp, f.weightBytes()) +
+           gpuGemmMicros(d, b, rows, experts * dims.downRows(), dims.hidden,
+                         f.elementBytes, b.splitDown, f.weightBytes());
+  };
+  if (!f.moe())
+    return both(m, 1);
+  int64_t choices = m * f.topK;
+  int64_t active = std::min(f.experts, choices);
+  double us = both((choices + active - 1) / active, active);
+  if (f.sharedExperts)
+    us += both(m, f.sharedExperts);
+  return us;
 }
 
 std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
@@ -529,6 +546,10 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
     if (out.error)
       return out;
   }
+  if (f.moe() && o.splitK && *o.splitK > 1)
+    return {o, GpuKnobError{"split_k", "cannot hold for a mixture of experts: "
+                                       "its expert GEMMs take grid.z for the "
+                                       "experts, not for K slices"}};
   if (f.batchInvariant && (o.numBounds || o.splitK))
     return {o, GpuKnobError{o.numBounds ? "bounds" : "split_k",
                             "cannot hold for a batch_invariant FFN: every m "
@@ -609,6 +630,9 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
                          std::to_string(dims.kUp / b.blockK) + " in " +
                          "GEMM 1, " + std::to_string(dims.hidden / b.blockK) +
                          " in GEMM 2)"};
+    if (f.moe() && (b.splitUp != 1 || b.splitDown != 1))
+      return GpuKnobError{"split_k", at + "a mixture of experts' GEMMs take "
+                                          "grid.z for the experts: no K split"};
     if (f.batchInvariant &&
         (s.numBuckets != 1 || b.splitUp != 1 || b.splitDown != 1))
       return GpuKnobError{"buckets", "a batch_invariant FFN takes one "

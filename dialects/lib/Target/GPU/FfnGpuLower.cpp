@@ -8,6 +8,17 @@
 //   GEMM 2        y = h . W2 + b2 [+ x]  (f32 z instead when post-norm)
 //   [row kernel]  y = norm(z)
 //
+// A mixture of experts adds a router and runs the GEMMs per expert on the
+// rows that chose it (MoeKernels.cpp; docs/gpu.md):
+//
+//   [row kernel]  x -> xn
+//   route         top k of the f32 logits, and their weights
+//   group         each routed expert's rows, in row order
+//   GEMM 1, 2     grid.z over the experts; rows gathered through the lists,
+//                 results to each (row, choice) slot: h, then f32 y
+//   combine       f = sum of the weighted slots [+ x] (f32 z when post-norm)
+//   [row kernel]  y = norm(z)
+//
 // per token-count bucket of the op's #ffn.gpu_strategy (ffn-gpu-select-
 // strategy): its block tile, ring depth, MMA instruction and K splits. A
 // split GEMM writes f32 partials to the workspace, then a reduction kernel
@@ -73,9 +84,17 @@ private:
   // packed widths; the blocks' tiles follow one another in every buffer.
   int64_t groups = 1, dmBlock = 0;
   int64_t kp1 = 0, hs = 0, nb2 = 0;
+  // A mixture of experts (moe.experts > 0): its routed and shared experts,
+  // choices per row and slots per row (choices, then the shared experts).
+  MoeConfig moe;
+  bool isMoe() const { return moe.experts > 0; }
+  // The blocks or experts a stacked parameter holds (1: none).
+  int64_t stackedBlocks() const {
+    return isMoe() ? moe.experts + moe.shared : groups;
+  }
   // Parameter indices (-1: absent).
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
-          scale = -1, shift = -1;
+          scale = -1, shift = -1, router = -1;
   bool preNorm = false, postNorm = false, padInput = false;
   // The FFN as the cost model read it (its weight format too).
   GpuFfnShape shape;
@@ -93,6 +112,9 @@ private:
   void setQuant(GemmConfig &c, const QuantMatrix &q) const;
   // Workspace regions: offset of each region in bytes per row.
   int64_t wsXn = 0, wsH = 0, wsZ = 0, wsPartial = 0, wsPerRow = 0;
+  // A mixture's: choices, weights, expert lists (m per expert), counts (E
+  // used of m E), f32 slot results.
+  int64_t wsSel = 0, wsG = 0, wsPerm = 0, wsCount = 0, wsY = 0;
   int64_t partialBytesPerRow = 0;
   gpu::GPUModuleOp gpuModule;
   std::vector<Launch> launches;
@@ -106,6 +128,8 @@ private:
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
                std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM);
   void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
+  void addMoeKernels();
+  void addCombine();
   void writeStub();
 };
 } // namespace
@@ -149,7 +173,7 @@ void FfnPlanner::setQuant(GemmConfig &c, const QuantMatrix &q) const {
   c.scaleOffset = q.scaleOffset;
   c.zeroOffset = q.zeroOffset;
   // A stacked parameter's blocks are 64-byte aligned (KernelParamAttr).
-  c.bGroupBytes = groups > 1 ? roundUp(q.bytes, 64) : 0;
+  c.bGroupBytes = stackedBlocks() > 1 ? roundUp(q.bytes, 64) : 0;
 }
 
 void FfnPlanner::addRowKernel(const NormConfig &config,
@@ -161,6 +185,52 @@ void FfnPlanner::addRowKernel(const NormConfig &config,
   l.threads = 256;
   l.sharedBytes = 32;
   l.args = std::move(args);
+  launches.push_back(std::move(l));
+}
+
+void FfnPlanner::addMoeKernels() {
+  Type i32 = builder.getI32Type();
+  MoeConfig route = moe;
+  route.name = name + "_route";
+  Launch r;
+  r.kernel = route.name;
+  r.sharedBytes = routeSharedBytes(route);
+  r.args = {{ArgKind::Input, 0, t}, param(router)};
+  if (preNorm) {
+    r.args.push_back(param(scale));
+    if (shift >= 0)
+      r.args.push_back(param(shift));
+  }
+  r.args.push_back(ws(wsSel, i32));
+  r.args.push_back(ws(wsG, f32));
+  r.args.push_back(mArg());
+  buildRouteKernel(builder, gpuModule, route, r.args);
+  launches.push_back(std::move(r));
+
+  MoeConfig group = moe;
+  group.name = name + "_group";
+  Launch l;
+  l.kernel = group.name;
+  // One block per routed expert (grid.y), a single one along x at any m.
+  l.rowsPerBlock = int64_t(1) << 40;
+  l.gridY = moe.experts;
+  l.sharedBytes = 32;
+  l.args = {ws(wsSel, i32), ws(wsPerm, i32), ws(wsCount, i32), mArg()};
+  buildGroupKernel(builder, gpuModule, group, l.args);
+  launches.push_back(std::move(l));
+}
+
+void FfnPlanner::addCombine() {
+  MoeConfig combine = moe;
+  combine.name = name + "_combine";
+  Launch l;
+  l.kernel = combine.name;
+  l.args = {ws(wsY, f32), ws(wsG, f32)};
+  if (moe.residual)
+    l.args.push_back({ArgKind::Input, 0, t});
+  l.args.push_back(postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t});
+  l.args.push_back(mArg());
+  buildCombineKernel(builder, gpuModule, combine, l.args);
   launches.push_back(std::move(l));
 }
 
@@ -179,15 +249,28 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     // for a GPU to time it, docs/gpu.md). Decode tiles keep the blocks that
     // fit (loads in flight); larger tiles get one block's registers (their
     // two accumulator sets need more than half). Where more than two fit,
-    // ptxas's own budget is no tighter than the hint's would be.
+    // ptxas's own budget is mostly no tighter than the hint's would be;
+    // a mixture's decode tiles are the exception seen (ptxas gave them 64
+    // registers, four blocks' worth, where three fit, and the gathered
+    // rows spilled), so they always get the blocks that fit.
     int64_t fit =
         nominalGpuDevice(chip)->sharedPerBlock / (c.sharedBytes() + 1024);
-    if (fit <= 2)
+    if (fit <= 2 || (c.bm == 16 && isMoe()))
       c.minBlocksPerSm = c.bm == 16 ? std::max<int64_t>(fit, 1) : 1;
   }
   Launch l;
   l.rowsPerBlock = c.bm;
   l.gridY = groups * colBlocks;
+  if (isMoe()) {
+    // grid.z: the routed experts, then the shared ones.
+    c.moeRouted = moe.experts;
+    c.moeShared = moe.shared;
+    c.moeTopK = moe.topK;
+    c.moeSlots = moe.slots();
+    l.gridZ = moe.experts + moe.shared;
+    epilogueArgs.push_back(ws(wsPerm, builder.getI32Type()));
+    epilogueArgs.push_back(ws(wsCount, builder.getI32Type()));
+  }
   l.minM = minM;
   l.maxM = maxM;
   l.threads = c.threads();
@@ -260,6 +343,13 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   up.bGroupRows = hs;
   up.nOut = groups * hs;
   up.outGroupStride = hs;
+  if (isMoe()) {
+    // Every expert reads the whole row of its slot's token and writes the
+    // slot's row of h.
+    up.aGroupStride = 0;
+    up.outGroupStride = 0;
+    up.moeGatherToken = true;
+  }
   up.biasGroupStride = hs;
   up.epilogue = Epilogue::Hidden;
   up.gated = wGate >= 0;
@@ -301,11 +391,21 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   down.outType = postNorm ? f32 : t;
   down.hasBias = bDown >= 0;
   down.residual = op.getResidual();
+  if (isMoe()) {
+    // f32 results per slot; the combine kernel weighs them and adds the
+    // residual.
+    down.aGroupStride = 0;
+    down.outGroupStride = 0;
+    down.outType = f32;
+    down.residual = false;
+  }
   down.splitK = bucket.splitDown;
   setQuant(down, quantDown);
   std::vector<KernelArg> ops2 = {ws(wsH, t)};
   addWeight(ops2, wDown);
-  ops2.push_back(postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t});
+  ops2.push_back(isMoe()    ? ws(wsY, f32)
+                 : postNorm ? ws(wsZ, f32)
+                            : KernelArg{ArgKind::Output, 0, t});
   std::vector<KernelArg> epi2;
   if (down.hasBias)
     epi2.push_back(param(bDown));
@@ -330,6 +430,28 @@ LogicalResult FfnPlanner::plan() {
   if (auto norm = op.getNorm()) {
     preNorm = norm->getPosition() == NormPosition::pre;
     postNorm = !preNorm;
+  }
+  if (auto mix = op.getMoe()) {
+    moe.name = name;
+    moe.storage = t;
+    moe.dModel = dm;
+    moe.experts = mix->getExperts();
+    moe.topK = mix->getTopK();
+    moe.shared = mix->getShared();
+    moe.router = mix->getRouter();
+    moe.normalize = mix->getNormalize();
+    moe.residual = op.getResidual();
+    moe.outType = postNorm ? f32 : t;
+    if (preNorm) {
+      moe.preNorm = op.getNorm()->getKind();
+      moe.eps = op.getNorm()->getEps().convertToDouble();
+    }
+    for (const GpuBucket &bucket :
+         ArrayRef<GpuBucket>(strategy.buckets, strategy.numBuckets))
+      if (bucket.splitUp != 1 || bucket.splitDown != 1)
+        return op.emitOpError("is a mixture of experts, whose expert GEMMs "
+                              "take grid.z for the experts: its strategy "
+                              "cannot split K");
   }
   // cp.async copies 16 bytes: A rows must start 16-byte aligned.
   // (Each block's: a grouped FFN's blocks start at multiples of dmBlock.)
@@ -364,7 +486,9 @@ LogicalResult FfnPlanner::plan() {
   bDown = indexOf(op.getBDown());
   scale = indexOf(op.getNormScale());
   shift = indexOf(op.getNormShift());
-  for (int64_t i : {wUp, wGate, wDown, bUp, bGate, bDown, scale, shift})
+  router = indexOf(op.getRouter());
+  moe.shift = shift >= 0;
+  for (int64_t i : {wUp, wGate, wDown, bUp, bGate, bDown, scale, shift, router})
     if (i == -2)
       return op.emitOpError("ffn-gpu-lower needs every operand of ffn.ffn to "
                             "be an argument of its function");
@@ -380,7 +504,16 @@ LogicalResult FfnPlanner::plan() {
   };
   if (preNorm || padInput)
     wsXn = region(groups * kp1 * eb);
-  wsH = region(groups * hs * eb);
+  if (isMoe()) {
+    wsSel = region(moe.topK * 4);
+    wsG = region(moe.topK * 4);
+    wsPerm = region(moe.experts * 4);
+    wsCount = region(moe.experts * 4);
+    wsH = region(moe.slots() * hs * eb);
+    wsY = region(moe.slots() * dm * 4);
+  } else {
+    wsH = region(groups * hs * eb);
+  }
   if (postNorm)
     wsZ = region(dm * 4);
   wsPartial = offset; // sized once the split factors are known
@@ -418,6 +551,8 @@ LogicalResult FfnPlanner::plan() {
     addRowKernel(n, args);
   }
 
+  if (isMoe())
+    addMoeKernels();
   // Batch invariance is the strategy's: one bucket without a K split, so
   // each output row takes the same operations whatever rows share its run.
   int64_t minM = 1;
@@ -426,6 +561,8 @@ LogicalResult FfnPlanner::plan() {
     addGemms(bucket, minM);
     minM = bucket.maxM + 1;
   }
+  if (isMoe())
+    addCombine();
 
   if (postNorm) {
     auto norm = *op.getNorm();
@@ -463,7 +600,10 @@ void FfnPlanner::writeStub() {
     // runtime packs each block's tensor into its own slot, one after the
     // other (what the kernels' group strides assume); the norm's act on
     // the whole row.
-    bool stacked = groups > 1 && idx != scale && idx != shift;
+    // A mixture's experts are stacked the same way; its router is one
+    // matrix.
+    bool stacked =
+        stackedBlocks() > 1 && idx != scale && idx != shift && idx != router;
     ArrayRef<int64_t> logical = shaped.getShape();
     if (stacked)
       logical = logical.drop_front();
@@ -471,7 +611,7 @@ void FfnPlanner::writeStub() {
     MemRefType packed;
     StringRef paramName =
         func.getArgAttrOfType<StringAttr>(i + 1, "ffn.param").getValue();
-    int64_t experts = stacked ? groups : 0;
+    int64_t experts = stacked ? stackedBlocks() : 0;
     bool matrix = idx == wUp || idx == wGate || idx == wDown;
     if (shape.weightBits && matrix) {
       // One byte buffer per block: integers, scales, zero points.
@@ -546,7 +686,7 @@ void FfnPlanner::writeStub() {
       describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
   for (const std::string &note :
        pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
-                 groups, shape.quantized()))
+                 groups, shape.quantized(), isMoe()))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,
@@ -573,11 +713,6 @@ struct FfnGpuLowerPass : mlir::ffn::impl::FfnGpuLowerBase<FfnGpuLowerPass> {
     }
     OpBuilder builder(&getContext());
     for (auto [func, op] : work) {
-      if (op.getMoe()) {
-        op.emitOpError("is a mixture of experts (#ffn.moe): NVIDIA targets "
-                       "have no kernels for it yet");
-        return signalPassFailure();
-      }
       auto strategy = dyn_cast_or_null<GpuStrategyAttr>(op.getStrategyAttr());
       if (!strategy || !strategy.isComplete()) {
         op.emitOpError("needs a complete #ffn.gpu_strategy (run "

@@ -83,8 +83,7 @@ struct FfnGpuSelectStrategyPass
         return WalkResult::advance();
       }
       // ffn-gpu-lower says why these have no kernels.
-      if (op.getMoe() ||
-          (op.getWeightQuant() && op.getWeightQuant()->getInt8Activations()))
+      if (op.getWeightQuant() && op.getWeightQuant()->getInt8Activations())
         return WalkResult::advance();
       GpuSelection chosen = selectGpuStrategy(shape, chip, fixed);
       if (chosen.error) {

@@ -26,6 +26,11 @@ inline GpuFfnShape gpuShapeOf(FfnOp op) {
     shape.quantGroup = quant->getGroup();
     shape.zeroPoints = quant->getZeroPoints();
   }
+  if (auto moe = op.getMoe()) {
+    shape.experts = moe->getExperts();
+    shape.topK = moe->getTopK();
+    shape.sharedExperts = moe->getShared();
+  }
   return shape;
 }
 

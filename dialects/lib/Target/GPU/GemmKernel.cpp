@@ -93,6 +93,11 @@ private:
 
   // Arguments (quantized: bBuf/bUpBuf are bytes, b*Scales their scales).
   Value aBuf, bBuf, bUpBuf, bScales, bUpScales, out, bias, biasGate, resid, m;
+  // A mixture's expert GEMM: the experts' slot lists and counts, this
+  // block's expert, its row count, and the A rows of this thread's copies
+  // (the same tile rows every stage).
+  Value perm, counts, expert, rows;
+  SmallVector<Value> aRows;
   // Geometry.
   int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
@@ -143,10 +148,14 @@ private:
                          ArrayRef<Value> acc);
   void epilogue(ArrayRef<Value> acc);
   SmallVector<Value> wgmmaStage(Value stage, Value acc);
-  /// `v` moved to this block's group: v + group * stride (v when dense).
+  /// `v` moved to this block's group (or expert): v + group * stride (v
+  /// when dense).
   Value inGroup(Value v, int64_t stride) {
-    return c.groups > 1 ? ir.add(v, ir.mul(group, stride)) : v;
+    return group ? ir.add(v, ir.mul(group, stride)) : v;
   }
+  bool moe() const { return c.moeRouted > 0; }
+  /// The slot of row `i` (< rows) of this block's expert.
+  Value slotOf(Value i);
   Value descriptor(Value byteAddress);
   Value asI32(Value pair); ///< an mma operand register
 };
@@ -172,6 +181,10 @@ void GemmBuilder::bindArgs() {
       biasGate = args[i++];
     if (c.residual)
       resid = args[i++];
+  }
+  if (moe()) {
+    perm = args[i++];
+    counts = args[i++];
   }
   m = arith::IndexCastOp::create(b, b.getIndexType(), args[i++]);
 }
@@ -213,6 +226,27 @@ void GemmBuilder::build() {
     col0 = ir.mul(ir.rem(blockY, c.colBlocks), c.bn);
   }
   kBeg = ir.mul(ir.blockId(gpu::Dimension::z), kPerSlice);
+  if (moe()) {
+    // grid.z is the expert (no K split). A tile past the expert's rows has
+    // nothing to do: the whole block leaves (a uniform branch).
+    expert = ir.blockId(gpu::Dimension::z);
+    group = expert;
+    kBeg = ir.idx(0);
+    Value routed = ir.lt(expert, c.moeRouted);
+    Value listed = arith::IndexCastOp::create(
+        b, b.getIndexType(),
+        ir.load(counts, {ir.min(expert, ir.idx(c.moeRouted - 1))}));
+    rows = ir.select(routed, listed, m);
+    auto ifOp = scf::IfOp::create(b, ir.lt(row0, rows), /*withElse=*/false);
+    b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+    // The A rows this thread copies (forEachChunk's rows, stage after
+    // stage): rows past the expert's read nothing.
+    forEachChunk(c.bm, chunksPerRow, [&](Value r, Value) {
+      Value i = ir.min(ir.add(row0, r), ir.sub(rows, ir.idx(1)));
+      Value slot = slotOf(i);
+      aRows.push_back(c.moeGatherToken ? ir.div(slot, c.moeSlots) : slot);
+    });
+  }
 
   auto smemSpace = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
@@ -334,6 +368,17 @@ void GemmBuilder::build() {
   epilogue(acc);
 }
 
+Value GemmBuilder::slotOf(Value i) {
+  // Routed: the group kernel's list; shared expert s: every row, in order.
+  Value listed = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      ir.load(perm,
+              {ir.add(ir.mul(ir.min(expert, ir.idx(c.moeRouted - 1)), m), i)}));
+  Value shared = ir.add(ir.mul(i, c.moeSlots),
+                        ir.add(ir.sub(expert, ir.idx(c.moeRouted)), c.moeTopK));
+  return ir.select(ir.lt(expert, c.moeRouted), listed, shared);
+}
+
 void GemmBuilder::forEachChunk(int64_t rows, int64_t perRow,
                                function_ref<void(Value, Value)> body) {
   int64_t chunks = rows * perRow;
@@ -352,15 +397,19 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
   Value inSlice = ir.lt(tile, ir.idx(kTiles));
   Value zero = ir.idx(0), full = ir.idx(vec);
   SmallVector<Value> tokens;
-  auto copy = [&](Value smem, Value buf, int64_t rows, bool isA) {
-    forEachChunk(rows, chunksPerRow, [&](Value r, Value j) {
+  auto copy = [&](Value smem, Value buf, int64_t tileRows, bool isA) {
+    size_t chunkIndex = 0;
+    forEachChunk(tileRows, chunksPerRow, [&](Value r, Value j) {
       Value kc = ir.mul(j, vec);
       Value gk = ir.add(k0, kc);
       Value valid, src, srcBuf = buf;
       if (isA) {
         Value gm = ir.add(row0, r);
         Value left = ir.max(ir.min(ir.sub(ir.idx(c.kValid), gk), full), zero);
-        valid = ir.select(ir.andI(inSlice, ir.lt(gm, m)), left, zero);
+        valid = ir.select(ir.andI(inSlice, ir.lt(gm, moe() ? rows : m)), left,
+                          zero);
+        if (moe())
+          gm = aRows[chunkIndex++];
         src = inGroup(ir.add(ir.mul(gm, c.lda), gk), c.aGroupStride);
       } else {
         valid = ir.select(ir.andI(inSlice, ir.lt(gk, ir.idx(c.k))), full, zero);
@@ -764,7 +813,9 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
   for (int64_t mt = 0; mt < fragsM; ++mt) {
     for (int64_t half = 0; half < 2; ++half) {
       Value row = ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
-      ir.guard(ir.lt(row, m), [&] {
+      ir.guard(ir.lt(row, moe() ? rows : m), [&] {
+        // A mixture's results go to the slot's row.
+        Value outRow = moe() ? slotOf(row) : row;
         for (int64_t nt = 0; nt < fragsN; ++nt) {
           // The B row (packed column) of element e of this fragment row.
           Value bRow =
@@ -787,7 +838,7 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
                                      bias, {inGroup(n, c.biasGroupStride)})));
                 v = buildActivation(b, b.getLoc(), c.activation, v);
                 ir.store(ir.fromF32(v, outType), out,
-                         {ir.add(ir.mul(row, c.nOut),
+                         {ir.add(ir.mul(outRow, c.nOut),
                                  inGroup(n, c.outGroupStride))});
                 break;
               }
@@ -807,7 +858,7 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
                 up = ir.addf(up, ir.toF32(ir.load(bias, {biasCol})));
               v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, v), up);
               ir.store(ir.fromF32(v, outType), out,
-                       {ir.add(ir.mul(row, c.nOut),
+                       {ir.add(ir.mul(outRow, c.nOut),
                                inGroup(col, c.outGroupStride))});
               break;
             }
@@ -817,7 +868,7 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
                 if (c.hasBias)
                   y = ir.addf(y, ir.toF32(ir.load(
                                      bias, {inGroup(n, c.biasGroupStride)})));
-                Value idx = ir.add(ir.mul(row, c.outStride),
+                Value idx = ir.add(ir.mul(outRow, c.outStride),
                                    inGroup(n, c.outGroupStride));
                 if (c.residual)
                   y = ir.addf(y, ir.toF32(ir.load(resid, {idx})));

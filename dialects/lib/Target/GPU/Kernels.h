@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,17 @@ struct GemmConfig {
   /// to ptxas (.minnctapersm), which otherwise budgets registers for more
   /// resident blocks than fit and spills.
   int64_t minBlocksPerSm = 0;
+  /// A mixture of experts' expert GEMM (moeRouted > 0): grid.z runs over
+  /// the routed experts, then the shared ones (no K split), and block
+  /// (x, y, e) multiplies rows [x bm, x bm + bm) of expert e's list. Routed
+  /// expert e's rows are the slots perm[e m ..] (count[e] of them, written
+  /// by the group kernel); shared expert s takes every row r as slot
+  /// r moeSlots + topK + s. A's row is the slot's token (slot / moeSlots)
+  /// when moeGatherToken, else the slot; results go to the slot's row.
+  /// The experts' weights and biases sit at the group strides, as a
+  /// grouped FFN's blocks do.
+  int64_t moeRouted = 0, moeShared = 0, moeTopK = 0, moeSlots = 0;
+  bool moeGatherToken = false;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN; }
@@ -107,7 +119,8 @@ struct GemmConfig {
 /// Builds the GEMM kernel into `module`. Its arguments, in order: A, B (the
 /// gate's when gated) [its scales view when quantized], the up B when gated
 /// [its scales view], out, then b_up (Hidden) or b_down (Output), b_gate,
-/// the residual input, m. Partial has no biases.
+/// the residual input, [the expert lists and counts of a mixture of experts,]
+/// m. Partial has no biases.
 void buildGemmKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                      const GemmConfig &config, ArrayRef<KernelArg> args);
 
@@ -134,6 +147,48 @@ constexpr int64_t kReduceColumns = 1024;
 int64_t splitKReduceColumns(const GemmConfig &gemm);
 void buildSplitKReduceKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                              const GemmConfig &gemm, ArrayRef<KernelArg> args);
+
+/// A norm's statistics of one row, summed over a block of 256 threads:
+/// normalize(v, col) = (v - mean) * rstd * scale[col] [+ shift[col]].
+class KernelIR;
+struct RowNorm {
+  Value mean, rstd;
+};
+RowNorm rowNormStats(KernelIR &ir, function_ref<Value(Value)> x, int64_t width,
+                     NormKind kind, double eps);
+
+/// A mixture of experts' own kernels (docs/gpu.md, "Mixtures of experts").
+struct MoeConfig {
+  std::string name;
+  Type storage;
+  int64_t dModel = 0, experts = 0, topK = 0, shared = 0;
+  Router router = Router::softmax_topk;
+  bool normalize = false;
+  /// The router's input is the pre-normed row, in f32.
+  std::optional<NormKind> preNorm;
+  double eps = 0;
+  bool shift = false;
+  bool residual = false;
+  Type outType; ///< combine: the dtype, or f32 before a post-norm
+  int64_t slots() const { return topK + shared; }
+};
+/// Route: one block per row. The f32 logits x . w_router (x pre-normed in
+/// f32 when the FFN has a pre-norm), the top k (descending, ties to the
+/// lower expert, NaN ranked as -inf) into sel [m][k] (i32), their weights
+/// into g [m][k] (f32). Arguments: x, w_router, [scale, [shift]], sel, g, m.
+int64_t routeSharedBytes(const MoeConfig &config);
+void buildRouteKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                      const MoeConfig &config, ArrayRef<KernelArg> args);
+/// Group: block (0, e) lists routed expert e's slots in row order into
+/// perm[e m ..] and their number into count[e]. Arguments: sel, perm,
+/// count, m.
+void buildGroupKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                      const MoeConfig &config, ArrayRef<KernelArg> args);
+/// Combine: one block per row. f = sum_j g[r][j] y[slot j] (selection
+/// order) + sum_s y[slot k + s] [+ x], from the f32 slot results y.
+/// Arguments: y, g, [x,] out, m.
+void buildCombineKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                        const MoeConfig &config, ArrayRef<KernelArg> args);
 
 /// Creates an empty kernel `name` with memref<?xT> / i64 arguments.
 gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,

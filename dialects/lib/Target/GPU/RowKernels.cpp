@@ -37,6 +37,32 @@ static Value scratchBuffer(KernelIR &ir) {
   return memref::ViewOp::create(ir.b, type, raw, ir.idx(0), ValueRange{});
 }
 
+RowNorm mlir::ffn::gpu_target::rowNormStats(KernelIR &ir,
+                                            function_ref<Value(Value)> x,
+                                            int64_t width, NormKind kind,
+                                            double eps) {
+  Value scratch = scratchBuffer(ir);
+  Value tid = ir.threadId(), end = ir.idx(width);
+  Value n = ir.f32(static_cast<double>(width));
+  Value mean = ir.f32(0);
+  if (kind == NormKind::layernorm) {
+    Value s = ir.loop(tid, end, kRowThreads, {ir.f32(0)},
+                      [&](Value col, ValueRange acc) -> SmallVector<Value> {
+                        return {ir.addf(acc[0], x(col))};
+                      })[0];
+    mean = ir.divf(ir.blockSum(s, scratch, kRowThreads), n);
+  }
+  // Two passes for LayerNorm (the variance of deviations, no
+  // cancellation); RMSNorm's mean of squares needs one.
+  Value sq = ir.loop(tid, end, kRowThreads, {ir.f32(0)},
+                     [&](Value col, ValueRange acc) -> SmallVector<Value> {
+                       Value d = ir.subf(x(col), mean);
+                       return {ir.fma(d, d, acc[0])};
+                     })[0];
+  Value var = ir.divf(ir.blockSum(sq, scratch, kRowThreads), n);
+  return {mean, math::RsqrtOp::create(ir.b, ir.addf(var, ir.f32(eps)))};
+}
+
 void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
                                             gpu::GPUModuleOp module,
                                             const NormConfig &c,
@@ -74,25 +100,9 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
   };
   Value mean = ir.f32(0), rstd = ir.f32(1);
   if (c.apply) {
-    Value scratch = scratchBuffer(ir);
-    Value n = ir.f32(static_cast<double>(c.width));
-    bool layer = c.kind == NormKind::layernorm;
-    if (layer) {
-      Value s = ir.loop(tid, width, kRowThreads, {ir.f32(0)},
-                        [&](Value col, ValueRange acc) -> SmallVector<Value> {
-                          return {ir.addf(acc[0], x(col))};
-                        })[0];
-      mean = ir.divf(ir.blockSum(s, scratch, kRowThreads), n);
-    }
-    // Two passes for LayerNorm (the variance of deviations, no
-    // cancellation); RMSNorm's mean of squares needs one.
-    Value sq = ir.loop(tid, width, kRowThreads, {ir.f32(0)},
-                       [&](Value col, ValueRange acc) -> SmallVector<Value> {
-                         Value d = ir.subf(x(col), mean);
-                         return {ir.fma(d, d, acc[0])};
-                       })[0];
-    Value var = ir.divf(ir.blockSum(sq, scratch, kRowThreads), n);
-    rstd = math::RsqrtOp::create(b, ir.addf(var, ir.f32(c.eps)));
+    RowNorm stats = rowNormStats(ir, x, c.width, c.kind, c.eps);
+    mean = stats.mean;
+    rstd = stats.rstd;
   }
   ir.loop(tid, width, kRowThreads, [&](Value col) {
     Value v = x(col);

@@ -139,6 +139,10 @@ struct GpuFfnShape {
   bool zeroPoints = false;
 
   bool quantized() const { return weightBits != 0; }
+  /// A mixture of experts (experts > 0): each row takes topK of the routed
+  /// experts and every shared one; the per-expert widths are dModel, dFf.
+  int64_t experts = 0, topK = 0, sharedExperts = 0;
+  bool moe() const { return experts > 0; }
   /// Bytes of the packed weights per weight element (integers, scales and
   /// zero points).
   double weightBytes() const {
@@ -193,6 +197,11 @@ double gpuGemmMicros(const GpuDevice &device, const GpuBucket &b, int64_t m,
                      int64_t n, int64_t k, int64_t elementBytes, int64_t split,
                      double weightBytes = 0);
 
+/// The model's estimate of the FFN's two GEMMs at m rows with bucket `b`:
+/// a mixture's routed experts each get an even share of the m * topK rows
+/// (their blocks run in one launch), the shared experts all m rows.
+double gpuFfnGemmMicros(const GpuDevice &device, const GpuBucket &b,
+                        const GpuFfnShape &ffn, int64_t m);
 /// Chooses the strategy for `ffn` on `chip`, honouring `overrides`; an
 /// override that cannot hold for this FFN or chip is an error naming the
 /// knob.

@@ -18,12 +18,19 @@ namespace mlir::ffn::gpu_target {
 /// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
 /// "sm_90a"; `wgmmaFromM`: the smallest m the strategy multiplies with
 /// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks;
-/// `quantized`: the weights are int8/int4.
+/// `quantized`: the weights are int8/int4; `moe`: a mixture of experts.
 inline std::vector<std::string>
 pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
           bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1,
-          bool quantized = false) {
+          bool quantized = false, bool moe = false) {
   std::vector<std::string> notes;
+  if (moe)
+    notes.push_back("mixture of experts: the expert GEMMs take grid.z for the "
+                    "experts, so no bucket splits K (decode streams the "
+                    "chosen experts' weights with one block per column "
+                    "tile), and every expert's row tiles are launched, those "
+                    "past its rows leaving at once (no device-side tile "
+                    "scheduler yet)");
   if (batchInvariant)
     notes.push_back("batch_invariant: every m runs the large-m tiles without "
                     "split-K (decode-sized m stream weights slower)");
