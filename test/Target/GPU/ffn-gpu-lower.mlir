@@ -14,6 +14,78 @@
 // QGROUP: error: 'ffn.ffn' op has quantization groups of 24 rows; tensor cores need a multiple of 16
 // RUN: sed 's/group = 128>/group = 128, int8_activations = true>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QINT8
 // QINT8: error: 'ffn.ffn' op has int8_activations, whose integer dot products ffn-gpu-lower does not build yet
+// RUN: ffn-opt %S/Inputs/moe.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=MOE
+// RUN: sed 's/split_k = \[1, 1\]>, <block_m = 64/split_k = [1, 2]>, <block_m = 64/' %S/Inputs/moe.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=MOESPLIT
+// MOESPLIT: error: 'ffn.ffn' op strategy split_k bucket 0: a mixture of experts' GEMMs take grid.z for the experts: no K split
+
+// Mixtures of experts: the experts' parameters stacked (7 = 6 routed + 1
+// shared), the router one plain matrix; the workspace holds xn, the
+// choices and weights (k = 2 each), the expert lists (E = 6 per row), their
+// counts, h and the f32 results of 3 slots per row. Launch order: input,
+// route (on x: the pre-norm is recomputed in f32), group (one block per
+// routed expert at any m), the expert GEMMs over grid.z = 7, combine.
+// MOE-LABEL: func.func private @mix(memref<?x40xbf16>, memref<229376xi8>, memref<229376xi8>, memref<917504xi8>, memref<3584xi8>, memref<3584xi8>, memref<3584xi8>, memref<40xbf16>, memref<40x6xbf16>, memref<?x40xbf16>, memref<?xi8>)
+// MOE-SAME: moe = <experts = 6, top_k = 2, router = softmax_topk, normalize = true, shared = 1>
+// MOE-SAME: #ffn.kernel_param<name = "w_up", shape = [40, 72], packed = memref<256x64xbf16>, pack = "mix_pack_0", experts = 7>
+// MOE-SAME: #ffn.kernel_param<name = "b_down", shape = [40], packed = memref<256xbf16>, pack = "mix_pack_5", experts = 7>
+// MOE-SAME: #ffn.kernel_param<name = "norm_scale", shape = [40], packed = memref<40xbf16>>
+// MOE-SAME: #ffn.kernel_param<name = "w_router", shape = [40, 6], packed = memref<40x6xbf16>>
+// MOE-SAME: workspace_per_row = 2240
+// MOE-SAME: note: mixture of experts: the expert GEMMs take grid.z for the experts, so no bucket splits K
+// MOE-SAME: kernel = "mix_input", {{[^>]*}} args = [1, 0, 4, 0, 3, 6, 0, 0]
+// MOE-SAME: kernel = "mix_route", {{[^>]*}} shared_bytes = 1064, args = [1, 0, 3, 7, 3, 6, 4, 128, 4, 144, 0, 0]
+// MOE-SAME: kernel = "mix_group", min_m = 1, max_m = 9223372036854775807, rows_per_block = 1099511627776, grid_y = 6, grid_z = 1, threads = 256, shared_bytes = 32, args = [4, 128, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 7, {{[^>]*}} args = [4, 0, 3, 1, 3, 0, 4, 224, 3, 3, 3, 4, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 7, {{[^>]*}} args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_up_mlarge", min_m = 17,
+// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17,
+// MOE-SAME: kernel = "mix_combine", {{[^>]*}} args = [4, 1760, 4, 144, 1, 0, 2, 0, 0, 0]
+// A post-norm: combine writes the f32 z the output kernel normalizes; the
+// router reads x directly (36 f32 columns are aligned: no input kernel).
+// MOE-LABEL: func.func private @post(
+// MOE-SAME: launches = [#ffn.device_launch<kernel = "post_route"
+// MOE-SAME: kernel = "post_combine", {{[^>]*}} args = [4, 1120, 4, 16, 4, 1264, 0, 0]
+// MOE-SAME: kernel = "post_output", {{[^>]*}} args = [4, 1264, 2, 0,
+
+// The route kernel: the pre-norm's statistics, the logits in shared memory,
+// then warp 0's k rounds of a warp arg-max (value and index shuffled).
+// MOE: gpu.func @mix_route(
+// MOE: math.rsqrt
+// MOE: gpu.barrier
+// MOE: scf.for
+// MOE: gpu.shuffle  xor {{.*}} : f32
+// MOE: gpu.shuffle  xor {{.*}} : i32
+// MOE: memref.store {{.*}} : memref<?xi32>
+// The group kernel: a ballot per warp, the lanes below counted, the slot
+// r * 3 + j stored at its place in expert e's list.
+// MOE: gpu.func @mix_group(
+// MOE: gpu.block_id  y
+// MOE: nvvm.vote.sync  ballot
+// MOE: llvm.intr.ctpop
+// MOE: arith.muli %{{.*}}, %c3
+// MOE: memref.store {{.*}} : memref<?xi32>
+// The expert GEMM: expert = block z; routed experts' row counts from the
+// group kernel, the shared one's m; tiles past them leave; A rows gathered
+// from the lists (the token: slot / 3).
+// MOE: gpu.func @mix_up_m16(
+// MOE: gpu.block_id  z
+// MOE: %[[E:.*]] = gpu.block_id  z
+// MOE: arith.cmpi slt, %[[E]], %c6
+// MOE: memref.load %arg7
+// MOE: scf.if
+// MOE: memref.load %arg6
+// MOE: arith.divui %{{.*}}, %c3
+// MOE: nvgpu.device_async_copy
+// GEMM 2 reads h rows by slot (no division) and writes f32 slot rows.
+// MOE: gpu.func @mix_down_m16(
+// MOE: memref.load %arg5
+// MOE-NOT: arith.divui %{{.*}}, %c3
+// MOE: nvgpu.device_async_copy
+// MOE: gpu.func @mix_combine(
+// MOE: arith.mulf
+// MOE: math.fma
+// MOE: arith.addf
+// MOE: memref.store {{.*}} : memref<?xbf16>
 
 // Quantized weights: each matrix one byte buffer (integers [rows][K bytes],
 // scales [rows][groups], zero points) packed by a quantizing pack function
