@@ -22,11 +22,13 @@ cp build/bin/ffn-gpu-run build/lib/libffn_runtime.so bench/gpu/gpu_bench.py "$ou
 # ffn-gpu-bench is built where the toolkit's nvcc and cublasLt.h are.
 if [[ -x build/bin/ffn-gpu-bench ]]; then cp build/bin/ffn-gpu-bench "$out"/; fi
 for spec in examples/zoo.ffn examples/classic.ffn examples/grouped.ffn \
-            test/GPU/Inputs/tails.ffn test/GPU/Inputs/grouped.ffn \
-            test/GPU/Inputs/invariant.ffn test/GPU/Inputs/quant.ffn \
+            examples/moe.ffn test/GPU/Inputs/tails.ffn \
+            test/GPU/Inputs/grouped.ffn test/GPU/Inputs/invariant.ffn \
+            test/GPU/Inputs/quant.ffn test/GPU/Inputs/moe.ffn \
             bench/gpu/bench.ffn; do
   name=$(basename "$spec" .ffn)
-  # examples/grouped.ffn and the grouped tails share a base name.
+  # examples/grouped.ffn and the grouped tails share a base name (so do
+  # the mixtures').
   [[ $spec == test/* && -e "$out/$name.so" ]] && name="$name-tails"
   "$ffnc" "$spec" --target="$target" --emit=so -o "$out/$name.so"
   grep -o '^ *ffn [A-Za-z0-9_]*' "$spec" | awk '{print $2}' | tr '\n' ' ' >"$out/$name.names"
@@ -43,6 +45,11 @@ done
 ./ffn-gpu-run classic.so transformer_base bert_base --tokens=1,16,130 || status=1
 ./ffn-gpu-run classic.so llama2_7b_mlp --tokens=1,17 || status=1
 ./ffn-gpu-run grouped.so $(cat grouped.names) --tokens=1,16,300 || status=1
+# Mixtures of experts: random, skewed (one dominant expert) and tied routing.
+for routing in random skewed tied; do
+  ./ffn-gpu-run moe-tails.so $(cat moe-tails.names) --routing=$routing --tokens=1,7,16,17,100,300 || status=1
+done
+./ffn-gpu-run moe.so $(cat moe.names) --tokens=1,16,300 || status=1
 # batch_invariant kernels: shared rows bit-identical across token counts
 ./ffn-gpu-run invariant.so $(cat invariant.names) --invariance --tokens=1,7,16,100,300 || status=1
 echo "gpu checks: $([ $status = 0 ] && echo PASS || echo FAIL)"
