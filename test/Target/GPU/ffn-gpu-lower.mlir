@@ -15,36 +15,41 @@
 // RUN: sed 's/group = 128>/group = 128, int8_activations = true>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QINT8
 // QINT8: error: 'ffn.ffn' op has int8_activations, whose integer dot products ffn-gpu-lower does not build yet
 // RUN: ffn-opt %S/Inputs/moe.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=MOE
-// RUN: sed 's/split_k = \[1, 1\]>, <block_m = 64/split_k = [1, 2]>, <block_m = 64/' %S/Inputs/moe.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=MOESPLIT
-// MOESPLIT: error: 'ffn.ffn' op strategy split_k bucket 0: a mixture of experts' GEMMs take grid.z for the experts: no K split
+// RUN: sed 's/split_k = \[1, 2\]>/split_k = [2, 2]>/' %S/Inputs/moe.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=MOESPLIT
+// MOESPLIT: error: 'ffn.ffn' op strategy split_k bucket 0: a mixture of experts' GEMM 1 does not split K (only GEMM 2's slices are added, by the combine kernel)
 
 // Mixtures of experts: the experts' parameters stacked (7 = 6 routed + 1
 // shared), the router one plain matrix; the workspace holds xn, the
 // choices and weights (k = 2 each), the expert lists (E = 6 per row), their
-// counts, h and the f32 results of 3 slots per row. Launch order: input,
-// route (on x: the pre-norm is recomputed in f32), group (one block per
-// routed expert at any m), the expert GEMMs over grid.z = 7, combine.
+// counts, h and the f32 results of 3 slots per row, and the decode
+// bucket's two K slices of GEMM 2 (2 x 3 slots x 256 f32). Launch order:
+// input, route (on x: the pre-norm is recomputed in f32), group (one block
+// per routed expert at any m), then per bucket the expert GEMMs over
+// grid.z = 7 experts (GEMM 2 at decode: 7 x 2 slices, partials) and the
+// combine (at decode: the slices, the choices for each slot's expert, and
+// b_down).
 // MOE-LABEL: func.func private @mix(memref<?x40xbf16>, memref<229376xi8>, memref<229376xi8>, memref<917504xi8>, memref<3584xi8>, memref<3584xi8>, memref<3584xi8>, memref<40xbf16>, memref<40x6xbf16>, memref<?x40xbf16>, memref<?xi8>)
 // MOE-SAME: moe = <experts = 6, top_k = 2, router = softmax_topk, normalize = true, shared = 1>
 // MOE-SAME: #ffn.kernel_param<name = "w_up", shape = [40, 72], packed = memref<256x64xbf16>, pack = "mix_pack_0", experts = 7>
 // MOE-SAME: #ffn.kernel_param<name = "b_down", shape = [40], packed = memref<256xbf16>, pack = "mix_pack_5", experts = 7>
 // MOE-SAME: #ffn.kernel_param<name = "norm_scale", shape = [40], packed = memref<40xbf16>>
 // MOE-SAME: #ffn.kernel_param<name = "w_router", shape = [40, 6], packed = memref<40x6xbf16>>
-// MOE-SAME: workspace_per_row = 2240
-// MOE-SAME: note: mixture of experts: the expert GEMMs take grid.z for the experts, so no bucket splits K
+// MOE-SAME: workspace_per_row = 8384
+// MOE-SAME: note: mixture of experts: GEMM 1 never splits K
 // MOE-SAME: kernel = "mix_input", {{[^>]*}} args = [1, 0, 4, 0, 3, 6, 0, 0]
 // MOE-SAME: kernel = "mix_route", {{[^>]*}} shared_bytes = 1064, args = [1, 0, 3, 7, 3, 6, 4, 128, 4, 144, 0, 0]
 // MOE-SAME: kernel = "mix_group", min_m = 1, max_m = 9223372036854775807, rows_per_block = 1099511627776, grid_y = 6, grid_z = 1, threads = 256, shared_bytes = 32, args = [4, 128, 4, 160, 4, 192, 0, 0]
 // MOE-SAME: kernel = "mix_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 7, {{[^>]*}} args = [4, 0, 3, 1, 3, 0, 4, 224, 3, 3, 3, 4, 4, 160, 4, 192, 0, 0]
-// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 7, {{[^>]*}} args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 14, {{[^>]*}} args = [4, 224, 3, 2, 4, 2240, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_combine_m16", min_m = 1, max_m = 16, {{[^>]*}} args = [4, 2240, 4, 144, 4, 128, 3, 5, 1, 0, 2, 0, 0, 0]
 // MOE-SAME: kernel = "mix_up_mlarge", min_m = 17,
-// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17,
-// MOE-SAME: kernel = "mix_combine", {{[^>]*}} args = [4, 1760, 4, 144, 1, 0, 2, 0, 0, 0]
+// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17, {{[^>]*}} grid_z = 7, {{[^>]*}} args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_combine_mlarge", min_m = 17, {{[^>]*}} args = [4, 1760, 4, 144, 1, 0, 2, 0, 0, 0]
 // A post-norm: combine writes the f32 z the output kernel normalizes; the
 // router reads x directly (36 f32 columns are aligned: no input kernel).
 // MOE-LABEL: func.func private @post(
 // MOE-SAME: launches = [#ffn.device_launch<kernel = "post_route"
-// MOE-SAME: kernel = "post_combine", {{[^>]*}} args = [4, 1120, 4, 16, 4, 1264, 0, 0]
+// MOE-SAME: kernel = "post_combine_mlarge", {{[^>]*}} args = [4, 1120, 4, 16, 4, 1264, 0, 0]
 // MOE-SAME: kernel = "post_output", {{[^>]*}} args = [4, 1264, 2, 0,
 
 // The route kernel: the pre-norm's statistics, the logits in shared memory,
@@ -76,12 +81,27 @@
 // MOE: memref.load %arg6
 // MOE: arith.divui %{{.*}}, %c3
 // MOE: nvgpu.device_async_copy
-// GEMM 2 reads h rows by slot (no division) and writes f32 slot rows.
+// GEMM 2 reads h rows by slot (no division); at decode block z is expert
+// z / 2, K slice z % 2, and the slice's partials hold m * 3 slot rows.
 // MOE: gpu.func @mix_down_m16(
-// MOE: memref.load %arg5
+// MOE: gpu.block_id  z
+// MOE: %[[Z:.*]] = gpu.block_id  z
+// MOE: arith.divui %[[Z]], %c2
+// MOE: arith.remui %[[Z]], %c2
+// MOE: memref.load %arg4
 // MOE-NOT: arith.divui %{{.*}}, %c3
 // MOE: nvgpu.device_async_copy
-// MOE: gpu.func @mix_combine(
+// MOE: arith.muli %{{.*}}, %c3
+// MOE: memref.store {{.*}} : memref<?xf32>
+// The decode combine: slot j's expert is its choice (the shared slot's is
+// expert 6), its two slices added, then its b_down (stride 256).
+// MOE: gpu.func @mix_combine_m16(
+// MOE: memref.load %arg2{{.*}} : memref<?xi32>
+// MOE: arith.muli %{{.*}}, %c256
+// MOE: arith.muli %c6{{.*}}, %c256
+// MOE: arith.addf
+// MOE: memref.load %arg3{{.*}} : memref<?xbf16>
+// MOE: gpu.func @mix_combine_mlarge(
 // MOE: arith.mulf
 // MOE: math.fma
 // MOE: arith.addf

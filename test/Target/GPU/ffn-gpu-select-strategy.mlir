@@ -8,15 +8,17 @@
 // RUN: not ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<block_m = 128, block_n = 256>'" 2>&1 | FileCheck %s --check-prefix=QUANTTILE
 // RUN: not ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = wgmma>'" 2>&1 | FileCheck %s --check-prefix=QUANTWG
 // RUN: ffn-opt %S/Inputs/moe-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=MOE
-// RUN: not ffn-opt %S/Inputs/moe-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<split_k = 2>'" 2>&1 | FileCheck %s --check-prefix=MOESPLIT
+// RUN: ffn-opt %S/Inputs/moe-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<split_k = 2>'" | FileCheck %s --check-prefix=MOESPLIT
 
-// A mixture of experts (Mixtral's 8 x 2 on sm_90a): the expert GEMMs take
-// grid.z for the experts, so no bucket splits K, where the dense FFN of
-// the same width splits decode 4/17 (SM90A below).
-// MOE: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [1, 1]>,
+// A mixture of experts (Mixtral's 8 x 2 on sm_90a): GEMM 1 never splits
+// (grid.z holds the experts); GEMM 2's split at decode is sized for one
+// row's two experts (32 column tiles each, 9 slices: 576 blocks, about four
+// per SM), where the dense FFN of the same width splits 4/17 (SM90A below).
+// An override's split_k applies to GEMM 2 alone.
+// MOE: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [1, 9]>,
 // MOE-NOT: split_k = [{{[02-9]|1[0-9]}}
-// MOE-NOT: split_k = [1, {{[02-9]|1[0-9]}}
-// MOESPLIT: error: 'ffn.ffn' op strategy option split_k cannot hold for a mixture of experts: its expert GEMMs take grid.z for the experts, not for K slices
+// MOESPLIT: split_k = [1, 2]>, <max_m = 64, {{[^>]*}}split_k = [1, 2]>,
+// MOESPLIT-NOT: split_k = [2
 
 // Quantized weights (int4, LLaMA-7B's MLP on sm_90a): the wide tile and
 // wgmma are out (each scale group's sums take a second accumulator set),

@@ -406,13 +406,28 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   // compute-bound buckets one full wave (each further slice costs its f32
   // partials' traffic). The unbounded bucket never splits.
   b.splitUp = b.splitDown = 1;
-  // A mixture's expert GEMMs take grid.z for the experts.
-  if (maxM == 0 || f.batchInvariant || f.moe())
+  if (maxM == 0 || f.batchInvariant)
     return;
   int64_t rows = (maxM + b.blockM - 1) / b.blockM;
   int64_t want = (memoryBound ? 4 : 1) * d.sms;
   int64_t colsUp = dims.upRows(f.gated) / b.blockN;
   int64_t colsDown = dims.downRows() / b.blockN;
+  if (f.moe()) {
+    // Only GEMM 2 splits (grid.z: experts x slices; the combine kernel
+    // adds the slices), over the experts the bucket's largest m reaches,
+    // each with an even share of the rows; decode buckets size it for one
+    // row (top_k experts: the latency that matters, and the partials of a
+    // few rows cost next to nothing when more experts run).
+    int64_t choices = (memoryBound ? 1 : maxM) * f.topK;
+    int64_t active = std::min(f.experts, choices);
+    int64_t perExpert = (choices + active - 1) / active;
+    rows = (perExpert + b.blockM - 1) / b.blockM;
+    b.splitDown = gpuSplitFor(rows, colsDown * (active + f.sharedExperts),
+                              dims.hidden, b.blockK, want);
+    if (o.splitK)
+      b.splitDown = *o.splitK;
+    return;
+  }
   b.splitUp = gpuSplitFor(rows, colsUp, dims.kUp, b.blockK, want);
   b.splitDown = gpuSplitFor(rows, colsDown, dims.hidden, b.blockK, want);
   if (o.splitK) {
@@ -546,10 +561,6 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
     if (out.error)
       return out;
   }
-  if (f.moe() && o.splitK && *o.splitK > 1)
-    return {o, GpuKnobError{"split_k", "cannot hold for a mixture of experts: "
-                                       "its expert GEMMs take grid.z for the "
-                                       "experts, not for K slices"}};
   if (f.batchInvariant && (o.numBounds || o.splitK))
     return {o, GpuKnobError{o.numBounds ? "bounds" : "split_k",
                             "cannot hold for a batch_invariant FFN: every m "
@@ -623,6 +634,11 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
           at + std::to_string(b.stages) + " stages take " +
               std::to_string(shared) + " bytes of shared memory; a block has " +
               std::to_string(d->sharedPerBlock) + " on " + std::string(chip)};
+    if (f.moe() && b.splitUp != 1)
+      return GpuKnobError{"split_k", at + "a mixture of experts' GEMM 1 does "
+                                          "not split K (only GEMM 2's "
+                                          "slices are added, by the combine "
+                                          "kernel)"};
     // Every slice keeps at least one K tile.
     if (b.splitUp > dims.kUp / b.blockK || b.splitDown > dims.hidden / b.blockK)
       return GpuKnobError{
@@ -630,9 +646,6 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
                          std::to_string(dims.kUp / b.blockK) + " in " +
                          "GEMM 1, " + std::to_string(dims.hidden / b.blockK) +
                          " in GEMM 2)"};
-    if (f.moe() && (b.splitUp != 1 || b.splitDown != 1))
-      return GpuKnobError{"split_k", at + "a mixture of experts' GEMMs take "
-                                          "grid.z for the experts: no K split"};
     if (f.batchInvariant &&
         (s.numBuckets != 1 || b.splitUp != 1 || b.splitDown != 1))
       return GpuKnobError{"buckets", "a batch_invariant FFN takes one "

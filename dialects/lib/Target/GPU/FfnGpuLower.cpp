@@ -129,7 +129,8 @@ private:
                std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM);
   void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
   void addMoeKernels();
-  void addCombine();
+  /// The combine kernel of the bucket whose GEMM 2 is `down`.
+  void addCombine(const GemmConfig &down, int64_t minM, int64_t maxM);
   void writeStub();
 };
 } // namespace
@@ -220,12 +221,27 @@ void FfnPlanner::addMoeKernels() {
   launches.push_back(std::move(l));
 }
 
-void FfnPlanner::addCombine() {
+void FfnPlanner::addCombine(const GemmConfig &down, int64_t minM,
+                            int64_t maxM) {
   MoeConfig combine = moe;
-  combine.name = name + "_combine";
+  // name_combine_<bucket>, beside name_down_<bucket>.
+  combine.name = name + "_combine" + down.name.substr(name.size() + 5);
+  combine.splitK = down.splitK;
   Launch l;
   l.kernel = combine.name;
-  l.args = {ws(wsY, f32), ws(wsG, f32)};
+  l.minM = minM;
+  l.maxM = maxM;
+  if (down.splitK == 1) {
+    l.args = {ws(wsY, f32), ws(wsG, f32)};
+  } else {
+    combine.partialStride = nb2;
+    combine.hasBias = bDown >= 0;
+    combine.biasStride = nb2;
+    l.args = {ws(wsPartial, f32), ws(wsG, f32),
+              ws(wsSel, builder.getI32Type())};
+    if (combine.hasBias)
+      l.args.push_back(param(bDown));
+  }
   if (moe.residual)
     l.args.push_back({ArgKind::Input, 0, t});
   l.args.push_back(postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t});
@@ -250,31 +266,52 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     // fit (loads in flight); larger tiles get one block's registers (their
     // two accumulator sets need more than half). Where more than two fit,
     // ptxas's own budget is mostly no tighter than the hint's would be;
-    // a mixture's decode tiles are the exception seen (ptxas gave them 64
-    // registers, four blocks' worth, where three fit, and the gathered
-    // rows spilled), so they always get the blocks that fit.
+    // a mixture's bf16/f16 decode tiles are the exception seen (ptxas gave
+    // them 64 registers, four blocks' worth, where three fit, and the
+    // gathered rows spilled), so they always get the blocks that fit (its
+    // f32 ones spill with that hint and not without it).
     int64_t fit =
         nominalGpuDevice(chip)->sharedPerBlock / (c.sharedBytes() + 1024);
-    if (fit <= 2 || (c.bm == 16 && isMoe()))
+    if (fit <= 2 || (c.bm == 16 && isMoe() && c.tensorCores()))
       c.minBlocksPerSm = c.bm == 16 ? std::max<int64_t>(fit, 1) : 1;
   }
   Launch l;
   l.rowsPerBlock = c.bm;
   l.gridY = groups * colBlocks;
+  l.minM = minM;
+  l.maxM = maxM;
+  l.threads = c.threads();
+  l.sharedBytes = c.sharedBytes();
   if (isMoe()) {
     // grid.z: the routed experts, then the shared ones.
     c.moeRouted = moe.experts;
     c.moeShared = moe.shared;
     c.moeTopK = moe.topK;
     c.moeSlots = moe.slots();
-    l.gridZ = moe.experts + moe.shared;
-    epilogueArgs.push_back(ws(wsPerm, builder.getI32Type()));
-    epilogueArgs.push_back(ws(wsCount, builder.getI32Type()));
+    l.gridZ = (moe.experts + moe.shared) * c.splitK;
+    KernelArg lists = ws(wsPerm, builder.getI32Type());
+    KernelArg counts = ws(wsCount, builder.getI32Type());
+    if (c.splitK > 1) {
+      // GEMM 2's K slices: f32 partials of every slot row; the combine
+      // kernel adds them and the bias (no reduction launch).
+      GemmConfig partial = c;
+      partial.epilogue = Epilogue::Partial;
+      partial.outType = f32;
+      partial.partialStride = colBlocks * c.bn;
+      partialBytesPerRow =
+          std::max(partialBytesPerRow,
+                   c.splitK * moe.slots() * partial.partialStride * 4);
+      l.kernel = c.name;
+      l.args = operands;
+      l.args.back() = ws(wsPartial, f32);
+      l.args.insert(l.args.end(), {lists, counts, mArg()});
+      buildGemmKernel(builder, gpuModule, partial, l.args);
+      launches.push_back(std::move(l));
+      return;
+    }
+    epilogueArgs.push_back(lists);
+    epilogueArgs.push_back(counts);
   }
-  l.minM = minM;
-  l.maxM = maxM;
-  l.threads = c.threads();
-  l.sharedBytes = c.sharedBytes();
   if (c.splitK == 1) {
     l.kernel = c.name;
     l.args = operands;
@@ -412,6 +449,8 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   if (down.residual)
     epi2.push_back({ArgKind::Input, 0, t});
   addGemm(down, ops2, epi2, minM, maxM);
+  if (isMoe())
+    addCombine(down, minM, maxM);
 }
 
 LogicalResult FfnPlanner::plan() {
@@ -446,12 +485,13 @@ LogicalResult FfnPlanner::plan() {
       moe.preNorm = op.getNorm()->getKind();
       moe.eps = op.getNorm()->getEps().convertToDouble();
     }
+    // grid.z holds the experts and GEMM 2's K slices.
     for (const GpuBucket &bucket :
          ArrayRef<GpuBucket>(strategy.buckets, strategy.numBuckets))
-      if (bucket.splitUp != 1 || bucket.splitDown != 1)
-        return op.emitOpError("is a mixture of experts, whose expert GEMMs "
-                              "take grid.z for the experts: its strategy "
-                              "cannot split K");
+      if ((moe.experts + moe.shared) * bucket.splitDown > 65535)
+        return op.emitOpError("has ")
+               << moe.experts + moe.shared << " experts in " << bucket.splitDown
+               << " K slices: more than grid.z's 65535 blocks";
   }
   // cp.async copies 16 bytes: A rows must start 16-byte aligned.
   // (Each block's: a grouped FFN's blocks start at multiples of dmBlock.)
@@ -561,8 +601,6 @@ LogicalResult FfnPlanner::plan() {
     addGemms(bucket, minM);
     minM = bucket.maxM + 1;
   }
-  if (isMoe())
-    addCombine();
 
   if (postNorm) {
     auto norm = *op.getNorm();

@@ -96,7 +96,7 @@ private:
   // A mixture's expert GEMM: the experts' slot lists and counts, this
   // block's expert, its row count, and the A rows of this thread's copies
   // (the same tile rows every stage).
-  Value perm, counts, expert, rows;
+  Value perm, counts, expert, moeSlice, rows;
   SmallVector<Value> aRows;
   // Geometry.
   int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
@@ -227,11 +227,14 @@ void GemmBuilder::build() {
   }
   kBeg = ir.mul(ir.blockId(gpu::Dimension::z), kPerSlice);
   if (moe()) {
-    // grid.z is the expert (no K split). A tile past the expert's rows has
-    // nothing to do: the whole block leaves (a uniform branch).
-    expert = ir.blockId(gpu::Dimension::z);
+    // grid.z is the expert and, split, its K slice. A tile past the
+    // expert's rows has nothing to do: the whole block leaves (a uniform
+    // branch).
+    Value z = ir.blockId(gpu::Dimension::z);
+    expert = ir.div(z, c.splitK);
+    moeSlice = ir.rem(z, c.splitK);
     group = expert;
-    kBeg = ir.idx(0);
+    kBeg = ir.mul(moeSlice, kPerSlice);
     Value routed = ir.lt(expert, c.moeRouted);
     Value listed = arith::IndexCastOp::create(
         b, b.getIndexType(),
@@ -825,9 +828,13 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
             Value n = ir.add(bRow, e);
             switch (c.epilogue) {
             case Epilogue::Partial: {
-              Value slice = ir.blockId(gpu::Dimension::z);
-              Value idx = ir.add(
-                  ir.mul(ir.add(ir.mul(slice, m), row), c.partialStride), n);
+              // A mixture's slices hold every slot row (m moeSlots).
+              Value slice = moe() ? moeSlice : ir.blockId(gpu::Dimension::z);
+              Value sliceRows = moe() ? ir.mul(m, c.moeSlots) : m;
+              Value idx =
+                  ir.add(ir.mul(ir.add(ir.mul(slice, sliceRows), outRow),
+                                c.partialStride),
+                         n);
               ir.store(v, out, {idx});
               break;
             }

@@ -100,8 +100,9 @@ struct GemmConfig {
   /// resident blocks than fit and spills.
   int64_t minBlocksPerSm = 0;
   /// A mixture of experts' expert GEMM (moeRouted > 0): grid.z runs over
-  /// the routed experts, then the shared ones (no K split), and block
-  /// (x, y, e) multiplies rows [x bm, x bm + bm) of expert e's list. Routed
+  /// the routed experts, then the shared ones, splitK slices each (z = e
+  /// splitK + slice; the partials hold m moeSlots rows a slice), and block
+  /// (x, y, z) multiplies rows [x bm, x bm + bm) of expert e's list. Routed
   /// expert e's rows are the slots perm[e m ..] (count[e] of them, written
   /// by the group kernel); shared expert s takes every row r as slot
   /// r moeSlots + topK + s. A's row is the slot's token (slot / moeSlots)
@@ -170,6 +171,12 @@ struct MoeConfig {
   bool shift = false;
   bool residual = false;
   Type outType; ///< combine: the dtype, or f32 before a post-norm
+  /// combine: GEMM 2's K slices (1: y holds each slot's result, bias
+  /// included; more: y holds the slices' f32 partials, partialStride
+  /// columns a slot row, and the combine adds them in slice order, then
+  /// the slot's expert's b_down at biasStride when hasBias).
+  int64_t splitK = 1, partialStride = 0, biasStride = 0;
+  bool hasBias = false;
   int64_t slots() const { return topK + shared; }
 };
 /// Route: one block per row. The f32 logits x . w_router (x pre-normed in
@@ -185,8 +192,9 @@ void buildRouteKernel(OpBuilder &builder, gpu::GPUModuleOp module,
 void buildGroupKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                       const MoeConfig &config, ArrayRef<KernelArg> args);
 /// Combine: one block per row. f = sum_j g[r][j] y[slot j] (selection
-/// order) + sum_s y[slot k + s] [+ x], from the f32 slot results y.
-/// Arguments: y, g, [x,] out, m.
+/// order) + sum_s y[slot k + s] [+ x], from the f32 slot results y (or
+/// their K slices and biases, splitK > 1). Arguments: y, g, [sel, [b_down,]]
+/// [x,] out, m; sel and b_down only when split.
 void buildCombineKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                         const MoeConfig &config, ArrayRef<KernelArg> args);
 

@@ -322,19 +322,48 @@ void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
   KernelIR ir(b);
   auto a = func.getArguments();
   unsigned i = 0;
-  Value y = a[i++], g = a[i++], x;
+  Value y = a[i++], g = a[i++], sel, bias, x;
+  bool split = c.splitK > 1;
+  if (split) {
+    sel = a[i++];
+    if (c.hasBias)
+      bias = a[i++];
+  }
   if (c.residual)
     x = a[i++];
   Value out = a[i++];
+  Value m = toIndex(ir, a[i++]);
   const int64_t k = c.topK, dm = c.dModel, slots = c.slots();
   Value row = ir.blockId(gpu::Dimension::x), tid = ir.threadId();
-  SmallVector<Value> weights;
+  SmallVector<Value> weights, biasBase;
   for (int64_t j = 0; j < k; ++j)
     weights.push_back(ir.load(g, {ir.add(ir.mul(row, k), j)}));
-  Value slotBase = ir.mul(row, slots * dm);
+  if (bias) {
+    // Each slot's expert: the choice, or the shared expert's index.
+    for (int64_t s = 0; s < slots; ++s) {
+      Value e = s < k ? toIndex(ir, ir.load(sel, {ir.add(ir.mul(row, k), s)}))
+                      : ir.idx(c.experts + s - k);
+      biasBase.push_back(ir.mul(e, c.biasStride));
+    }
+  }
+  Value slotRow0 = ir.mul(row, slots), sliceRows = ir.mul(m, slots);
   ir.loop(tid, ir.idx(dm), kThreads, [&](Value col) {
-    auto slotValue = [&](int64_t s) {
-      return ir.load(y, {ir.add(slotBase, ir.add(col, s * dm))});
+    auto slotValue = [&](int64_t s) -> Value {
+      Value slotRow = ir.add(slotRow0, s);
+      if (!split)
+        return ir.load(y, {ir.add(ir.mul(slotRow, dm), col)});
+      // The K slices in slice order, then the bias: the split-K
+      // reduction's order.
+      Value v = ir.f32(0);
+      for (int64_t z = 0; z < c.splitK; ++z) {
+        Value at = ir.add(ir.mul(ir.add(ir.mul(ir.idx(z), sliceRows), slotRow),
+                                 c.partialStride),
+                          col);
+        v = z == 0 ? ir.load(y, {at}) : ir.addf(v, ir.load(y, {at}));
+      }
+      if (bias)
+        v = ir.addf(v, ir.toF32(ir.load(bias, {ir.add(biasBase[s], col)})));
+      return v;
     };
     Value f = ir.mulf(weights[0], slotValue(0));
     for (int64_t j = 1; j < k; ++j)

@@ -64,7 +64,8 @@ constexpr int kMaxGpuBuckets = 8;
 ///     are built and verified for: 16x128, 64x128, 128x256 on tensor cores,
 ///     128x128 for f32);
 ///   - stages: the cp.async ring depth (2-4) of every bucket;
-///   - splitK: the K split of every bounded bucket's GEMMs (1: none);
+///   - splitK: the K split of every bounded bucket's GEMMs (1: none; a
+///     mixture of experts splits GEMM 2 only);
 ///   - mma: mma_sync on sm_90a keeps wgmma off.
 /// Fixed-size arrays keep the record trivially copyable: the attribute's
 /// storage holds it by value.
