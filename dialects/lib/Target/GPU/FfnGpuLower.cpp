@@ -638,10 +638,10 @@ void FfnPlanner::writeStub() {
     // runtime packs each block's tensor into its own slot, one after the
     // other (what the kernels' group strides assume); the norm's act on
     // the whole row.
-    // A mixture's experts are stacked the same way; its router is one
-    // matrix.
-    bool stacked =
-        stackedBlocks() > 1 && idx != scale && idx != shift && idx != router;
+    // A mixture's experts are stacked the same way (one expert too: its
+    // tensors are [1, ...]); its router is one matrix.
+    bool stacked = (isMoe() || groups > 1) && idx != scale && idx != shift &&
+                   idx != router;
     ArrayRef<int64_t> logical = shaped.getShape();
     if (stacked)
       logical = logical.drop_front();
