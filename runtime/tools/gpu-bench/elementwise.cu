@@ -78,3 +78,60 @@ FFN_BENCH_GLU_TYPES(Silu, silu)
 FFN_BENCH_GLU_TYPES(Gelu, gelu)
 FFN_BENCH_GLU_TYPES(GeluTanh, gelu_tanh)
 FFN_BENCH_GLU_TYPES(Relu, relu)
+
+// The mixture-of-experts baseline's data movement around its per-expert
+// GEMMs: the rows each expert takes gathered into one contiguous block per
+// expert, and each row's slots weighed and summed back (choices in order,
+// then the shared experts, then the residual).
+namespace {
+
+/// out[p] = x[rows[p]] for p < n, rows of dm elements (dm a multiple of 8).
+template <typename T>
+__device__ void gatherRows(const T *x, const int *rows, T *out, long long n,
+                           long long dm) {
+  constexpr int V = 16 / sizeof(T);
+  long long chunks = dm / V;
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= n * chunks)
+    return;
+  long long p = i / chunks, c = (i % chunks) * V;
+  *reinterpret_cast<uint4 *>(out + p * dm + c) =
+      *reinterpret_cast<const uint4 *>(x + (long long)rows[p] * dm + c);
+}
+
+/// y[r, c] = sum_j<k g[r, j] ys[pos[r, j], c] + sum_j>=k ys[pos[r, j], c]
+/// [+ x[r, c]], slots positions a row.
+template <typename T>
+__device__ void combineSlots(const T *ys, const int *pos, const float *g,
+                             const T *x, T *y, long long m, long long dm, int k,
+                             int slots) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= m * dm)
+    return;
+  long long r = i / dm, c = i % dm;
+  float f = 0.0f;
+  for (int j = 0; j < slots; ++j) {
+    float v = toFloat(ys[(long long)pos[r * slots + j] * dm + c]);
+    f = j < k ? fmaf(g[r * k + j], v, f) : f + v;
+  }
+  if (x)
+    f += toFloat(x[i]);
+  y[i] = fromFloat<T>(f);
+}
+
+} // namespace
+
+#define FFN_BENCH_MOE(T, tname)                                                \
+  extern "C" __global__ void ffn_bench_gather_##tname(                         \
+      const T *x, const int *rows, T *out, long long n, long long dm) {        \
+    gatherRows<T>(x, rows, out, n, dm);                                        \
+  }                                                                            \
+  extern "C" __global__ void ffn_bench_combine_##tname(                        \
+      const T *ys, const int *pos, const float *g, const T *x, T *y,           \
+      long long m, long long dm, int k, int slots) {                           \
+    combineSlots<T>(ys, pos, g, x, y, m, dm, k, slots);                        \
+  }
+
+FFN_BENCH_MOE(__nv_bfloat16, bf16)
+FFN_BENCH_MOE(__half, f16)
+FFN_BENCH_MOE(float, f32)

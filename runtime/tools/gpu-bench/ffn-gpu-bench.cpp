@@ -28,6 +28,7 @@
 
 #include "CublasLt.h"
 #include "Device.h"
+#include "MoeBaseline.h"
 
 #include "ffn/runtime.h"
 #include "ffn_harness.h"
@@ -85,6 +86,57 @@ const char *actName(int64_t a) {
   }
 }
 
+cudaDataType cudaTypeOf(const ffn_kernel_desc &desc) {
+  return desc.dtype == FFN_DTYPE_BF16  ? CUDA_R_16BF
+         : desc.dtype == FFN_DTYPE_F16 ? CUDA_R_16F
+                                       : CUDA_R_32F;
+}
+
+const char *typeNameOf(const ffn_kernel_desc &desc) {
+  return desc.dtype == FFN_DTYPE_BF16  ? "bf16"
+         : desc.dtype == FFN_DTYPE_F16 ? "f16"
+                                       : "f32";
+}
+
+/// GEMM 1's cuBLASLt epilogue for a plain FFN (with or without b_up).
+LtEpilogue plainEpilogueOf(const ffn_kernel_desc &desc, bool bias) {
+  if (desc.activation == FFN_ACT_GELU_TANH)
+    return bias ? LtEpilogue::GeluBias : LtEpilogue::Gelu;
+  if (desc.activation == FFN_ACT_RELU)
+    return bias ? LtEpilogue::ReluBias : LtEpilogue::Relu;
+  return bias ? LtEpilogue::Bias : LtEpilogue::None;
+}
+
+/// The two outputs against each other: the largest difference, the
+/// largest |y| of the baseline, and whether they agree to a few units of
+/// the dtype's last place of the largest output (both round h to the
+/// dtype, in different orders).
+struct Agreement {
+  double maxDiff = 0, maxY = 0;
+  bool agree = false;
+};
+Agreement compareOutputs(Device &d, const ffn_kernel_desc &desc, int64_t m,
+                         const Buffer &yFfnc, const Buffer &yLt) {
+  int64_t eb = desc.dtype == FFN_DTYPE_F32 ? 4 : 2;
+  size_t n = size_t(m) * desc.d_model;
+  std::vector<unsigned char> hf(n * eb), hl(n * eb);
+  d.check(d.MemcpyDtoH(hf.data(), yFfnc.get(), n * eb), "cuMemcpyDtoH");
+  d.check(d.MemcpyDtoH(hl.data(), yLt.get(), n * eb), "cuMemcpyDtoH");
+  Agreement a;
+  for (size_t i = 0; i < n; ++i) {
+    double x = ffn_ref::load(desc.dtype, hf.data(), i),
+           y = ffn_ref::load(desc.dtype, hl.data(), i);
+    a.maxDiff = std::max(a.maxDiff, std::fabs(x - y));
+    a.maxY = std::max(a.maxY, std::fabs(y));
+  }
+  double tolerance = (eb == 4                        ? 1e-5
+                      : desc.dtype == FFN_DTYPE_BF16 ? 0.05
+                                                     : 0.01) *
+                     std::max(a.maxY, 1e-3);
+  a.agree = std::isfinite(a.maxDiff) && a.maxDiff <= tolerance;
+  return a;
+}
+
 class Bench {
 public:
   Bench(Device &d, Lt &lt, ffn_context *ctx, CUmodule elementwise, int rounds)
@@ -101,6 +153,12 @@ public:
   void run(const char *library, const Config &config);
 
 private:
+  /// A mixture of experts against MoeBaseline, on `kernels[0]`.
+  void runMoe(const ffn_kernel_desc &desc, const Config &config,
+              ffn_kernel *kernel,
+              const std::vector<ffn_ref::Buffer> &baselineParams,
+              ffn_ref::Random &rng);
+  CUfunction gluKernel(const ffn_kernel_desc &desc, const char *layout) const;
   Device &d;
   Lt &lt;
   ffn_context *ctx;
@@ -185,8 +243,10 @@ void Bench::run(const char *library, const Config &config) {
     skip = "not a device kernel";
   else if (desc.norm != 0)
     skip = "the baseline has no norm kernel";
-  else if (desc.kind != FFN_KIND_FFN)
-    skip = "the baseline is for dense FFNs";
+  else if (desc.kind == FFN_KIND_GROUPED)
+    skip = "the baseline is for dense FFNs and mixtures of experts";
+  else if (desc.kind == FFN_KIND_MOE && desc.weight_quant != FFN_WEIGHTS_DTYPE)
+    skip = "quantized mixtures are not in the mixture baseline yet";
   else if (!act || (!gated && desc.activation == FFN_ACT_SILU) ||
            (!gated && desc.activation == FFN_ACT_GELU))
     skip = "no cuBLASLt epilogue or bench kernel for this activation";
@@ -197,12 +257,8 @@ void Bench::run(const char *library, const Config &config) {
     ffn_kernel_destroy(first);
     return;
   }
-  cudaDataType type = desc.dtype == FFN_DTYPE_BF16  ? CUDA_R_16BF
-                      : desc.dtype == FFN_DTYPE_F16 ? CUDA_R_16F
-                                                    : CUDA_R_32F;
-  const char *typeName = desc.dtype == FFN_DTYPE_BF16  ? "bf16"
-                         : desc.dtype == FFN_DTYPE_F16 ? "f16"
-                                                       : "f32";
+  cudaDataType type = cudaTypeOf(desc);
+  const char *typeName = typeNameOf(desc);
 
   ffn_ref::Random rng(1);
   std::vector<ffn_ref::Buffer> params = ffn_ref::makeParams(desc, rng);
@@ -236,9 +292,12 @@ void Bench::run(const char *library, const Config &config) {
   for (int64_t i = 0; i < desc.num_params; ++i)
     weightBytes += quantized ? static_cast<size_t>(desc.params[i].packed_bytes)
                              : params[i].bytes.size();
-  // Enough copies that the rotation spans 2.5x the L2.
-  int copies = static_cast<int>(
-      std::clamp<double>(std::ceil(2.5 * d.l2Bytes / weightBytes), 1, 16));
+  // Enough copies that the rotation spans 2.5x the L2 (a mixture's
+  // baseline keeps one copy of the experts, and so does ffnc then).
+  int copies = desc.kind == FFN_KIND_MOE
+                   ? 1
+                   : static_cast<int>(std::clamp<double>(
+                         std::ceil(2.5 * d.l2Bytes / weightBytes), 1, 16));
 
   // ffnc: one kernel per copy, each with its own packed, uploaded weights.
   std::vector<ffn_kernel *> kernels = {first};
@@ -256,6 +315,11 @@ void Bench::run(const char *library, const Config &config) {
                    ffn_context_last_error(ctx));
       std::exit(3);
     }
+  if (desc.kind == FFN_KIND_MOE) {
+    runMoe(desc, config, first, baselineParams, rng);
+    ffn_kernel_destroy(first);
+    return;
+  }
 
   // cuBLASLt: the same weights, as stored ([in, out] row-major).
   auto upload = [&](const std::vector<unsigned char> &host) {
@@ -306,28 +370,13 @@ void Bench::run(const char *library, const Config &config) {
   Buffer g(d, size_t(maxM) * dff * eb * 2), u(d, size_t(maxM) * dff * eb),
       h(d, size_t(maxM) * dff * eb);
 
-  std::string kernelType = desc.dtype == FFN_DTYPE_BF16  ? "bf16"
-                           : desc.dtype == FFN_DTYPE_F16 ? "f16"
-                                                         : "f32";
   CUfunction gluSeparate = nullptr, gluConcat = nullptr;
   if (gated) {
-    std::string base = std::string("ffn_bench_glu_") + act + "_" + kernelType;
-    d.check(d.ModuleGetFunction(&gluSeparate, elementwise,
-                                (base + "_separate").c_str()),
-            "cuModuleGetFunction");
-    d.check(d.ModuleGetFunction(&gluConcat, elementwise,
-                                (base + "_concat").c_str()),
-            "cuModuleGetFunction");
+    gluSeparate = gluKernel(desc, "separate");
+    gluConcat = gluKernel(desc, "concat");
   }
   bool residual = desc.residual != 0;
-  LtEpilogue plainEpilogue =
-      desc.activation == FFN_ACT_GELU_TANH ? LtEpilogue::GeluBias
-      : desc.activation == FFN_ACT_RELU    ? LtEpilogue::ReluBias
-                                           : LtEpilogue::Bias;
-  if (!bUp)
-    plainEpilogue = plainEpilogue == LtEpilogue::GeluBias   ? LtEpilogue::Gelu
-                    : plainEpilogue == LtEpilogue::ReluBias ? LtEpilogue::Relu
-                                                            : LtEpilogue::None;
+  LtEpilogue plainEpilogue = plainEpilogueOf(desc, bUp != nullptr);
   LtEpilogue upLinear = bUp ? LtEpilogue::Bias : LtEpilogue::None;
   LtEpilogue gateLinear = bGate ? LtEpilogue::Bias : LtEpilogue::None;
   // One GEMM over [gate | up] needs both biases or neither: with one, the
@@ -427,25 +476,8 @@ void Bench::run(const char *library, const Config &config) {
     ffnc(0);
     baseline(b1 <= b2 ? 1 : 2, false)(0);
     d.check(d.StreamSynchronize(d.stream), "cuStreamSynchronize");
-    size_t n = size_t(m) * dm;
-    std::vector<unsigned char> hf(n * eb), hl(n * eb);
-    d.check(d.MemcpyDtoH(hf.data(), yFfnc.get(), n * eb), "cuMemcpyDtoH");
-    d.check(d.MemcpyDtoH(hl.data(), yLt.get(), n * eb), "cuMemcpyDtoH");
-    double maxDiff = 0, maxY = 0;
-    for (size_t i = 0; i < n; ++i) {
-      double a = ffn_ref::load(desc.dtype, hf.data(), i),
-             b = ffn_ref::load(desc.dtype, hl.data(), i);
-      maxDiff = std::max(maxDiff, std::fabs(a - b));
-      maxY = std::max(maxY, std::fabs(b));
-    }
-    // Both round h to the dtype, in different orders: a few units of the
-    // dtype's last place of the largest output.
-    double tolerance = (eb == 4                        ? 1e-5
-                        : desc.dtype == FFN_DTYPE_BF16 ? 0.05
-                                                       : 0.01) *
-                       std::max(maxY, 1e-3);
-    bool agree = std::isfinite(maxDiff) && maxDiff <= tolerance;
-    if (!agree)
+    Agreement a = compareOutputs(d, desc, m, yFfnc, yLt);
+    if (!a.agree)
       ++failures;
 
     double flops = 2.0 * m * (gated ? 3.0 : 2.0) * dm * dff;
@@ -460,11 +492,90 @@ void Bench::run(const char *library, const Config &config) {
                 name, dtypeText.c_str(), static_cast<long long>(m), f * 1e3,
                 tflops, 100 * tflops / peak, weightBytes / (f * 1e-3) / 1e9,
                 best * 1e3, variant, heuristic * 1e3, best / f, heuristic / f,
-                maxDiff, maxY, agree ? "" : "MISMATCH");
+                a.maxDiff, a.maxY, a.agree ? "" : "MISMATCH");
     std::fflush(stdout);
   }
   for (ffn_kernel *k : kernels)
     ffn_kernel_destroy(k);
+}
+
+CUfunction Bench::gluKernel(const ffn_kernel_desc &desc,
+                            const char *layout) const {
+  CUfunction f = nullptr;
+  std::string kernel = std::string("ffn_bench_glu_") +
+                       actName(desc.activation) + "_" + typeNameOf(desc) + "_" +
+                       layout;
+  d.check(d.ModuleGetFunction(&f, elementwise, kernel.c_str()),
+          "cuModuleGetFunction");
+  return f;
+}
+
+void Bench::runMoe(const ffn_kernel_desc &desc, const Config &config,
+                   ffn_kernel *kernel,
+                   const std::vector<ffn_ref::Buffer> &baselineParams,
+                   ffn_ref::Random &rng) {
+  const char *name = config.name.c_str();
+  bool gated = desc.gated != 0, hasBias = false;
+  for (int64_t i = 0; i < desc.num_params; ++i)
+    hasBias |= std::strcmp(desc.params[i].name, "b_up") == 0;
+  MoeBaseline base(d, lt, elementwise, desc, baselineParams,
+                   gated ? gluKernel(desc, "separate") : nullptr,
+                   plainEpilogueOf(desc, hasBias));
+  int64_t maxM = *std::max_element(config.tokens.begin(), config.tokens.end());
+  ffn_ref::Buffer x = ffn_ref::makeInput(desc, maxM, rng);
+  Buffer xDev(d, x.bytes.size()), yFfnc(d, x.bytes.size()),
+      yLt(d, x.bytes.size());
+  d.check(d.MemcpyHtoD(xDev.get(), x.bytes.data(), x.bytes.size()),
+          "cuMemcpyHtoD");
+  for (int64_t m : config.tokens) {
+    base.prepare(m, x, xDev.raw());
+    auto ffnc = [&](int) {
+      if (ffn_kernel_run_device(kernel, m, xDev.raw(), yFfnc.raw(), d.stream) !=
+          FFN_OK) {
+        std::fprintf(stderr, "ffn-gpu-bench: %s\n",
+                     ffn_context_last_error(ctx));
+        std::exit(3);
+      }
+    };
+    auto baseline = [&](bool heuristic) {
+      return
+          [&, heuristic](int) { base.run(xDev.raw(), yLt.raw(), heuristic); };
+    };
+    double once = timeBatch(3, 1, ffnc);
+    int batch =
+        static_cast<int>(std::clamp(2.0 / std::max(once, 1e-3), 10.0, 200.0));
+    std::vector<double> tF, tB, tH;
+    for (int r = 0; r < rounds; ++r) {
+      tF.push_back(timeBatch(batch, 1, ffnc));
+      tB.push_back(timeBatch(batch, 1, baseline(false)));
+      tH.push_back(timeBatch(batch, 1, baseline(true)));
+    }
+    double f = median(tF), b = median(tB), heuristic = median(tH);
+    ffnc(0);
+    baseline(false)(0);
+    d.check(d.StreamSynchronize(d.stream), "cuStreamSynchronize");
+    // Both route in f32 (ffnc) and f64 (the baseline's host routing): a
+    // row whose top k is a near tie may take other experts in each.
+    Agreement a = compareOutputs(d, desc, m, yFfnc, yLt);
+    if (!a.agree)
+      ++failures;
+    double flops = 2.0 * m * (desc.top_k + desc.shared_experts) *
+                   (gated ? 3.0 : 2.0) * desc.d_model * desc.d_ff;
+    double tflops = flops / (f * 1e-3) / 1e12;
+    double peak = peakTflops(cudaTypeOf(desc));
+    std::string variant = "per-expert GEMMs on gathered rows (" +
+                          std::to_string(base.activeExperts()) + " experts)";
+    // The weight bytes are the experts that took rows (the decode
+    // roofline's bytes per token at m = 1).
+    std::printf("| %s | %s | %lld | %.1f | %.1f | %.0f%% | %.0f | %.1f | %s "
+                "| %.1f | %.2fx | %.2fx | %.2e (max|y| %.2e) %s |\n",
+                name, typeNameOf(desc), static_cast<long long>(m), f * 1e3,
+                tflops, 100 * tflops / peak,
+                base.activeWeightBytes() / (f * 1e-3) / 1e9, b * 1e3,
+                variant.c_str(), heuristic * 1e3, b / f, heuristic / f,
+                a.maxDiff, a.maxY, a.agree ? "" : "MISMATCH");
+    std::fflush(stdout);
+  }
 }
 
 bool parseConfig(const char *arg, Config &c) {

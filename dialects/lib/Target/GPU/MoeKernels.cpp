@@ -68,6 +68,21 @@ static Value toI32(KernelIR &ir, Value v) {
   return arith::IndexCastOp::create(ir.b, ir.b.getI32Type(), v);
 }
 
+namespace {
+/// A kernel being built: its function, and the builders at its body's end.
+struct KernelBody {
+  KernelBody(OpBuilder &builder, gpu::GPUModuleOp module, StringRef name,
+             ArrayRef<KernelArg> args)
+      : func(createKernel(builder, module, name, args, kThreads)),
+        b(module.getLoc(), builder), ir(b) {
+    b.setInsertionPoint(func.getBody().front().getTerminator());
+  }
+  gpu::GPUFuncOp func;
+  ImplicitLocOpBuilder b;
+  KernelIR ir;
+};
+} // namespace
+
 static Value exp32(KernelIR &ir, Value v) {
   return math::ExpOp::create(ir.b, v);
 }
@@ -76,11 +91,10 @@ void mlir::ffn::gpu_target::buildRouteKernel(OpBuilder &builder,
                                              gpu::GPUModuleOp module,
                                              const MoeConfig &c,
                                              ArrayRef<KernelArg> args) {
-  gpu::GPUFuncOp func = createKernel(builder, module, c.name, args, kThreads);
-  ImplicitLocOpBuilder b(module.getLoc(), builder);
-  b.setInsertionPoint(func.getBody().front().getTerminator());
-  KernelIR ir(b);
-  auto a = func.getArguments();
+  KernelBody body(builder, module, c.name, args);
+  ImplicitLocOpBuilder &b = body.b;
+  KernelIR &ir = body.ir;
+  auto a = body.func.getArguments();
   unsigned i = 0;
   Value x = a[i++], w = a[i++], scale, shift;
   if (c.preNorm) {
@@ -249,11 +263,10 @@ void mlir::ffn::gpu_target::buildGroupKernel(OpBuilder &builder,
                                              gpu::GPUModuleOp module,
                                              const MoeConfig &c,
                                              ArrayRef<KernelArg> args) {
-  gpu::GPUFuncOp func = createKernel(builder, module, c.name, args, kThreads);
-  ImplicitLocOpBuilder b(module.getLoc(), builder);
-  b.setInsertionPoint(func.getBody().front().getTerminator());
-  KernelIR ir(b);
-  auto a = func.getArguments();
+  KernelBody body(builder, module, c.name, args);
+  ImplicitLocOpBuilder &b = body.b;
+  KernelIR &ir = body.ir;
+  auto a = body.func.getArguments();
   Value sel = a[0], perm = a[1], count = a[2];
   Value m = toIndex(ir, a[3]);
   const int64_t k = c.topK, warps = kThreads / 32;
@@ -316,11 +329,9 @@ void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
                                                gpu::GPUModuleOp module,
                                                const MoeConfig &c,
                                                ArrayRef<KernelArg> args) {
-  gpu::GPUFuncOp func = createKernel(builder, module, c.name, args, kThreads);
-  ImplicitLocOpBuilder b(module.getLoc(), builder);
-  b.setInsertionPoint(func.getBody().front().getTerminator());
-  KernelIR ir(b);
-  auto a = func.getArguments();
+  KernelBody body(builder, module, c.name, args);
+  KernelIR &ir = body.ir;
+  auto a = body.func.getArguments();
   unsigned i = 0;
   Value y = a[i++], g = a[i++], sel, bias, x;
   bool split = c.splitK > 1;
