@@ -128,7 +128,7 @@ void MoeBaseline::prepare(int64_t rowsToRun, const ffn_ref::Buffer &x,
       experts.push_back(std::move(ex));
   }
   active = static_cast<int64_t>(experts.size());
-  const int64_t total = static_cast<int64_t>(rowsHost.size());
+  total = static_cast<int64_t>(rowsHost.size());
   rows = upload(rowsHost.data(), rowsHost.size() * sizeof(int));
   pos = upload(posHost.data(), posHost.size() * sizeof(int));
   weights = upload(gHost.data(), gHost.size() * sizeof(float));
@@ -138,14 +138,11 @@ void MoeBaseline::prepare(int64_t rowsToRun, const ffn_ref::Buffer &x,
   h = Buffer(d, total * dff * eb);
   ys = Buffer(d, total * dm * eb);
   // The gathered rows exist before the GEMMs are tuned on them.
-  long long n = total, width = dm;
-  void *xp = const_cast<void *>(xDev), *rp = rows.raw(), *gp = xg.raw();
-  void *gatherArgs[] = {&xp, &rp, &gp, &n, &width};
-  launch(gather, total * dm / (16 / eb), gatherArgs);
+  gatherRows(xDev);
   for (Expert &ex : experts) {
     int64_t e = ex.index;
     auto at = [&](const Buffer &b, int64_t width) {
-      return reinterpret_cast<void *>(b.get() + ex.first * width * eb);
+      return rowsAt(b, ex, width);
     };
     LtEpilogue upEpilogue =
         gated ? (bUp.get() ? LtEpilogue::Bias : LtEpilogue::None) : plainUp;
@@ -168,16 +165,24 @@ void MoeBaseline::prepare(int64_t rowsToRun, const ffn_ref::Buffer &x,
   }
 }
 
-void MoeBaseline::run(const void *xDev, void *y, bool heuristicFirst) const {
-  long long total = 0;
-  for (const Expert &ex : experts)
-    total += ex.rows;
-  long long width = dm, hidden = dff;
-  void *xp = const_cast<void *>(xDev), *rp = rows.raw(), *xgp = xg.raw();
-  void *gatherArgs[] = {&xp, &rp, &xgp, &total, &width};
+void MoeBaseline::gatherRows(const void *xDev) const {
+  long long n = total, width = dm;
+  void *xp = const_cast<void *>(xDev), *rp = rows.raw(), *gp = xg.raw();
+  void *gatherArgs[] = {&xp, &rp, &gp, &n, &width};
   launch(gather, total * dm / (16 / eb), gatherArgs);
+}
+
+void *MoeBaseline::rowsAt(const Buffer &b, const Expert &ex,
+                          int64_t width) const {
+  return reinterpret_cast<void *>(b.get() + ex.first * width * eb);
+}
+
+void MoeBaseline::run(const void *xDev, void *y, bool heuristicFirst) const {
+  gatherRows(xDev);
+  long long rowsIn = total, width = dm, hidden = dff;
+  void *xp = const_cast<void *>(xDev);
   auto at = [&](const Expert &ex, const Buffer &b, int64_t w) {
-    return reinterpret_cast<void *>(b.get() + ex.first * w * eb);
+    return rowsAt(b, ex, w);
   };
   for (const Expert &ex : experts) {
     int64_t e = ex.index;
@@ -195,7 +200,7 @@ void MoeBaseline::run(const void *xDev, void *y, bool heuristicFirst) const {
   if (gated) {
     // act(g) * u over every gathered row at once.
     void *gp = g.raw(), *up = u.raw(), *hp = h.raw();
-    void *gluArgs[] = {&gp, &up, &hp, &total, &hidden};
+    void *gluArgs[] = {&gp, &up, &hp, &rowsIn, &hidden};
     launch(glu, total * dff / (16 / eb), gluArgs);
   }
   for (const Expert &ex : experts)

@@ -63,7 +63,7 @@ private:
   // Parameters on the device (all experts stacked), by name.
   Buffer wUp, wGate, wDown, bUp, bGate, bDown;
   // The prepared run.
-  int64_t m = 0, active = 0;
+  int64_t m = 0, active = 0, total = 0; ///< total: gathered rows
   std::vector<Expert> experts;
   Buffer rows, pos, weights, xg, g, u, h, ys;
 
@@ -72,6 +72,10 @@ private:
   /// Expert e's slice of a stacked parameter of `perExpert` elements.
   const void *slice(const Buffer &b, int64_t e, int64_t perExpert) const;
   void launch(CUfunction f, int64_t threads, void **args) const;
+  /// Gathers the prepared rows of x into xg.
+  void gatherRows(const void *xDev) const;
+  /// Expert `ex`'s first row in a buffer of gathered rows `width` wide.
+  void *rowsAt(const Buffer &b, const Expert &ex, int64_t width) const;
 };
 
 } // namespace gpu_bench

@@ -137,6 +137,12 @@ Agreement compareOutputs(Device &d, const ffn_kernel_desc &desc, int64_t m,
   return a;
 }
 
+/// Runs a batch takes to last about 2 ms, from one run's milliseconds.
+int batchFor(double onceMs) {
+  return static_cast<int>(
+      std::clamp(2.0 / std::max(onceMs, 1e-3), 10.0, 200.0));
+}
+
 class Bench {
 public:
   Bench(Device &d, Lt &lt, ffn_context *ctx, CUmodule elementwise, int rounds)
@@ -453,9 +459,7 @@ void Bench::run(const char *library, const Config &config) {
       }
     };
     // A batch long enough to time (about 2 ms), from one warm-up run each.
-    double once = timeBatch(3, copies, ffnc);
-    int batch =
-        static_cast<int>(std::clamp(2.0 / std::max(once, 1e-3), 10.0, 200.0));
+    int batch = batchFor(timeBatch(3, copies, ffnc));
     std::vector<double> tF, tB1, tB2, tH;
     int variants = concatenated ? 2 : 1;
     for (int r = 0; r < rounds; ++r) {
@@ -541,9 +545,7 @@ void Bench::runMoe(const ffn_kernel_desc &desc, const Config &config,
       return
           [&, heuristic](int) { base.run(xDev.raw(), yLt.raw(), heuristic); };
     };
-    double once = timeBatch(3, 1, ffnc);
-    int batch =
-        static_cast<int>(std::clamp(2.0 / std::max(once, 1e-3), 10.0, 200.0));
+    int batch = batchFor(timeBatch(3, 1, ffnc));
     std::vector<double> tF, tB, tH;
     for (int r = 0; r < rounds; ++r) {
       tF.push_back(timeBatch(batch, 1, ffnc));

@@ -73,7 +73,6 @@
 // group kernel, the shared one's m; tiles past them leave; A rows gathered
 // from the lists (the token: slot / 3).
 // MOE: gpu.func @mix_up_m16(
-// MOE: gpu.block_id  z
 // MOE: %[[E:.*]] = gpu.block_id  z
 // MOE: arith.cmpi slt, %[[E]], %c6
 // MOE: memref.load %arg7
@@ -84,7 +83,6 @@
 // GEMM 2 reads h rows by slot (no division); at decode block z is expert
 // z / 2, K slice z % 2, and the slice's partials hold m * 3 slot rows.
 // MOE: gpu.func @mix_down_m16(
-// MOE: gpu.block_id  z
 // MOE: %[[Z:.*]] = gpu.block_id  z
 // MOE: arith.divui %[[Z]], %c2
 // MOE: arith.remui %[[Z]], %c2

@@ -129,8 +129,10 @@ private:
                std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM);
   void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
   void addMoeKernels();
-  /// The combine kernel of the bucket whose GEMM 2 is `down`.
-  void addCombine(const GemmConfig &down, int64_t minM, int64_t maxM);
+  /// The combine kernel of the bucket (named by `suffix`) whose GEMM 2 is
+  /// `down`.
+  void addCombine(const GemmConfig &down, const std::string &suffix,
+                  int64_t minM, int64_t maxM);
   void writeStub();
 };
 } // namespace
@@ -221,11 +223,10 @@ void FfnPlanner::addMoeKernels() {
   launches.push_back(std::move(l));
 }
 
-void FfnPlanner::addCombine(const GemmConfig &down, int64_t minM,
-                            int64_t maxM) {
+void FfnPlanner::addCombine(const GemmConfig &down, const std::string &suffix,
+                            int64_t minM, int64_t maxM) {
   MoeConfig combine = moe;
-  // name_combine_<bucket>, beside name_down_<bucket>.
-  combine.name = name + "_combine" + down.name.substr(name.size() + 5);
+  combine.name = name + "_combine" + suffix;
   combine.splitK = down.splitK;
   Launch l;
   l.kernel = combine.name;
@@ -282,40 +283,27 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   l.maxM = maxM;
   l.threads = c.threads();
   l.sharedBytes = c.sharedBytes();
+  // A mixture's GEMMs also take the experts' lists and counts (after the
+  // epilogue's arguments), and grid.z holds the experts, each split into
+  // its K slices; a slice's partials hold every slot row.
+  std::vector<KernelArg> moeArgs;
+  int64_t partialRows = 1;
+  l.gridZ = c.splitK;
   if (isMoe()) {
-    // grid.z: the routed experts, then the shared ones.
     c.moeRouted = moe.experts;
     c.moeShared = moe.shared;
     c.moeTopK = moe.topK;
     c.moeSlots = moe.slots();
-    l.gridZ = (moe.experts + moe.shared) * c.splitK;
-    KernelArg lists = ws(wsPerm, builder.getI32Type());
-    KernelArg counts = ws(wsCount, builder.getI32Type());
-    if (c.splitK > 1) {
-      // GEMM 2's K slices: f32 partials of every slot row; the combine
-      // kernel adds them and the bias (no reduction launch).
-      GemmConfig partial = c;
-      partial.epilogue = Epilogue::Partial;
-      partial.outType = f32;
-      partial.partialStride = colBlocks * c.bn;
-      partialBytesPerRow =
-          std::max(partialBytesPerRow,
-                   c.splitK * moe.slots() * partial.partialStride * 4);
-      l.kernel = c.name;
-      l.args = operands;
-      l.args.back() = ws(wsPartial, f32);
-      l.args.insert(l.args.end(), {lists, counts, mArg()});
-      buildGemmKernel(builder, gpuModule, partial, l.args);
-      launches.push_back(std::move(l));
-      return;
-    }
-    epilogueArgs.push_back(lists);
-    epilogueArgs.push_back(counts);
+    l.gridZ *= moe.experts + moe.shared;
+    moeArgs = {ws(wsPerm, builder.getI32Type()),
+               ws(wsCount, builder.getI32Type())};
+    partialRows = moe.slots();
   }
   if (c.splitK == 1) {
     l.kernel = c.name;
     l.args = operands;
     l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
+    l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
     l.args.push_back(mArg());
     buildGemmKernel(builder, gpuModule, c, l.args);
     launches.push_back(std::move(l));
@@ -326,16 +314,19 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   partial.epilogue = Epilogue::Partial;
   partial.outType = f32;
   partial.partialStride = groups * colBlocks * c.bn;
-  partialBytesPerRow =
-      std::max(partialBytesPerRow, c.splitK * partial.partialStride * 4);
+  partialBytesPerRow = std::max(
+      partialBytesPerRow, c.splitK * partialRows * partial.partialStride * 4);
   KernelArg out = operands.back();
   operands.back() = ws(wsPartial, f32);
   l.kernel = c.name;
-  l.gridZ = c.splitK;
   l.args = operands;
+  l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
   l.args.push_back(mArg());
   buildGemmKernel(builder, gpuModule, partial, l.args);
   launches.push_back(l);
+  // A mixture's combine kernel adds the slices and the bias.
+  if (isMoe())
+    return;
 
   c.partialStride = partial.partialStride;
   Launch r;
@@ -450,7 +441,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
     epi2.push_back({ArgKind::Input, 0, t});
   addGemm(down, ops2, epi2, minM, maxM);
   if (isMoe())
-    addCombine(down, minM, maxM);
+    addCombine(down, suffix, minM, maxM);
 }
 
 LogicalResult FfnPlanner::plan() {

@@ -96,13 +96,16 @@ private:
   // A mixture's expert GEMM: the experts' slot lists and counts, this
   // block's expert, its row count, and the A rows of this thread's copies
   // (the same tile rows every stage).
-  Value perm, counts, expert, moeSlice, rows;
+  Value perm, counts, expert, rows;
+  Value routed, routedExpert; // expert < E; the expert clamped to the
+                              // routed ones (a valid list index)
   SmallVector<Value> aRows;
   // Geometry.
   int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
   int64_t kPerSlice = 0, kTiles = 0;
   Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
+  Value kSlice;             // this block's K slice (grid.z, or its part of it)
   Value group, partialCol0; // grouped: this block's group; the tile's first
                             // column among all groups' (split-K partials)
   Value aAddr, bAddr; // wgmma: shared-memory byte addresses of the tiles
@@ -186,7 +189,7 @@ void GemmBuilder::bindArgs() {
     perm = args[i++];
     counts = args[i++];
   }
-  m = arith::IndexCastOp::create(b, b.getIndexType(), args[i++]);
+  m = ir.toIndex(args[i++]);
 }
 
 void GemmBuilder::build() {
@@ -225,21 +228,21 @@ void GemmBuilder::build() {
     group = ir.div(blockY, c.colBlocks);
     col0 = ir.mul(ir.rem(blockY, c.colBlocks), c.bn);
   }
-  kBeg = ir.mul(ir.blockId(gpu::Dimension::z), kPerSlice);
+  kSlice = ir.blockId(gpu::Dimension::z);
   if (moe()) {
-    // grid.z is the expert and, split, its K slice. A tile past the
-    // expert's rows has nothing to do: the whole block leaves (a uniform
-    // branch).
-    Value z = ir.blockId(gpu::Dimension::z);
+    // grid.z is the expert and, split, its K slice.
+    Value z = kSlice;
     expert = ir.div(z, c.splitK);
-    moeSlice = ir.rem(z, c.splitK);
+    kSlice = ir.rem(z, c.splitK);
     group = expert;
-    kBeg = ir.mul(moeSlice, kPerSlice);
-    Value routed = ir.lt(expert, c.moeRouted);
-    Value listed = arith::IndexCastOp::create(
-        b, b.getIndexType(),
-        ir.load(counts, {ir.min(expert, ir.idx(c.moeRouted - 1))}));
-    rows = ir.select(routed, listed, m);
+  }
+  kBeg = ir.mul(kSlice, kPerSlice);
+  if (moe()) {
+    // A tile past the expert's rows has nothing to do: the whole block
+    // leaves (a uniform branch).
+    routed = ir.lt(expert, c.moeRouted);
+    routedExpert = ir.min(expert, ir.idx(c.moeRouted - 1));
+    rows = ir.select(routed, ir.toIndex(ir.load(counts, {routedExpert})), m);
     auto ifOp = scf::IfOp::create(b, ir.lt(row0, rows), /*withElse=*/false);
     b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
     // The A rows this thread copies (forEachChunk's rows, stage after
@@ -373,13 +376,11 @@ void GemmBuilder::build() {
 
 Value GemmBuilder::slotOf(Value i) {
   // Routed: the group kernel's list; shared expert s: every row, in order.
-  Value listed = arith::IndexCastOp::create(
-      b, b.getIndexType(),
-      ir.load(perm,
-              {ir.add(ir.mul(ir.min(expert, ir.idx(c.moeRouted - 1)), m), i)}));
+  Value listed =
+      ir.toIndex(ir.load(perm, {ir.add(ir.mul(routedExpert, m), i)}));
   Value shared = ir.add(ir.mul(i, c.moeSlots),
                         ir.add(ir.sub(expert, ir.idx(c.moeRouted)), c.moeTopK));
-  return ir.select(ir.lt(expert, c.moeRouted), listed, shared);
+  return ir.select(routed, listed, shared);
 }
 
 void GemmBuilder::forEachChunk(int64_t rows, int64_t perRow,
@@ -829,10 +830,9 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
             switch (c.epilogue) {
             case Epilogue::Partial: {
               // A mixture's slices hold every slot row (m moeSlots).
-              Value slice = moe() ? moeSlice : ir.blockId(gpu::Dimension::z);
               Value sliceRows = moe() ? ir.mul(m, c.moeSlots) : m;
               Value idx =
-                  ir.add(ir.mul(ir.add(ir.mul(slice, sliceRows), outRow),
+                  ir.add(ir.mul(ir.add(ir.mul(kSlice, sliceRows), outRow),
                                 c.partialStride),
                          n);
               ir.store(v, out, {idx});
@@ -895,13 +895,10 @@ void mlir::ffn::gpu_target::buildGemmKernel(OpBuilder &builder,
                                             gpu::GPUModuleOp module,
                                             const GemmConfig &config,
                                             ArrayRef<KernelArg> args) {
-  gpu::GPUFuncOp func =
-      createKernel(builder, module, config.name, args, config.threads());
+  KernelBody body(builder, module, config.name, args, config.threads());
   if (config.minBlocksPerSm > 0)
-    func->setAttr(
+    body.func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
         builder.getI32IntegerAttr(static_cast<int32_t>(config.minBlocksPerSm)));
-  ImplicitLocOpBuilder b(module.getLoc(), builder);
-  b.setInsertionPoint(func.getBody().front().getTerminator());
-  GemmBuilder(b, config, func).build();
+  GemmBuilder(body.b, config, body.func).build();
 }

@@ -50,6 +50,17 @@ void KernelIR::guard(Value cond, const std::function<void()> &body) {
   body();
 }
 
+Value KernelIR::sharedArray(Type type, int64_t count, int64_t byteOffset) {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, space));
+  return memref::ViewOp::create(b,
+                                MemRefType::get({count}, type, nullptr, space),
+                                raw, idx(byteOffset), ValueRange{});
+}
+
 Value KernelIR::warpSum(Value v) {
   Value width = i32(32);
   for (int64_t offset : {16, 8, 4, 2, 1}) {

@@ -10,6 +10,8 @@
 #ifndef FFN_TARGET_GPU_KERNELIR_H
 #define FFN_TARGET_GPU_KERNELIR_H
 
+#include "Kernels.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -47,7 +49,17 @@ public:
     return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
   }
   Value lt(Value x, int64_t y) { return lt(x, idx(y)); }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+  }
   Value andI(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value orI(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value toIndex(Value v) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  }
+  Value toI32(Value v) {
+    return arith::IndexCastOp::create(b, b.getI32Type(), v);
+  }
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, c, x, y);
   }
@@ -62,6 +74,10 @@ public:
   /// (round to nearest even).
   Value toF32(Value v);
   Value fromF32(Value v, Type type);
+
+  /// `count` elements of `type` in the block's dynamic shared memory, from
+  /// byte `byteOffset`.
+  Value sharedArray(Type type, int64_t count, int64_t byteOffset);
 
   Value load(Value memref, ValueRange indices) {
     return memref::LoadOp::create(b, memref, indices);
@@ -91,6 +107,20 @@ public:
 
 private:
   Value math_fma(Value x, Value y, Value z);
+};
+
+/// A kernel being built: its empty function (createKernel) and the
+/// builders at the end of its body.
+struct KernelBody {
+  KernelBody(OpBuilder &builder, gpu::GPUModuleOp module, StringRef name,
+             ArrayRef<KernelArg> args, int64_t threads)
+      : func(createKernel(builder, module, name, args, threads)),
+        b(module.getLoc(), builder), ir(b) {
+    b.setInsertionPoint(func.getBody().front().getTerminator());
+  }
+  gpu::GPUFuncOp func;
+  ImplicitLocOpBuilder b;
+  KernelIR ir;
 };
 
 } // namespace mlir::ffn::gpu_target

@@ -37,52 +37,6 @@ int64_t mlir::ffn::gpu_target::routeSharedBytes(const MoeConfig &c) {
   return 32 + (routeParts(c.experts) + 1) * c.experts * 4;
 }
 
-static Value sharedF32(KernelIR &ir, int64_t byteOffset, int64_t count) {
-  auto space = gpu::AddressSpaceAttr::get(ir.b.getContext(),
-                                          gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      ir.b, MemRefType::get({ShapedType::kDynamic}, ir.b.getI8Type(), nullptr,
-                            space));
-  return memref::ViewOp::create(
-      ir.b, MemRefType::get({count}, ir.b.getF32Type(), nullptr, space), raw,
-      ir.idx(byteOffset), ValueRange{});
-}
-
-static Value eq(KernelIR &ir, Value x, Value y) {
-  return arith::CmpIOp::create(ir.b, arith::CmpIPredicate::eq, x, y);
-}
-
-static Value cmpf(KernelIR &ir, arith::CmpFPredicate p, Value x, Value y) {
-  return arith::CmpFOp::create(ir.b, p, x, y);
-}
-
-static Value orI(KernelIR &ir, Value x, Value y) {
-  return arith::OrIOp::create(ir.b, x, y);
-}
-
-static Value toIndex(KernelIR &ir, Value v) {
-  return arith::IndexCastOp::create(ir.b, ir.b.getIndexType(), v);
-}
-
-static Value toI32(KernelIR &ir, Value v) {
-  return arith::IndexCastOp::create(ir.b, ir.b.getI32Type(), v);
-}
-
-namespace {
-/// A kernel being built: its function, and the builders at its body's end.
-struct KernelBody {
-  KernelBody(OpBuilder &builder, gpu::GPUModuleOp module, StringRef name,
-             ArrayRef<KernelArg> args)
-      : func(createKernel(builder, module, name, args, kThreads)),
-        b(module.getLoc(), builder), ir(b) {
-    b.setInsertionPoint(func.getBody().front().getTerminator());
-  }
-  gpu::GPUFuncOp func;
-  ImplicitLocOpBuilder b;
-  KernelIR ir;
-};
-} // namespace
-
 static Value exp32(KernelIR &ir, Value v) {
   return math::ExpOp::create(ir.b, v);
 }
@@ -91,7 +45,7 @@ void mlir::ffn::gpu_target::buildRouteKernel(OpBuilder &builder,
                                              gpu::GPUModuleOp module,
                                              const MoeConfig &c,
                                              ArrayRef<KernelArg> args) {
-  KernelBody body(builder, module, c.name, args);
+  KernelBody body(builder, module, c.name, args, kThreads);
   ImplicitLocOpBuilder &b = body.b;
   KernelIR &ir = body.ir;
   auto a = body.func.getArguments();
@@ -125,8 +79,8 @@ void mlir::ffn::gpu_target::buildRouteKernel(OpBuilder &builder,
   // pieces (thread t: expert t % E, piece t / E), so that a few experts
   // still keep the block busy; the pieces add in piece order.
   int64_t parts = routeParts(E);
-  Value partial = sharedF32(ir, 32, parts * E);
-  Value logits = sharedF32(ir, 32 + parts * E * 4, E);
+  Value partial = ir.sharedArray(ir.b.getF32Type(), parts * E, 32);
+  Value logits = ir.sharedArray(ir.b.getF32Type(), E, 32 + parts * E * 4);
   if (parts == 1) {
     ir.loop(tid, ir.idx(E), kThreads, [&](Value e) {
       Value s = ir.loop(ir.idx(0), ir.idx(dm), 1, {ir.f32(0)},
@@ -165,14 +119,17 @@ void mlir::ffn::gpu_target::buildRouteKernel(OpBuilder &builder,
   Value lane = ir.rem(tid, 32);
   Value width = ir.i32(32);
   Value negInf = ir.f32(-std::numeric_limits<double>::infinity());
+  auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+    return arith::CmpFOp::create(b, p, x, y);
+  };
   auto key = [&](Value v) {
-    return ir.select(cmpf(ir, arith::CmpFPredicate::UNO, v, v), negInf, v);
+    return ir.select(cmpf(arith::CmpFPredicate::UNO, v, v), negInf, v);
   };
   // Whether (v1, e1) ranks before (v2, e2).
   auto before = [&](Value v1, Value e1, Value v2, Value e2) {
-    return orI(
-        ir, cmpf(ir, arith::CmpFPredicate::OGT, v1, v2),
-        ir.andI(cmpf(ir, arith::CmpFPredicate::OEQ, v1, v2), ir.lt(e1, e2)));
+    return ir.orI(
+        cmpf(arith::CmpFPredicate::OGT, v1, v2),
+        ir.andI(cmpf(arith::CmpFPredicate::OEQ, v1, v2), ir.lt(e1, e2)));
   };
   auto shuffle = [&](Value v, int64_t offset) {
     return gpu::ShuffleOp::create(b, v, ir.i32(offset), width,
@@ -199,7 +156,7 @@ void mlir::ffn::gpu_target::buildRouteKernel(OpBuilder &builder,
       den = ir.warpSum(s);
     }
     Value first = ir.idx(0);
-    Value isLane0 = eq(ir, lane, first);
+    Value isLane0 = ir.eq(lane, first);
     Value selBase = ir.mul(row, k);
     Value posInf = ir.f32(std::numeric_limits<double>::infinity());
     ir.loop(ir.idx(0), ir.idx(k), 1, {posInf, ir.idx(-1)},
@@ -214,14 +171,14 @@ void mlir::ffn::gpu_target::buildRouteKernel(OpBuilder &builder,
                             return {ir.select(better, v, best[0]),
                                     ir.select(better, e, best[1])};
                           });
-              Value bv = picked[0], bi = toI32(ir, picked[1]);
+              Value bv = picked[0], bi = ir.toI32(picked[1]);
               for (int64_t offset : {16, 8, 4, 2, 1}) {
                 Value ov = shuffle(bv, offset), oi = shuffle(bi, offset);
-                Value take = before(ov, toIndex(ir, oi), bv, toIndex(ir, bi));
+                Value take = before(ov, ir.toIndex(oi), bv, ir.toIndex(bi));
                 bv = ir.select(take, ov, bv);
                 bi = ir.select(take, oi, bi);
               }
-              Value e = toIndex(ir, bi);
+              Value e = ir.toIndex(bi);
               ir.guard(isLane0, [&] {
                 Value at = ir.add(selBase, j);
                 ir.store(bi, sel, {at});
@@ -263,28 +220,21 @@ void mlir::ffn::gpu_target::buildGroupKernel(OpBuilder &builder,
                                              gpu::GPUModuleOp module,
                                              const MoeConfig &c,
                                              ArrayRef<KernelArg> args) {
-  KernelBody body(builder, module, c.name, args);
+  KernelBody body(builder, module, c.name, args, kThreads);
   ImplicitLocOpBuilder &b = body.b;
   KernelIR &ir = body.ir;
   auto a = body.func.getArguments();
   Value sel = a[0], perm = a[1], count = a[2];
-  Value m = toIndex(ir, a[3]);
+  Value m = ir.toIndex(a[3]);
   const int64_t k = c.topK, warps = kThreads / 32;
   Value e = ir.blockId(gpu::Dimension::y);
-  Value e32 = toI32(ir, e);
+  Value e32 = ir.toI32(e);
   Value tid = ir.threadId(), lane = ir.rem(tid, 32), warp = ir.div(tid, 32);
-  auto space =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, space));
-  Value warpCounts = memref::ViewOp::create(
-      b, MemRefType::get({warps}, b.getI32Type(), nullptr, space), raw,
-      ir.idx(0), ValueRange{});
   Type i32 = b.getI32Type();
+  Value warpCounts = ir.sharedArray(i32, warps, 0);
   Value entries = ir.mul(m, k), listBase = ir.mul(e, m);
   Value lanesBelow = arith::SubIOp::create(
-      b, arith::ShLIOp::create(b, ir.i32(1), toI32(ir, lane)), ir.i32(1));
+      b, arith::ShLIOp::create(b, ir.i32(1), ir.toI32(lane)), ir.i32(1));
   // Chunks of 256 table entries in order; within one, warps in order, and
   // lanes in order within a warp: the slots come out sorted by row, then
   // by selection index.
@@ -296,12 +246,12 @@ void mlir::ffn::gpu_target::buildGroupKernel(OpBuilder &builder,
         Value chosen = ir.select(
             inside, ir.load(sel, {ir.min(at, ir.sub(entries, ir.idx(1)))}),
             ir.i32(-1));
-        Value mine = eq(ir, chosen, e32);
+        Value mine = ir.eq(chosen, e32);
         Value ballot = NVVM::VoteSyncOp::create(b, i32, ir.i32(-1), mine,
                                                 NVVM::VoteSyncKind::ballot);
         Value below = LLVM::CtPopOp::create(
             b, arith::AndIOp::create(b, ballot, lanesBelow));
-        ir.guard(eq(ir, lane, ir.idx(0)), [&] {
+        ir.guard(ir.eq(lane, ir.idx(0)), [&] {
           ir.store(LLVM::CtPopOp::create(b, ballot), warpCounts, {warp});
         });
         ir.barrier();
@@ -313,23 +263,23 @@ void mlir::ffn::gpu_target::buildGroupKernel(OpBuilder &builder,
           chunkTotal = arith::AddIOp::create(b, chunkTotal, n);
         }
         ir.guard(mine, [&] {
-          Value position = toIndex(ir, arith::AddIOp::create(b, offset, below));
+          Value position = ir.toIndex(arith::AddIOp::create(b, offset, below));
           Value r = ir.div(at, k), j = ir.rem(at, k);
           Value slot = ir.add(ir.mul(r, c.slots()), j);
-          ir.store(toI32(ir, slot), perm, {ir.add(listBase, position)});
+          ir.store(ir.toI32(slot), perm, {ir.add(listBase, position)});
         });
         // The counts are read again by the next chunk's stores.
         ir.barrier();
         return {chunkTotal};
       })[0];
-  ir.guard(eq(ir, tid, ir.idx(0)), [&] { ir.store(total, count, {e}); });
+  ir.guard(ir.eq(tid, ir.idx(0)), [&] { ir.store(total, count, {e}); });
 }
 
 void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
                                                gpu::GPUModuleOp module,
                                                const MoeConfig &c,
                                                ArrayRef<KernelArg> args) {
-  KernelBody body(builder, module, c.name, args);
+  KernelBody body(builder, module, c.name, args, kThreads);
   KernelIR &ir = body.ir;
   auto a = body.func.getArguments();
   unsigned i = 0;
@@ -343,7 +293,7 @@ void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
   if (c.residual)
     x = a[i++];
   Value out = a[i++];
-  Value m = toIndex(ir, a[i++]);
+  Value m = ir.toIndex(a[i++]);
   const int64_t k = c.topK, dm = c.dModel, slots = c.slots();
   Value row = ir.blockId(gpu::Dimension::x), tid = ir.threadId();
   SmallVector<Value> weights, biasBase;
@@ -352,7 +302,7 @@ void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
   if (bias) {
     // Each slot's expert: the choice, or the shared expert's index.
     for (int64_t s = 0; s < slots; ++s) {
-      Value e = s < k ? toIndex(ir, ir.load(sel, {ir.add(ir.mul(row, k), s)}))
+      Value e = s < k ? ir.toIndex(ir.load(sel, {ir.add(ir.mul(row, k), s)}))
                       : ir.idx(c.experts + s - k);
       biasBase.push_back(ir.mul(e, c.biasStride));
     }

@@ -27,14 +27,7 @@ int64_t mlir::ffn::gpu_target::splitKReduceColumns(const GemmConfig &c) {
 }
 
 static Value scratchBuffer(KernelIR &ir) {
-  auto space = gpu::AddressSpaceAttr::get(ir.b.getContext(),
-                                          gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      ir.b, MemRefType::get({ShapedType::kDynamic}, ir.b.getI8Type(), nullptr,
-                            space));
-  auto type = MemRefType::get({kRowThreads / 32}, ir.b.getF32Type(), nullptr,
-                              space);
-  return memref::ViewOp::create(ir.b, type, raw, ir.idx(0), ValueRange{});
+  return ir.sharedArray(ir.b.getF32Type(), kRowThreads / 32, 0);
 }
 
 RowNorm mlir::ffn::gpu_target::rowNormStats(KernelIR &ir,
@@ -67,11 +60,9 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
                                             gpu::GPUModuleOp module,
                                             const NormConfig &c,
                                             ArrayRef<KernelArg> args) {
-  gpu::GPUFuncOp func = createKernel(builder, module, c.name, args, kRowThreads);
-  ImplicitLocOpBuilder b(module.getLoc(), builder);
-  b.setInsertionPoint(func.getBody().front().getTerminator());
-  KernelIR ir(b);
-  auto a = func.getArguments();
+  KernelBody body(builder, module, c.name, args, kRowThreads);
+  KernelIR &ir = body.ir;
+  auto a = body.func.getArguments();
   unsigned i = 0;
   Value in = a[i++], out = a[i++], scale, shift;
   if (c.apply) {
@@ -132,12 +123,10 @@ void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
                                                     gpu::GPUModuleOp module,
                                                     const GemmConfig &c,
                                                     ArrayRef<KernelArg> args) {
-  gpu::GPUFuncOp func =
-      createKernel(builder, module, c.name + "_reduce", args, kRowThreads);
-  ImplicitLocOpBuilder b(module.getLoc(), builder);
-  b.setInsertionPoint(func.getBody().front().getTerminator());
-  KernelIR ir(b);
-  auto a = func.getArguments();
+  KernelBody body(builder, module, c.name + "_reduce", args, kRowThreads);
+  ImplicitLocOpBuilder &b = body.b;
+  KernelIR &ir = body.ir;
+  auto a = body.func.getArguments();
   unsigned i = 0;
   Value partial = a[i++], out = a[i++], bias, biasGate, resid;
   if (c.hasBias)
@@ -146,7 +135,7 @@ void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
     biasGate = a[i++];
   if (c.residual)
     resid = a[i++];
-  Value m = arith::IndexCastOp::create(b, b.getIndexType(), a[i++]);
+  Value m = ir.toIndex(a[i++]);
   Value row = ir.blockId(gpu::Dimension::x);
   Value tid = ir.threadId();
   // Sum of the K slices of packed column n, in slice order (deterministic).
