@@ -87,9 +87,9 @@ func.func @halide_kernel(%x: memref<?x8xbf16>, %w: memref<1x8x16xbf16>, %y: memr
 
 // CHECK-LABEL: func.func private @device_kernel
 // CHECK-SAME: operand_type = f16
-// CHECK-SAME: device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]
+// CHECK-SAME: device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, workspace_per_row = 0, args = [1, 0, 3, 0]>]
 func.func private @device_kernel(memref<?x8xf16>, memref<?x8xf16>, memref<?xi8>)
-    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], workspace_per_row = 0, strategy = "gpu", device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, args = [1, 0, 3, 0]>]>}
+    attributes {ffn.kernel_abi = #ffn.kernel_abi<d_model = 8, d_ff = 8, storage = f16, activation = relu, gated = false, residual = false, operand_type = f16, params = [], workspace_per_row = 0, strategy = "gpu", device_module = "device_kernel_device", launches = [#ffn.device_launch<kernel = "up", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 1024, workspace_per_row = 0, args = [1, 0, 3, 0]>]>}
 
 // The target and a strategy on an op, complete; an override with knobs left
 // out (prefetch given as 1 prints as true); machine figures that are not

@@ -15,9 +15,9 @@
  * of anything here changes (6: the kind, and the code moved into the
  * per-device entries; 7: weight-only quantization; 8: already-quantized
  * weights; 9: mixtures of experts, stacked per-expert parameters, the
- * pack signature; 10: grouped FFNs, kind 2 and the `groups` field). Every
- * field is 8 bytes wide, so the layout is the same for any C or C++
- * compiler on a 64-bit target.
+ * pack signature; 10: grouped FFNs, kind 2 and the `groups` field; 11: each
+ * device launch's own workspace_per_row). Every field is 8 bytes wide, so
+ * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
 #ifndef FFN_KERNEL_ABI_H
@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 10
+#define FFN_KERNEL_ABI_VERSION 11
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -222,7 +222,10 @@ typedef struct ffn_device_arg {
 /* One kernel launch of a device kernel's plan. A run of m rows launches,
  * in order, every entry with min_m <= m <= max_m, on one stream: grid
  * (ceil(m / rows_per_block), grid_y, grid_z), block_threads threads,
- * shared_bytes of dynamic shared memory. */
+ * shared_bytes of dynamic shared memory. Its workspace arguments reach
+ * less than workspace_per_row bytes per row: a run of m rows needs m times
+ * the largest workspace_per_row among the launches it runs (a decode
+ * bucket's split-K partials are not paid for at large m). */
 typedef struct ffn_device_launch {
   const char *kernel; /* entry function in the module image */
   int64_t min_m, max_m;
@@ -230,6 +233,7 @@ typedef struct ffn_device_launch {
   int64_t grid_y, grid_z;
   int64_t block_threads;
   int64_t shared_bytes;
+  int64_t workspace_per_row; /* at most the descriptor's */
   int64_t num_args;
   const ffn_device_arg *args;
 } ffn_device_launch;
@@ -300,7 +304,8 @@ typedef struct ffn_kernel_desc {
    * (ffn_kernel_share_params). */
   const char *pack_signature;
   /* Scratch bytes per token row (host memory for a CPU kernel, device
-   * memory for a device kernel). */
+   * memory for a device kernel). A device kernel's is the largest of its
+   * launches' (which are what a run of m rows allocates). */
   int64_t workspace_per_row;
   const char *strategy; /* the schedule, as text ("packed mr=8 ...") */
   /* The code: exactly the entry of `device` is non-NULL. */

@@ -44,6 +44,9 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
         l.block_threads < 1 || l.block_threads > 1024 || l.shared_bytes < 0 ||
         l.shared_bytes > 256 * 1024)
       return at + "invalid geometry";
+    if (l.workspace_per_row < 0 || l.workspace_per_row > d.workspace_per_row)
+      return at + "workspace_per_row " + std::to_string(l.workspace_per_row) +
+             " outside [0, " + std::to_string(d.workspace_per_row) + "]";
     if (l.num_args < 1 || l.num_args > 32 || !inImage(l.args) ||
         !inImage(l.args + l.num_args - 1))
       return at + "an argument table of " + std::to_string(l.num_args) +
@@ -54,7 +57,7 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
                 (kind == FFN_DEVICE_ARG_PARAM && index >= 0 &&
                  index < d.num_params) ||
                 (kind == FFN_DEVICE_ARG_WORKSPACE && index >= 0 &&
-                 index < d.workspace_per_row);
+                 index < l.workspace_per_row);
       if (!ok)
         return at + "argument " + std::to_string(a) + " is invalid";
     }
@@ -168,8 +171,15 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
   ScopedContext scope(*d);
   CUstream s = static_cast<CUstream>(stream);
   CUdeviceptr ws = 0;
-  size_t wsBytes = static_cast<size_t>(m) *
-                   static_cast<size_t>(desc.workspace_per_row);
+  // Only this m's launches' regions: a decode bucket's split-K partials are
+  // not allocated for a prefill run.
+  int64_t perRow = 0;
+  for (int64_t i = 0; i < desc.cuda->num_launches; ++i) {
+    const ffn_device_launch &l = desc.cuda->launches[i];
+    if (m >= l.min_m && m <= l.max_m)
+      perRow = std::max(perRow, l.workspace_per_row);
+  }
+  size_t wsBytes = static_cast<size_t>(m) * static_cast<size_t>(perRow);
   if (wsBytes) {
     if (CUresult r = d->MemAllocAsync(&ws, wsBytes, s)) {
       error = "cannot allocate " + std::to_string(wsBytes) +

@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
   static ffn_device_launch launches[2];
   static ffn_cuda_code cuda;
   for (int i = 0; i < 2; ++i) {
-    ffn_device_launch l = {"k", 1, 16, 16, 1, 1, 128, 0, 1, args};
+    ffn_device_launch l = {"k", 1, 16, 16, 1, 1, 128, 0, 0, 1, args};
     launches[i] = l;
   }
   launches[1].min_m = 32;
@@ -98,6 +98,9 @@ int main(int argc, char **argv) {
   launches[1].grid_y = 0;
   try_desc("bad launch geometry", &d);
   launches[1].grid_y = 1;
+  launches[1].workspace_per_row = ffn_kernel_small.workspace_per_row + 16;
+  try_desc("launch workspace past the kernel's", &d);
+  launches[1].workspace_per_row = 0;
   cuda.launches = (const ffn_device_launch *)(void *)0x10;
   try_desc("wild launch plan", &d);
 

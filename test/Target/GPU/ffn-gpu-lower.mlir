@@ -27,7 +27,9 @@
 // per routed expert at any m), then per bucket the expert GEMMs over
 // grid.z = 7 experts (GEMM 2 at decode: 7 x 2 slices, partials) and the
 // combine (at decode: the slices, the choices for each slot's expert, and
-// b_down).
+// b_down). Only the decode bucket's split GEMM 2 and combine reach the
+// partials (8384 bytes a row); every other launch, and so a run of m > 16,
+// needs the 2240 bytes before them.
 // MOE-LABEL: func.func private @mix(memref<?x40xbf16>, memref<229376xi8>, memref<229376xi8>, memref<917504xi8>, memref<3584xi8>, memref<3584xi8>, memref<3584xi8>, memref<40xbf16>, memref<40x6xbf16>, memref<?x40xbf16>, memref<?xi8>)
 // MOE-SAME: moe = <experts = 6, top_k = 2, router = softmax_topk, normalize = true, shared = 1>
 // MOE-SAME: #ffn.kernel_param<name = "w_up", shape = [40, 72], packed = memref<256x64xbf16>, pack = "mix_pack_0", experts = 7>
@@ -37,13 +39,13 @@
 // MOE-SAME: workspace_per_row = 8384
 // MOE-SAME: note: mixture of experts: GEMM 1 never splits K
 // MOE-SAME: kernel = "mix_input", {{[^>]*}} args = [1, 0, 4, 0, 3, 6, 0, 0]
-// MOE-SAME: kernel = "mix_route", {{[^>]*}} shared_bytes = 1064, args = [1, 0, 3, 7, 3, 6, 4, 128, 4, 144, 0, 0]
-// MOE-SAME: kernel = "mix_group", min_m = 1, max_m = 9223372036854775807, rows_per_block = 1099511627776, grid_y = 6, grid_z = 1, threads = 256, shared_bytes = 32, args = [4, 128, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_route", {{[^>]*}} shared_bytes = 1064, workspace_per_row = 2240, args = [1, 0, 3, 7, 3, 6, 4, 128, 4, 144, 0, 0]
+// MOE-SAME: kernel = "mix_group", min_m = 1, max_m = 9223372036854775807, rows_per_block = 1099511627776, grid_y = 6, grid_z = 1, threads = 256, shared_bytes = 32, workspace_per_row = 2240, args = [4, 128, 4, 160, 4, 192, 0, 0]
 // MOE-SAME: kernel = "mix_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 7, {{[^>]*}} args = [4, 0, 3, 1, 3, 0, 4, 224, 3, 3, 3, 4, 4, 160, 4, 192, 0, 0]
-// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 14, {{[^>]*}} args = [4, 224, 3, 2, 4, 2240, 4, 160, 4, 192, 0, 0]
-// MOE-SAME: kernel = "mix_combine_m16", min_m = 1, max_m = 16, {{[^>]*}} args = [4, 2240, 4, 144, 4, 128, 3, 5, 1, 0, 2, 0, 0, 0]
-// MOE-SAME: kernel = "mix_up_mlarge", min_m = 17,
-// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17, {{[^>]*}} grid_z = 7, {{[^>]*}} args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 14, {{[^>]*}} workspace_per_row = 8384, args = [4, 224, 3, 2, 4, 2240, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_combine_m16", min_m = 1, max_m = 16, {{[^>]*}} workspace_per_row = 8384, args = [4, 2240, 4, 144, 4, 128, 3, 5, 1, 0, 2, 0, 0, 0]
+// MOE-SAME: kernel = "mix_up_mlarge", min_m = 17, {{[^>]*}} workspace_per_row = 2240,
+// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17, {{[^>]*}} grid_z = 7, {{[^>]*}} workspace_per_row = 2240, args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0]
 // MOE-SAME: kernel = "mix_combine_mlarge", min_m = 17, {{[^>]*}} args = [4, 1760, 4, 144, 1, 0, 2, 0, 0, 0]
 // A post-norm: combine writes the f32 z the output kernel normalizes; the
 // router reads x directly (36 f32 columns are aligned: no input kernel).
@@ -178,11 +180,14 @@
 // GRP-SAME: #ffn.kernel_param<name = "w_down", shape = [80, 24], packed = memref<256x256xf16>, pack = "grp_pack_2", experts = 2>
 // GRP-SAME: #ffn.kernel_param<name = "b_down", shape = [24], packed = memref<256xf16>, pack = "grp_pack_5", experts = 2>
 // h: 2 blocks x 256 f16 columns; the K slices' partials: 2 slices x 2
-// blocks x 256 f32 columns.
+// blocks x 256 f32 columns, reached only by the decode bucket's split
+// GEMM 2 and its reduction: a run of m > 16 needs h's 1024 bytes a row.
 // GRP-SAME: workspace_per_row = 5120
-// GRP-SAME: kernel = "grp_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 8, grid_z = 1
-// GRP-SAME: kernel = "grp_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 2
-// GRP-SAME: kernel = "grp_down_m16_reduce"
+// GRP-SAME: kernel = "grp_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 8, grid_z = 1, {{[^>]*}} workspace_per_row = 1024,
+// GRP-SAME: kernel = "grp_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 2, {{[^>]*}} workspace_per_row = 5120,
+// GRP-SAME: kernel = "grp_down_m16_reduce", {{[^>]*}} workspace_per_row = 5120,
+// GRP-SAME: kernel = "grp_up_mlarge", {{[^>]*}} workspace_per_row = 1024,
+// GRP-SAME: kernel = "grp_down_mlarge", {{[^>]*}} workspace_per_row = 1024,
 // GRP-LABEL: func.func private @pre(
 // GRP-SAME: #ffn.kernel_param<name = "norm_scale", shape = [60], packed = memref<60xbf16>>
 // GRP-SAME: note: d_model / groups = 20 columns per block are not a multiple of 16 bytes
@@ -219,7 +224,7 @@
 // CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [64, 96], packed = memref<256x64xbf16>, pack = "g_pack_0">, #ffn.kernel_param<name = "w_gate", shape = [64, 96], packed = memref<256x64xbf16>, pack = "g_pack_1">, #ffn.kernel_param<name = "w_down", shape = [96, 64], packed = memref<256x256xbf16>, pack = "g_pack_2">, #ffn.kernel_param<name = "b_up", shape = [96], packed = memref<256xbf16>, pack = "g_pack_3">, #ffn.kernel_param<name = "b_gate", shape = [96], packed = memref<256xbf16>, pack = "g_pack_4">, #ffn.kernel_param<name = "b_down", shape = [64], packed = memref<64xbf16>>]
 // CHECK-SAME: workspace_per_row = 512
 // CHECK-SAME: device_module = "g_device"
-// CHECK-SAME: launches = [#ffn.device_launch<kernel = "g_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 82944, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 0, 0]>
+// CHECK-SAME: launches = [#ffn.device_launch<kernel = "g_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, threads = 256, shared_bytes = 82944, workspace_per_row = 512, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 0, 0]>
 // CHECK-SAME: kernel = "g_down_m16"
 // CHECK-SAME: kernel = "g_up_m64", min_m = 17, max_m = 64, rows_per_block = 64
 // CHECK-SAME: kernel = "g_up_m256", min_m = 65, max_m = 256, rows_per_block = 128

@@ -369,13 +369,16 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
     grid of ceil(m / rows_per_block) x grid_y x grid_z blocks of `threads`
     threads and `shared_bytes` of dynamic shared memory; `args` are
     (kind, index) pairs naming the runtime's buffers in kernel_abi.h's
-    `ffn_device_arg` terms.
+    `ffn_device_arg` terms. Its workspace arguments reach less than
+    `workspace_per_row` bytes per row: the runtime sizes a run's workspace
+    from the launches that run, not from the largest bucket.
   }];
   let parameters = (ins StringRefParameter<"gpu.func name">:$kernel,
                         "int64_t":$min_m, "int64_t":$max_m,
                         "int64_t":$rows_per_block, "int64_t":$grid_y,
                         "int64_t":$grid_z, "int64_t":$threads,
                         "int64_t":$shared_bytes,
+                        "int64_t":$workspace_per_row,
                         "::mlir::DenseI64ArrayAttr":$args);
   let assemblyFormat = "`<` struct(params) `>`";
 }

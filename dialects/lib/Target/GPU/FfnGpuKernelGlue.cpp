@@ -24,7 +24,7 @@ using namespace mlir;
 using namespace mlir::ffn;
 
 static_assert(sizeof(ffn_cuda_code) == 4 * 8, "ffn_cuda_code layout");
-static_assert(sizeof(ffn_device_launch) == 10 * 8, "ffn_device_launch layout");
+static_assert(sizeof(ffn_device_launch) == 11 * 8, "ffn_device_launch layout");
 static_assert(sizeof(ffn_device_arg) == 2 * 8, "ffn_device_arg layout");
 
 /// The `ffn_cuda_code` of one kernel: its cubin and launch plan.
@@ -37,11 +37,11 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
   LLVM::GlobalOp image = g.bytes("ffn_" + name + "_cubin", cubin, 16);
 
   // ffn_device_launch { kernel, min_m, max_m, rows_per_block, grid_y,
-  // grid_z, block_threads, shared_bytes, num_args, args }, each with its
-  // array of ffn_device_arg { kind, index }.
+  // grid_z, block_threads, shared_bytes, workspace_per_row, num_args,
+  // args }, each with its array of ffn_device_arg { kind, index }.
   auto argType = LLVM::LLVMStructType::getLiteral(ctx, {i64, i64});
   auto launchType = LLVM::LLVMStructType::getLiteral(
-      ctx, {ptr, i64, i64, i64, i64, i64, i64, i64, i64, ptr});
+      ctx, {ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, ptr});
   struct Pieces {
     DeviceLaunchAttr launch;
     LLVM::GlobalOp args, kernel;
@@ -75,6 +75,7 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
                g.constant(l.getMaxM()), g.constant(l.getRowsPerBlock()),
                g.constant(l.getGridY()), g.constant(l.getGridZ()),
                g.constant(l.getThreads()), g.constant(l.getSharedBytes()),
+               g.constant(l.getWorkspacePerRow()),
                g.constant(l.getArgs().size() / 2), g.address(p.args)}));
         }
         return g.aggregate(launchesType, entries);

@@ -115,7 +115,15 @@ private:
   // A mixture's: choices, weights, expert lists (m per expert), counts (E
   // used of m E), f32 slot results.
   int64_t wsSel = 0, wsG = 0, wsPerm = 0, wsCount = 0, wsY = 0;
-  int64_t partialBytesPerRow = 0;
+  // The f32 partials per row of each bucket that splits K, after the
+  // regions every launch shares: a run of m rows allocates only its own
+  // bucket's.
+  struct PartialRange {
+    int64_t minM, maxM, bytesPerRow;
+  };
+  std::vector<PartialRange> partials;
+  /// The workspace bytes per row that launch `l` reaches.
+  int64_t workspaceReach(const Launch &l) const;
   gpu::GPUModuleOp gpuModule;
   std::vector<Launch> launches;
 
@@ -314,8 +322,8 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   partial.epilogue = Epilogue::Partial;
   partial.outType = f32;
   partial.partialStride = groups * colBlocks * c.bn;
-  partialBytesPerRow = std::max(
-      partialBytesPerRow, c.splitK * partialRows * partial.partialStride * 4);
+  partials.push_back(
+      {minM, maxM, c.splitK * partialRows * partial.partialStride * 4});
   KernelArg out = operands.back();
   operands.back() = ws(wsPartial, f32);
   l.kernel = c.name;
@@ -610,9 +618,27 @@ LogicalResult FfnPlanner::plan() {
     args.push_back(mArg());
     addRowKernel(n, args);
   }
-  wsPerRow = wsPartial + roundUp(partialBytesPerRow, 16);
+  wsPerRow = 0;
+  for (const Launch &l : launches)
+    wsPerRow = std::max(wsPerRow, workspaceReach(l));
   writeStub();
   return success();
+}
+
+int64_t FfnPlanner::workspaceReach(const Launch &l) const {
+  // Every region before the partials is small (a row's xn, h, y, z); the
+  // partials are what a split bucket adds, read and written only by its
+  // split GEMMs, their reductions and its combine. Both GEMMs of a bucket
+  // may split K; they share the one region.
+  bool readsPartials = llvm::any_of(l.args, [&](const KernelArg &a) {
+    return a.kind == ArgKind::Workspace && a.index == wsPartial;
+  });
+  int64_t bytes = 0;
+  if (readsPartials)
+    for (const PartialRange &p : partials)
+      if (p.minM <= l.maxM && l.minM <= p.maxM)
+        bytes = std::max(bytes, p.bytesPerRow);
+  return wsPartial + roundUp(bytes, 16);
 }
 
 void FfnPlanner::writeStub() {
@@ -700,7 +726,8 @@ void FfnPlanner::writeStub() {
       args.append({static_cast<int64_t>(a.kind), a.index});
     plan.push_back(DeviceLaunchAttr::get(
         ctx, l.kernel, l.minM, l.maxM, l.rowsPerBlock, l.gridY, l.gridZ,
-        l.threads, l.sharedBytes, builder.getDenseI64ArrayAttr(args)));
+        l.threads, l.sharedBytes, workspaceReach(l),
+        builder.getDenseI64ArrayAttr(args)));
   }
 
   OpBuilder::InsertionGuard g(builder);
