@@ -543,9 +543,13 @@ func.func @st(%x: tensor<?x20xf32> {ffn.param = "input"}, %w1: tensor<20x40xf32>
 // CHECK-SAME: #ffn.kernel_param<name = "b_down", shape = [16], packed = memref<16xf32>, experts = 4>
 // CHECK-SAME: workspace_per_row = 768, phase_units = [array<i64: -1, 8, 0, 4, 0, 0>]
 // CHECK-SAME: grouped: 4 blocks of 16 -> 32 -> 16
-// Phase 0: column j goes to block j / 16, column j % 16.
-// CHECK: arith.divui %{{.*}}, %c16
-// CHECK: arith.remui %{{.*}}, %c16
+// Phase 0 (no pre-norm): block g's 16 columns of each row, from column
+// 16 g of x, copied as one 16-lane vector into its section.
+// CHECK: scf.for %[[R:.*]] = %arg8 to %arg9
+// CHECK: scf.for %[[G:.*]] = %{{.*}} to %c4
+// CHECK: arith.muli %[[G]], %c16
+// CHECK: vector.load %arg0[%[[R]], %{{.*}}] : memref<?x64xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[R]], %{{.*}}] : memref<?x16xf32>, vector<16xf32>
 // Phase 1: the blocks of units [begin, end), each one call over its panels.
 // CHECK: arith.divui %{{.*}}, %c2
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<8192xi8> to memref<2x16x16xf32>

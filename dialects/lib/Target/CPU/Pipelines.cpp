@@ -51,11 +51,10 @@ void ffn::buildHostToLLVMPipeline(OpPassManager &pm) {
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createFfnApproximateMath());
-  // bf16 has no native conversions below AVX512-BF16: expand extf/truncf
-  // to integer ops (round to nearest even) instead of calling compiler-rt.
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(arith::createArithExpandOpsPass());
+  // bf16 has no native conversions below AVX512-BF16: there, extf/truncf
+  // become integer ops (round to nearest even) instead of compiler-rt calls.
+  pm.addPass(createFfnExpandBf16());
 
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

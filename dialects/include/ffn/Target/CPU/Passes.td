@@ -123,6 +123,22 @@ def FfnMatmulLoopOrder : Pass<"ffn-matmul-loop-order", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def FfnExpandBf16 : Pass<"ffn-expand-bf16", "ModuleOp"> {
+  let summary = "Expand the bf16 conversions a target has no instruction for";
+  let description = [{
+    `arith.extf` and `arith.truncf` between f32 and bf16 become integer
+    operations (truncf rounds to nearest even and keeps NaN a NaN), which
+    LLVM would otherwise lower to compiler-rt calls, unless the module's
+    `#ffn.target` has `avx512bf16`. There they stay, and LLVM lowers truncf
+    to `vcvtneps2bf16` (one instruction for 16 values instead of six; it
+    rounds to nearest even as well and flushes f32 inputs below 2^-126 to
+    zero, far below any error bound of docs/numerics.md) and extf to a
+    shift. Host code without a target (a GPU kernel's pack functions) is
+    always expanded.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def FfnCpuKernelGlue : Pass<"ffn-cpu-kernel-glue", "ModuleOp"> {
   let summary = "Build the kernel ABI's CPU entry points and descriptors";
   let description = [{

@@ -25,6 +25,8 @@
 
 #include "KernelBuilder.h"
 
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 using namespace mlir;
 using namespace mlir::ffn;
 using namespace mlir::ffn::cpu;
@@ -81,17 +83,52 @@ void KernelBuilder::buildGrouped(Value x, const llvm::StringMap<Value> &params,
     loop(idx(0), idx(l.blocks), idx(1), body);
   };
 
+  // x's colums [col0, col0 + d) of row r into row r of `dst`, converted
+  // to the operand type: whole vectors, then the tail.
+  auto copyColumns = [&](Value r, Value col0, Value dst) {
+    auto convert = [&](Value v, Type to) -> Value {
+      Type from = getElementTypeOrSelf(v.getType());
+      if (auto vec = dyn_cast<VectorType>(v.getType()))
+        to = VectorType::get(vec.getShape(), to);
+      if (from == getElementTypeOrSelf(to))
+        return v;
+      if (from.getIntOrFloatBitWidth() <
+          getElementTypeOrSelf(to).getIntOrFloatBitWidth())
+        return arith::ExtFOp::create(b, loc, to, v);
+      return arith::TruncFOp::create(b, loc, to, v);
+    };
+    int64_t whole = l.d / l.lanes * l.lanes;
+    loop(idx(0), idx(whole), idx(l.lanes), [&](Value c) {
+      Value v = vector::LoadOp::create(b, loc, vecStorage, x,
+                                       ValueRange{r, add(col0, c)});
+      vector::StoreOp::create(b, loc, convert(v, opType), dst,
+                              ValueRange{r, c});
+    });
+    loop(idx(whole), idx(l.d), idx(1), [&](Value c) {
+      Value v = memref::LoadOp::create(b, loc, x, ValueRange{r, add(col0, c)});
+      memref::StoreOp::create(b, loc, convert(v, opType), dst,
+                              ValueRange{r, c});
+    });
+  };
+
   // Phase 0, over rows: each block's columns of the matmul input into its
-  // A section (j / d and j % d by a constant: a multiply and a shift).
+  // A section. Without a pre-norm, a vector copy of each block's columns;
+  // with one, the normalized row element by element (j / d and j % d by a
+  // constant: a multiply and a shift).
+  std::optional<NormAttr> norm = op.getNorm();
+  bool preNorm = norm && norm->getPosition() == NormPosition::pre;
   inPhase(phase, 0, [&] {
     loop(begin, end, idx(1), [&](Value r) {
-      inputRow(x, r, [&](Value j, Value v) {
-        Value g = arith::DivUIOp::create(b, loc, j, idx(l.d));
-        Value col = arith::RemUIOp::create(b, loc, j, idx(l.d));
-        if (l.dot)
-          v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
-        memref::StoreOp::create(b, loc, v, aOf(g), ValueRange{r, col});
-      });
+      if (preNorm)
+        inputRow(x, r, [&](Value j, Value v) {
+          Value g = arith::DivUIOp::create(b, loc, j, idx(l.d));
+          Value col = arith::RemUIOp::create(b, loc, j, idx(l.d));
+          if (l.dot)
+            v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
+          memref::StoreOp::create(b, loc, v, aOf(g), ValueRange{r, col});
+        });
+      else
+        overBlocks([&](Value g) { copyColumns(r, mul(g, idx(l.d)), aOf(g)); });
       if (l.intDot)
         overBlocks([&](Value g) {
           Quantized aq = quantizedOf(g, /*hidden=*/false);
