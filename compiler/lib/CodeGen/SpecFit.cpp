@@ -152,14 +152,6 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                                 "products the NVIDIA back end does not build "
                                 "yet (CPU targets only; without activations "
                                 "= int8 the weights run on the GPU)");
-    else if (target.isGpu() && spec.dtype != DType::F32 &&
-             spec.quantGroup % 16 != 0)
-      diags.error(spec.loc,
-                  "ffn '" + spec.name + "' has weights = " + format +
-                      "(group = " + std::to_string(spec.quantGroup) +
-                      "): on NVIDIA targets a bf16/f16 FFN's quantization "
-                      "group is a multiple of 16 (the tensor cores' K step; "
-                      "each group's sum is scaled apart)");
     else if (target.isGpu())
       continue;
     else if (schedule.baseline)

@@ -10,8 +10,26 @@
 // NOSTRATEGY: error: 'ffn.ffn' op needs a complete #ffn.gpu_strategy (run ffn-gpu-select-strategy first)
 // RUN: ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=GRP
 // RUN: ffn-opt %S/Inputs/quant.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=QNT
-// RUN: sed 's/group = 128>/group = 24>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QGROUP
-// QGROUP: error: 'ffn.ffn' op has quantization groups of 24 rows; tensor cores need a multiple of 16
+// Groups that are not a multiple of the MMA's K step (16) cannot be summed
+// apart: each weight s q (exact in f32) is converted into hi = bf16(s q)
+// and lo = bf16(s q - hi), both exact, into two more converted tiles (4 in
+// all), and both tiles' fragments go through mma.sync into the same
+// accumulators (no group sums, no flushes); the strategy text says so.
+// RUN: sed 's/group = 128>/group = 24>/' %S/Inputs/quant.mlir | ffn-opt --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=QGROUP
+// QGROUP: note: quantization groups of 24 rows are not a multiple of the tensor cores' K step (16)
+// QGROUP-LABEL: gpu.func @q8_up_mlarge(
+// QGROUP: memref<4x128x72xbf16, #gpu.address_space<workgroup>>
+// QGROUP: arith.mulf {{.*}} : vector<8xf32>
+// QGROUP: %[[HI:.*]] = arith.truncf %[[SQ:.*]] : vector<16xf32> to vector<16xbf16>
+// QGROUP: vector.store {{.*}}, %{{.*}}[%[[BUF:.*]], %{{.*}}, %{{.*}}] {{.*}} : memref<4x128x72xbf16
+// QGROUP: %[[BACK:.*]] = arith.extf %[[HI]] : vector<16xbf16> to vector<16xf32>
+// QGROUP: %[[LO:.*]] = arith.subf %[[SQ]], %[[BACK]] : vector<16xf32>
+// QGROUP: arith.truncf %[[LO]] : vector<16xf32> to vector<16xbf16>
+// QGROUP: %[[D:.*]] = nvvm.mma.sync
+// QGROUP: %[[E:.*]] = llvm.extractvalue %[[D]][0]
+// QGROUP-NOT: scf.if
+// QGROUP: nvvm.mma.sync {{.*}} C[%[[E]],
+// QGROUP: gpu.return
 // RUN: sed 's/group = 128>/group = 128, int8_activations = true>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QINT8
 // QINT8: error: 'ffn.ffn' op has int8_activations, whose integer dot products ffn-gpu-lower does not build yet
 // RUN: ffn-opt %S/Inputs/moe.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=MOE

@@ -262,7 +262,7 @@ std::string mlir::ffn::gpuChipOfTarget(std::string_view isa) {
 }
 
 int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
-                                      int64_t weightBits) {
+                                      int64_t weightBits, int64_t terms) {
   // The GEMM builder's ring (GemmKernel.cpp, whose sharedBytes() is this):
   // wgmma's tiles are swizzled, unpadded and 1024-byte aligned (the extra
   // KiB lets the kernel align the dynamic shared memory itself); the others
@@ -270,7 +270,7 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
   int64_t row = b.blockK + 16 / elementBytes;
   if (weightBits)
     return b.stages * b.blockM * row * elementBytes +
-           2 * b.blockN * row * elementBytes +
+           2 * terms * b.blockN * row * elementBytes +
            b.stages * b.blockN * b.blockK * weightBits / 8;
   if (b.mma == GpuMma::Wgmma)
     return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024;
@@ -309,7 +309,7 @@ constexpr double kIssueShare = 0.53;
 double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
                                 int64_t m, int64_t n, int64_t k,
                                 int64_t elementBytes, int64_t split,
-                                double weightBytes) {
+                                double weightBytes, int64_t terms) {
   if (weightBytes == 0)
     weightBytes = double(elementBytes);
   double rowBlocks = std::ceil(double(m) / b.blockM);
@@ -323,15 +323,16 @@ double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
   double macsPerClockPerSm = peak * 1e12 / 2 / d.sms / (d.clockGHz * 1e9);
   double rate = peak * 1e12 * kIssueShare *
                 warpTileShare(d, b, macsPerClockPerSm, elementBytes);
-  double flops = 2.0 * rowBlocks * b.blockM * n * k;
+  double flops = 2.0 * terms * rowBlocks * b.blockM * n * k;
   // The SM with the most blocks finishes last: a grid of fewer blocks than
   // SMs, or one wave and a bit, leaves SMs idle.
   double computeUs =
       std::ceil(blocks / d.sms) * (flops / blocks) / (rate / d.sms) * 1e6;
   if (weightBytes != elementBytes) {
     // Every block converts its B tiles: about four instructions per weight
-    // and row of blocks, issued by the SMs' 128 lanes a clock.
-    double instructions = 4.0 * rowBlocks * n * k;
+    // and row of blocks (two more for a second term), issued by the SMs'
+    // 128 lanes a clock.
+    double instructions = (terms == 2 ? 6.0 : 4.0) * rowBlocks * n * k;
     computeUs += instructions / (d.sms * 128.0 * d.clockGHz * 1e9) * 1e6;
   }
 
@@ -397,8 +398,8 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
                                                   : GpuMma::MmaSync;
   // The deepest ring the block's shared memory holds, up to four.
   b.stages = 4;
-  while (b.stages > 2 &&
-         gpuGemmSharedBytes(b, f.elementBytes, f.weightBits) > d.sharedPerBlock)
+  while (b.stages > 2 && gpuGemmSharedBytes(b, f.elementBytes, f.weightBits,
+                                            f.mmaTerms()) > d.sharedPerBlock)
     --b.stages;
   if (o.stages)
     b.stages = *o.stages;
@@ -447,9 +448,11 @@ double mlir::ffn::gpuFfnGemmMicros(const GpuDevice &d, const GpuBucket &b,
   // B has the block's K. `experts` copies of the weights, m rows each.
   auto both = [&](int64_t rows, int64_t experts) {
     return gpuGemmMicros(d, b, rows, experts * dims.upRows(f.gated), dims.kUp,
-                         f.elementBytes, b.splitUp, f.weightBytes()) +
+                         f.elementBytes, b.splitUp, f.weightBytes(),
+                         f.mmaTerms()) +
            gpuGemmMicros(d, b, rows, experts * dims.downRows(), dims.hidden,
-                         f.elementBytes, b.splitDown, f.weightBytes());
+                         f.elementBytes, b.splitDown, f.weightBytes(),
+                         f.mmaTerms());
   };
   if (!f.moe())
     return both(m, 1);
@@ -627,7 +630,8 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
         (chip != "sm_90a" || b.blockM != 128 || b.blockN != 256))
       return GpuKnobError{"buckets",
                           at + "wgmma needs sm_90a and the 128x256 tile"};
-    int64_t shared = gpuGemmSharedBytes(b, f.elementBytes, f.weightBits);
+    int64_t shared =
+        gpuGemmSharedBytes(b, f.elementBytes, f.weightBits, f.mmaTerms());
     if (shared > d->sharedPerBlock)
       return GpuKnobError{
           "stages",

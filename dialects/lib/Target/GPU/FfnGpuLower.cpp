@@ -178,6 +178,7 @@ void FfnPlanner::setQuant(GemmConfig &c, const QuantMatrix &q) const {
     return;
   c.weightBits = shape.weightBits;
   c.quantGroup = shape.quantGroup;
+  c.weightTerms = shape.mmaTerms();
   c.zeroPoints = shape.zeroPoints;
   c.kRows = q.kRows;
   c.kGroups = q.kGroups;
@@ -509,11 +510,6 @@ LogicalResult FfnPlanner::plan() {
     if (quant->getInt8Activations())
       return op.emitOpError("has int8_activations, whose integer dot "
                             "products ffn-gpu-lower does not build yet");
-    if (!t.isF32() && shape.quantGroup % 16 != 0)
-      return op.emitOpError("has quantization groups of ")
-             << shape.quantGroup
-             << " rows; tensor cores need a multiple of 16 (each group's "
-                "sums are scaled apart)";
     quantUp = quantLayout(hs, kp1, dmBlock);
     quantDown = quantLayout(nb2, hs, op.getDFf() / groups);
   }
@@ -742,7 +738,7 @@ void FfnPlanner::writeStub() {
       describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
   for (const std::string &note :
        pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
-                 groups, shape.quantized(), isMoe()))
+                 groups, shape.quantized() ? shape.quantGroup : 0, isMoe()))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,

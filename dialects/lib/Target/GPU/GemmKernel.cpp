@@ -45,7 +45,8 @@ int64_t GemmConfig::sharedBytes() const {
   ring.blockK = bk;
   ring.stages = stages;
   ring.mma = wgmma ? GpuMma::Wgmma : GpuMma::MmaSync;
-  return gpuGemmSharedBytes(ring, elementBytes(storage), weightBits);
+  return gpuGemmSharedBytes(ring, elementBytes(storage), weightBits,
+                            weightTerms);
 }
 
 gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
@@ -140,7 +141,11 @@ private:
   Value groupEntry(Value srcRow, Value kGroup, int64_t offset,
                    int64_t elementBytes);
   Value scaleAt(Value bRow, Value kGroup); ///< f32 scale of a packed row
-  bool quantTc() const { return c.weightBits && c.tensorCores(); }
+  /// Tensor cores on quantized weights that sum each scale group apart (one
+  /// term per weight: the group is a multiple of the MMA's K step).
+  bool quantTc() const {
+    return c.weightBits && c.tensorCores() && c.weightTerms == 1;
+  }
   SmallVector<Value> computeStage(Value stage, Value bStage, Value kt,
                                   ValueRange acc);
   void loadMatrices(Value smem, Value stage, Value row, Value col,
@@ -285,11 +290,13 @@ void GemmBuilder::build() {
   aSmem = view(c.stages, c.bm, ldsElems, c.storage, 0);
   // Quantized: B's integer tiles stream through the ring, and two tiles in
   // the storage type take them converted (one being read while the next is
-  // written).
-  bSmem = view(c.weightBits ? 2 : c.stages, c.bn, ldsElems, c.storage, aBytes);
+  // written); with two terms per weight, tiles 2 and 3 take the lo terms.
+  int64_t converted = 2 * c.weightTerms;
+  bSmem = view(c.weightBits ? converted : c.stages, c.bn, ldsElems, c.storage,
+               aBytes);
   if (c.weightBits)
     qSmem = view(c.stages, c.bn, qRowTile, b.getI8Type(),
-                 aBytes + 2 * c.bn * ldsElems * eb);
+                 aBytes + converted * c.bn * ldsElems * eb);
 
   // Prologue: the first stages - 1 tiles in flight (wgmma: stages - 2, one
   // stage stays with the warpgroup MMAs still running).
@@ -549,7 +556,8 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
         part = arith::SubFOp::create(
             b, part, vector::BroadcastOp::create(b, vecOf(run, f32), z));
       }
-      if (!c.tensorCores()) // f32: s q, exact in f32
+      // f32, or two terms: s q, exact in f32.
+      if (!c.tensorCores() || c.weightTerms == 2)
         part = arith::MulFOp::create(
             b, part,
             vector::BroadcastOp::create(b, vecOf(run, f32), scaleAt(bRow, kg)));
@@ -590,16 +598,31 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
           arith::ConstantOp::create(
               b, cast<TypedAttr>(b.getZeroAttr(vecOf(qElems, f32)))));
     }
-    if (!c.storage.isF32())
-      result = arith::TruncFOp::create(b, vecOf(qElems, c.storage), result);
-    // 16-byte stores into the converted tile.
-    int64_t perStore = 16 / eb;
-    for (int64_t p = 0; p < qElems / perStore; ++p) {
-      Value piece = slice(result, p * perStore, perStore);
-      vector::StoreOp::create(
-          b, piece, bSmem,
-          ValueRange{buf, r, ir.add(ir.mul(j, qElems), p * perStore)}, false,
-          llvm::MaybeAlign(16));
+    // 16-byte stores into converted tile `to`.
+    auto store = [&](Value values, Value to) {
+      int64_t perStore = 16 / eb;
+      for (int64_t p = 0; p < qElems / perStore; ++p) {
+        Value piece = slice(values, p * perStore, perStore);
+        vector::StoreOp::create(
+            b, piece, bSmem,
+            ValueRange{to, r, ir.add(ir.mul(j, qElems), p * perStore)}, false,
+            llvm::MaybeAlign(16));
+      }
+    };
+    if (c.storage.isF32()) {
+      store(result, buf);
+      return;
+    }
+    VectorType narrow = vecOf(qElems, c.storage);
+    Value hi = arith::TruncFOp::create(b, narrow, result);
+    store(hi, buf);
+    if (c.weightTerms == 2) {
+      // s q is exact in f32 and has at most 8 (bf16) or 11 (f16) bits
+      // more than s: hi takes the top ones, and the rest, above s's last
+      // bit, is exact in the dtype too.
+      Value rest = arith::SubFOp::create(
+          b, result, arith::ExtFOp::create(b, vecOf(qElems, f32), hi));
+      store(arith::TruncFOp::create(b, narrow, rest), ir.add(buf, 2));
     }
   });
 }
@@ -703,17 +726,22 @@ SmallVector<Value> GemmBuilder::computeStage(Value stage, Value bStage,
     int64_t step = c.weightBits ? std::gcd(c.bk, c.quantGroup) : 0;
     for (int64_t kk = 0; kk < c.bk / 16; ++kk) {
       SmallVector<Value> aFr = fragmentA(stage, kk);
-      SmallVector<Value> bFr = fragmentB(bStage, kk);
-      for (int64_t mt = 0; mt < fragsM; ++mt)
-        for (int64_t nt = 0; nt < fragsN; ++nt) {
-          ArrayRef<Value> a(aFr.data() + mt * 4, 4);
-          ArrayRef<Value> bb(bFr.data() + nt * 2, 2);
-          SmallVector<Value> cIn{at(mt, nt, 0), at(mt, nt, 1), at(mt, nt, 2),
-                                 at(mt, nt, 3)};
-          SmallVector<Value> d = mma(a, bb, cIn);
-          for (int64_t i = 0; i < 4; ++i)
-            at(mt, nt, i) = d[i];
-        }
+      // Two terms per weight: the hi tile's fragments, then the lo tile's
+      // (converted tile bStage + 2), into the same accumulators.
+      SmallVector<SmallVector<Value>> bFrs{fragmentB(bStage, kk)};
+      if (c.weightTerms == 2)
+        bFrs.push_back(fragmentB(ir.add(bStage, 2), kk));
+      for (const SmallVector<Value> &bFr : bFrs)
+        for (int64_t mt = 0; mt < fragsM; ++mt)
+          for (int64_t nt = 0; nt < fragsN; ++nt) {
+            ArrayRef<Value> a(aFr.data() + mt * 4, 4);
+            ArrayRef<Value> bb(bFr.data() + nt * 2, 2);
+            SmallVector<Value> cIn{at(mt, nt, 0), at(mt, nt, 1), at(mt, nt, 2),
+                                   at(mt, nt, 3)};
+            SmallVector<Value> d = mma(a, bb, cIn);
+            for (int64_t i = 0; i < 4; ++i)
+              at(mt, nt, i) = d[i];
+          }
       if (!quantTc() || ((kk + 1) * 16) % step != 0)
         continue;
       Value kEnd = ir.add(kTile0, (kk + 1) * 16);

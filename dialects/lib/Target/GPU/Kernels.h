@@ -91,8 +91,12 @@ struct GemmConfig {
   /// and as the storage type (the scales). A grouped FFN's blocks are
   /// bGroupBytes apart. Tensor cores multiply by q (q - z), exact in the
   /// dtype, and add each group's sums times s in f32; f32 multiplies by s q
-  /// (s (q - z)), exact in f32.
+  /// (s (q - z)), exact in f32. With weightTerms = 2 (groups that are not a
+  /// multiple of 16, the MMA's K step) tensor cores multiply s q split into
+  /// hi = dtype(s q) and lo = s q - hi, each exact in the dtype, and need
+  /// no group sums.
   int64_t weightBits = 0, quantGroup = 0, kRows = 0, kGroups = 0;
+  int64_t weightTerms = 1;
   bool zeroPoints = false;
   int64_t scaleOffset = 0, zeroOffset = 0, bGroupBytes = 0;
   /// Blocks of this kernel an SM's shared memory holds (0: no hint). Told

@@ -140,6 +140,13 @@ struct GpuFfnShape {
   bool zeroPoints = false;
 
   bool quantized() const { return weightBits != 0; }
+  /// The dtype terms tensor cores multiply each weight as: 2 where scale
+  /// groups are not a multiple of their K step (16), so that no group's
+  /// sum can be scaled apart: s q = hi + lo instead, both exact in the
+  /// dtype.
+  int64_t mmaTerms() const {
+    return quantized() && elementBytes != 4 && quantGroup % 16 != 0 ? 2 : 1;
+  }
   /// A mixture of experts (experts > 0): each row takes topK of the routed
   /// experts and every shared one; the per-expert widths are dModel, dFf.
   int64_t experts = 0, topK = 0, sharedExperts = 0;
@@ -179,9 +186,10 @@ inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
 
 /// Dynamic shared memory of a GEMM block: the ring of A and B tiles; with
 /// quantized weights (`weightBits` 8 or 4) the ring holds B's integers, and
-/// two more B tiles hold them converted to the dtype.
+/// two more B tiles (per term: GpuFfnShape::mmaTerms) hold them converted
+/// to the dtype.
 int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
-                           int64_t weightBits = 0);
+                           int64_t weightBits = 0, int64_t terms = 1);
 
 /// The K split the model gives a GEMM of `colBlocks` x `rowBlocks` blocks
 /// over `k`: as many slices as bring the grid to `wantBlocks`, keeping at
@@ -193,10 +201,10 @@ int64_t gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
 /// packed n x k weights with bucket `b`'s tiles (for `ffnc info` and the
 /// tile choice). `weightBytes`: the packed weights' bytes per element when
 /// they are quantized (0: elementBytes); each block then also converts its
-/// B tiles to the dtype.
+/// B tiles to the dtype, as `terms` terms each multiplied (mmaTerms).
 double gpuGemmMicros(const GpuDevice &device, const GpuBucket &b, int64_t m,
                      int64_t n, int64_t k, int64_t elementBytes, int64_t split,
-                     double weightBytes = 0);
+                     double weightBytes = 0, int64_t terms = 1);
 
 /// The model's estimate of the FFN's two GEMMs at m rows with bucket `b`:
 /// a mixture's routed experts each get an even share of the m * topK rows

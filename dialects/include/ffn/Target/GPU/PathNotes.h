@@ -18,11 +18,12 @@ namespace mlir::ffn::gpu_target {
 /// `elementBytes`: 4 for f32, 2 for bf16/f16; `chip`: "sm_80", "sm_90",
 /// "sm_90a"; `wgmmaFromM`: the smallest m the strategy multiplies with
 /// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks;
-/// `quantized`: the weights are int8/int4; `moe`: a mixture of experts.
+/// `quantGroup`: the K rows per scale of int8/int4 weights (0: the
+/// weights are in the dtype); `moe`: a mixture of experts.
 inline std::vector<std::string>
 pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
           bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1,
-          bool quantized = false, bool moe = false) {
+          int64_t quantGroup = 0, bool moe = false) {
   std::vector<std::string> notes;
   if (moe)
     notes.push_back("mixture of experts: GEMM 1 never splits K (at decode "
@@ -47,11 +48,18 @@ pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
     notes.push_back(what + " not a multiple of 16 bytes: an extra kernel "
                            "copies each input row to an aligned buffer first");
   }
-  if (quantized && elementBytes == 2)
+  if (quantGroup && elementBytes == 2 && quantGroup % 16 == 0)
     notes.push_back("quantized weights multiply on mma.sync tiles of at most "
                     "64x128, which convert each B tile to the dtype in "
                     "shared memory and sum each scale group apart (no wgmma, "
                     "no 128x256 tile: its accumulators would not fit twice)");
+  if (quantGroup && elementBytes == 2 && quantGroup % 16 != 0)
+    notes.push_back("quantization groups of " + std::to_string(quantGroup) +
+                    " rows are not a multiple of the tensor cores' K step "
+                    "(16): each weight s q is converted into two terms in "
+                    "the dtype (hi + lo, exact) and multiplied twice, on "
+                    "mma.sync tiles of at most 64x128 (twice the MMAs of a "
+                    "group of 16, 32, ...)");
   if (chip == "sm_90")
     notes.push_back("sm_90 without its 'a' features has no wgmma: the "
                     "mma.sync kernels run, about 0.4x of cuBLAS for large m "
