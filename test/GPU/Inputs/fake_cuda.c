@@ -5,7 +5,10 @@
  * buckets and the workspace it allocates for each m) run where there is no
  * GPU. "Device" memory is host memory and kernels do not run: each call is
  * written as one line to the file named by FFN_FAKE_CUDA_LOG (stderr when
- * unset), so a test can check what the runtime asked the driver for.
+ * unset), so a test can check what the runtime asked the driver for. A
+ * launch is refused as a real driver would refuse it: a grid or block past
+ * the limits, or more than 48 KiB of dynamic shared memory without the
+ * function's opt-in (cuFuncSetAttribute) covering it.
  * FFN_FAKE_CUDA_MAX_ALLOC=N makes every allocation above N bytes fail with
  * CUDA_ERROR_OUT_OF_MEMORY, to check how the runtime reports it.
  *
@@ -112,22 +115,33 @@ static CUresult cuModuleUnload(void *module) {
   return module == &moduleToken ? kSuccess : kInvalidValue;
 }
 
-/* A function handle is its name. */
+/* A function handle: its name and its dynamic shared memory opt-in. */
+struct Function {
+  int maxDynamicShared;
+  char name[];
+};
+
 static CUresult cuModuleGetFunction(void **function, void *module,
                                     const char *name) {
   if (module != &moduleToken)
     return kInvalidValue;
-  char *copy = malloc(strlen(name) + 1);
-  if (!copy)
+  struct Function *f = malloc(sizeof(struct Function) + strlen(name) + 1);
+  if (!f)
     return kOutOfMemory;
-  strcpy(copy, name);
-  *function = copy;
+  f->maxDynamicShared = 48 * 1024;
+  strcpy(f->name, name);
+  *function = f;
   return kSuccess;
 }
 
 static CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
-  LOG("cuFuncSetAttribute %s %d %d\n", (const char *)function, attribute,
-      value);
+  struct Function *f = function;
+  LOG("cuFuncSetAttribute %s %d %d\n", f->name, attribute, value);
+  if (attribute == 8) { /* max dynamic shared memory */
+    if (value < 0 || value > 227 * 1024)
+      return kInvalidValue;
+    f->maxDynamicShared = value;
+  }
   return kSuccess;
 }
 
@@ -144,10 +158,16 @@ static CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy,
                                void **params, void **extra) {
   (void)stream;
   (void)extra;
-  if (!params || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0)
+  const struct Function *f = function;
+  if (!params || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 ||
+      bz == 0 || gx > 0x7FFFFFFFu || gy > 65535 || gz > 65535 ||
+      bx * by * bz > 1024 || (int)shared > f->maxDynamicShared) {
+    LOG("launch %s grid %u %u %u block %u shared %u: refused\n", f->name, gx,
+        gy, gz, bx, shared);
     return kInvalidValue;
-  LOG("launch %s grid %u %u %u block %u shared %u\n", (const char *)function,
-      gx, gy, gz, bx, shared);
+  }
+  LOG("launch %s grid %u %u %u block %u shared %u\n", f->name, gx, gy, gz, bx,
+      shared);
   return kSuccess;
 }
 
