@@ -111,7 +111,7 @@ private:
   void addWeight(std::vector<KernelArg> &args, int64_t index) const;
   void setQuant(GemmConfig &c, const QuantMatrix &q) const;
   // Workspace regions: offset of each region in bytes per row.
-  int64_t wsXn = 0, wsH = 0, wsZ = 0, wsPartial = 0, wsPerRow = 0;
+  int64_t wsXn = 0, wsH = 0, wsZ = 0, wsPartial = 0;
   // A mixture's: choices, weights, expert lists (m per expert), counts (E
   // used of m E), f32 slot results.
   int64_t wsSel = 0, wsG = 0, wsPerm = 0, wsCount = 0, wsY = 0;
@@ -614,9 +614,6 @@ LogicalResult FfnPlanner::plan() {
     args.push_back(mArg());
     addRowKernel(n, args);
   }
-  wsPerRow = 0;
-  for (const Launch &l : launches)
-    wsPerRow = std::max(wsPerRow, workspaceReach(l));
   writeStub();
   return success();
 }
@@ -715,15 +712,18 @@ void FfnPlanner::writeStub() {
   argTypes.push_back(
       MemRefType::get({ShapedType::kDynamic}, builder.getI8Type()));
 
+  // The kernel's workspace per row: the most any launch reaches.
   SmallVector<Attribute> plan;
+  int64_t wsPerRow = 0;
   for (const Launch &l : launches) {
     SmallVector<int64_t> args;
     for (const KernelArg &a : l.args)
       args.append({static_cast<int64_t>(a.kind), a.index});
+    int64_t reach = workspaceReach(l);
+    wsPerRow = std::max(wsPerRow, reach);
     plan.push_back(DeviceLaunchAttr::get(
         ctx, l.kernel, l.minM, l.maxM, l.rowsPerBlock, l.gridY, l.gridZ,
-        l.threads, l.sharedBytes, workspaceReach(l),
-        builder.getDenseI64ArrayAttr(args)));
+        l.threads, l.sharedBytes, reach, builder.getDenseI64ArrayAttr(args)));
   }
 
   OpBuilder::InsertionGuard g(builder);

@@ -83,31 +83,20 @@ void KernelBuilder::buildGrouped(Value x, const llvm::StringMap<Value> &params,
     loop(idx(0), idx(l.blocks), idx(1), body);
   };
 
-  // x's colums [col0, col0 + d) of row r into row r of `dst`, converted
-  // to the operand type: whole vectors, then the tail.
+  // x's columns [col0, col0 + d) of row r into row r of `dst`, in the
+  // operand type (the storage type itself for pair tiles, else f32):
+  // whole vectors, then the tail.
   auto copyColumns = [&](Value r, Value col0, Value dst) {
-    auto convert = [&](Value v, Type to) -> Value {
-      Type from = getElementTypeOrSelf(v.getType());
-      if (auto vec = dyn_cast<VectorType>(v.getType()))
-        to = VectorType::get(vec.getShape(), to);
-      if (from == getElementTypeOrSelf(to))
-        return v;
-      if (from.getIntOrFloatBitWidth() <
-          getElementTypeOrSelf(to).getIntOrFloatBitWidth())
-        return arith::ExtFOp::create(b, loc, to, v);
-      return arith::TruncFOp::create(b, loc, to, v);
-    };
+    auto convert = [&](Value v) { return opType.isF32() ? toF32(v) : v; };
     int64_t whole = l.d / l.lanes * l.lanes;
     loop(idx(0), idx(whole), idx(l.lanes), [&](Value c) {
       Value v = vector::LoadOp::create(b, loc, vecStorage, x,
                                        ValueRange{r, add(col0, c)});
-      vector::StoreOp::create(b, loc, convert(v, opType), dst,
-                              ValueRange{r, c});
+      vector::StoreOp::create(b, loc, convert(v), dst, ValueRange{r, c});
     });
     loop(idx(whole), idx(l.d), idx(1), [&](Value c) {
       Value v = memref::LoadOp::create(b, loc, x, ValueRange{r, add(col0, c)});
-      memref::StoreOp::create(b, loc, convert(v, opType), dst,
-                              ValueRange{r, c});
+      memref::StoreOp::create(b, loc, convert(v), dst, ValueRange{r, c});
     });
   };
 
