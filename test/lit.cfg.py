@@ -9,7 +9,7 @@ import lit.formats
 config.name = "ffnc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".ffn", ".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "Sim", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ffnc_obj_root, "test")
 
@@ -87,6 +87,8 @@ config.substitutions.append(("%runtime_sources", " ".join(sorted(
               recursive=True)))))
 config.substitutions.append(("%reference_include", os.path.join(config.ffnc_src_root, "runtime", "reference")))
 config.substitutions.append(("%ffnc_lib_dir", os.path.join(config.ffnc_obj_root, "lib")))
+# The stand-in CUDA driver with the PTX interpreter (test/GPU/Sim).
+config.substitutions.append(("%fake_cuda_dir", os.path.join(config.ffnc_obj_root, "lib", "fake-cuda")))
 config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))
 config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
 # The two commands that need most of this machine's memory (the example

@@ -11,6 +11,12 @@
  * function's opt-in (cuFuncSetAttribute) covering it.
  * FFN_FAKE_CUDA_MAX_ALLOC=N makes every allocation above N bytes fail with
  * CUDA_ERROR_OUT_OF_MEMORY, to check how the runtime reports it.
+ * FFN_FAKE_CUDA_PTX=a.ptx[:b.ptx...] names the PTX of the modules the
+ * runtime loads (ffnc --emit=ptx of the same specs and target): launches
+ * then run through the PTX interpreter (PtxSim.h), so results are real, and
+ * a kernel that faults (an access outside every allocation, a deadlock, an
+ * instruction the interpreter does not model) fails its launch with
+ * CUDA_ERROR_LAUNCH_FAILED and the reason in the log.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -19,10 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "PtxSim.h"
+
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-enum { kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotFound = 500 };
+enum {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kNotFound = 500,
+  kLaunchFailed = 719
+};
+
+/* Whether launches run through the interpreter (FFN_FAKE_CUDA_PTX). */
+static int simulating(void) { return getenv("FFN_FAKE_CUDA_PTX") != NULL; }
 
 static FILE *logFile(void) {
   static FILE *f;
@@ -107,6 +124,15 @@ static CUresult cuModuleLoadData(void **module, const void *image) {
   if (memcmp(image, "\177ELF", 4) != 0)
     return kInvalidValue;
   LOG("cuModuleLoadData\n");
+  static int loaded;
+  if (simulating() && !loaded) {
+    const char *err = ptxsim_load(getenv("FFN_FAKE_CUDA_PTX"));
+    if (err) {
+      LOG("PTX not loaded: %s\n", err);
+      return kInvalidValue;
+    }
+    loaded = 1;
+  }
   *module = &moduleToken;
   return kSuccess;
 }
@@ -125,6 +151,10 @@ static CUresult cuModuleGetFunction(void **function, void *module,
                                     const char *name) {
   if (module != &moduleToken)
     return kInvalidValue;
+  if (simulating() && !ptxsim_has_kernel(name)) {
+    LOG("cuModuleGetFunction %s: not in the PTX\n", name);
+    return kNotFound;
+  }
   struct Function *f = malloc(sizeof(struct Function) + strlen(name) + 1);
   if (!f)
     return kOutOfMemory;
@@ -168,6 +198,14 @@ static CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy,
   }
   LOG("launch %s grid %u %u %u block %u shared %u\n", f->name, gx, gy, gz, bx,
       shared);
+  if (simulating()) {
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    const char *err = ptxsim_launch(f->name, grid, block, shared, params);
+    if (err) {
+      LOG("launch %s failed: %s\n", f->name, err);
+      return kLaunchFailed;
+    }
+  }
   return kSuccess;
 }
 
@@ -182,6 +220,7 @@ static CUresult allocate(CUdeviceptr *ptr, size_t bytes, const char *what) {
     return kOutOfMemory;
   LOG("%s %zu\n", what, bytes);
   *ptr = (CUdeviceptr)(uintptr_t)p;
+  ptxsim_track(*ptr, bytes);
   return kSuccess;
 }
 
@@ -195,12 +234,14 @@ static CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, void *stream) {
 }
 
 static CUresult cuMemFree(CUdeviceptr ptr) {
+  ptxsim_untrack(ptr);
   free((void *)(uintptr_t)ptr);
   return kSuccess;
 }
 
 static CUresult cuMemFreeAsync(CUdeviceptr ptr, void *stream) {
   (void)stream;
+  ptxsim_untrack(ptr);
   free((void *)(uintptr_t)ptr);
   return kSuccess;
 }
@@ -241,6 +282,8 @@ static CUresult cuStreamSynchronize(void *stream) {
 static CUresult cuGetErrorName(CUresult r, const char **name) {
   *name = r == kOutOfMemory    ? "CUDA_ERROR_OUT_OF_MEMORY"
           : r == kInvalidValue ? "CUDA_ERROR_INVALID_VALUE"
+          : r == kLaunchFailed ? "CUDA_ERROR_LAUNCH_FAILED"
+          : r == kNotFound     ? "CUDA_ERROR_NOT_FOUND"
                                : "CUDA_ERROR_UNKNOWN";
   return kSuccess;
 }
@@ -286,8 +329,9 @@ static const struct Entry entries[] = {
 };
 
 /* The one exported symbol: the runtime resolves everything through it. */
-CUresult cuGetProcAddress_v2(const char *name, void **fn, int version,
-                             uint64_t flags, int *status) {
+__attribute__((visibility("default"))) CUresult
+cuGetProcAddress_v2(const char *name, void **fn, int version, uint64_t flags,
+                    int *status) {
   (void)version;
   (void)flags;
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i)

@@ -1,0 +1,72 @@
+//===- PtxExec.h - the interpreter's machine state ---------------*- C++
+//-*-===//
+//
+// Threads, blocks and memory as the interpreter sees them, shared by the
+// scalar instructions (PtxExec.cpp) and the warp-collective ones
+// (PtxWarp.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFNC_TEST_GPU_SIM_PTXEXEC_H
+#define FFNC_TEST_GPU_SIM_PTXEXEC_H
+
+#include "PtxModule.h"
+
+#include <stdexcept>
+
+namespace ptxsim {
+
+/// Generic addresses at or above this are shared memory (host pointers,
+/// which are global memory here, stay below 2^47).
+constexpr uint64_t kSharedWindow = 1ull << 56;
+
+struct SimError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct PendingCopy {
+  uint64_t dst;   // shared offset
+  uint64_t src;   // global address
+  unsigned bytes; // copied
+  unsigned fill;  // then zero-filled up to this
+  long group;     // -1 while the group is open
+};
+
+struct Thread {
+  enum State { Running, AtWarpOp, AtBarrier, Exited };
+  State state = Running;
+  int pc = 0;
+  uint64_t *regs = nullptr;
+  unsigned tid[3] = {0, 0, 0};
+  unsigned linear = 0;
+  std::vector<PendingCopy> copies;
+  long committed = 0; // groups committed so far
+};
+
+struct Block {
+  const Kernel *kernel = nullptr;
+  unsigned ctaid[3] = {0, 0, 0};
+  unsigned grid[3] = {1, 1, 1};
+  unsigned dims[3] = {1, 1, 1};
+  unsigned dynamicShared = 0;
+  std::vector<uint8_t> shared;
+  const uint8_t *params = nullptr;
+  std::vector<Thread> threads;
+};
+
+/// Memory access with bounds: global accesses must fall in a tracked
+/// allocation (or a module variable), shared ones inside the block's.
+void *globalPointer(uint64_t address, unsigned bytes);
+uint8_t *sharedPointer(Block &b, uint64_t offset, unsigned bytes);
+
+/// Runs one warp-collective instruction for the live lanes of a warp
+/// (nullptr for exited or absent lanes).
+void runWarpOp(Block &b, const Instr &in, Thread *lanes[32]);
+
+/// Operand access shared by both files.
+uint64_t readOperand(const Block &b, const Thread &t, const Operand &o);
+uint64_t operandAddress(const Block &b, const Thread &t, const Operand &o);
+
+} // namespace ptxsim
+
+#endif
