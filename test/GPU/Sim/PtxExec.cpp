@@ -148,14 +148,16 @@ int codeOf(const Instr &in) {
                                                    {"vote", OpWarp},
                                                    {"wgmma", OpWarp},
                                                    {"redux", OpWarp}};
-  if (in.opcode == "bar" && in.has("warp"))
+  if (in.opcode == "bar" && in.has(F_warp))
     return OpWarp;
-  if (in.opcode == "cp" && in.has("async")) {
-    if (in.has("commit_group"))
+  if (in.opcode == "wgmma" && in.has(F_fence))
+    return OpNop; // registers and shared memory are ordered here anyway
+  if (in.opcode == "cp" && in.has(F_async)) {
+    if (in.has(F_commit_group))
       return OpCpCommit;
-    if (in.has("wait_group"))
+    if (in.has(F_wait_group))
       return OpCpWait;
-    if (in.has("wait_all"))
+    if (in.has(F_wait_all))
       return OpCpWaitAll;
     return OpCpAsync;
   }
@@ -223,11 +225,11 @@ uint64_t fromFloat(Type t, float f, Round r = Round::Nearest) {
 }
 
 Round roundingOf(const Instr &in) {
-  if (in.has("rz") || in.has("rzi"))
+  if (in.has(F_rz) || in.has(F_rzi))
     return Round::Zero;
-  if (in.has("rm") || in.has("rmi"))
+  if (in.has(F_rm) || in.has(F_rmi))
     return Round::Down;
-  if (in.has("rp") || in.has("rpi"))
+  if (in.has(F_rp) || in.has(F_rpi))
     return Round::Up;
   return Round::Nearest;
 }
@@ -283,18 +285,14 @@ void write(Thread &t, const Operand &o, uint64_t v) {
 enum class Space { Generic, Global, Shared, Param, Const };
 
 Space spaceOf(const Instr &in) {
-  for (const std::string &m : in.mods) {
-    if (m == "global")
-      return Space::Global;
-    if (m == "shared" || m == "shared::cta")
-      return Space::Shared;
-    if (m == "param")
-      return Space::Param;
-    if (m == "const")
-      return Space::Const;
-    if (m == "local")
-      throw SimError("local memory is not supported");
-  }
+  if (in.has(F_global))
+    return Space::Global;
+  if (in.has(F_shared))
+    return Space::Shared;
+  if (in.has(F_param))
+    return Space::Param;
+  if (in.has(F_const))
+    return Space::Const;
   return Space::Generic;
 }
 
@@ -318,11 +316,11 @@ uint8_t *pointerIn(Block &b, Space s, uint64_t address, unsigned bytes) {
 }
 
 unsigned vectorWidth(const Instr &in) {
-  if (in.has("v2"))
+  if (in.has(F_v2))
     return 2;
-  if (in.has("v4"))
+  if (in.has(F_v4))
     return 4;
-  if (in.has("v8"))
+  if (in.has(F_v8))
     return 8;
   return 1;
 }
@@ -368,35 +366,35 @@ void atomic(Block &b, Thread &t, const Instr &in) {
   uint64_t old = loadValue(p, ty),
            v = readOperand(b, t, in.operands.at(isRed ? 1 : 2));
   uint64_t r = old;
-  if (in.has("add")) {
+  if (in.has(F_add)) {
     if (ty == Type::F32)
       r = bitsOf(asF32(old) + asF32(v));
     else if (ty == Type::F64)
       r = bitsOf(asF64(old) + asF64(v));
     else
       r = old + v;
-  } else if (in.has("exch")) {
+  } else if (in.has(F_exch)) {
     r = v;
-  } else if (in.has("cas")) {
+  } else if (in.has(F_cas)) {
     r = truncate(ty, old) == truncate(ty, v)
             ? readOperand(b, t, in.operands.at(3))
             : old;
-  } else if (in.has("max") || in.has("min")) {
+  } else if (in.has(F_max) || in.has(F_min)) {
     bool takeNew;
     if (isSigned(ty))
-      takeNew = in.has("max") ? signExtend(ty, v) > signExtend(ty, old)
+      takeNew = in.has(F_max) ? signExtend(ty, v) > signExtend(ty, old)
                               : signExtend(ty, v) < signExtend(ty, old);
     else
-      takeNew = in.has("max") ? truncate(ty, v) > truncate(ty, old)
+      takeNew = in.has(F_max) ? truncate(ty, v) > truncate(ty, old)
                               : truncate(ty, v) < truncate(ty, old);
     r = takeNew ? v : old;
-  } else if (in.has("and")) {
+  } else if (in.has(F_and)) {
     r = old & v;
-  } else if (in.has("or")) {
+  } else if (in.has(F_or)) {
     r = old | v;
-  } else if (in.has("xor")) {
+  } else if (in.has(F_xor)) {
     r = old ^ v;
-  } else if (in.has("inc")) {
+  } else if (in.has(F_inc)) {
     r = truncate(ty, old) >= truncate(ty, v) ? 0 : old + 1;
   } else {
     unsupported(in, "atomic operation not modelled");
@@ -444,12 +442,12 @@ void completeCopies(Block &b, Thread &t, long upToGroup) {
 // ---------------------------------------------------------------
 
 float ftzIf(const Instr &in, float f) {
-  return in.has("ftz") ? flushSubnormal(f) : f;
+  return in.has(F_ftz) ? flushSubnormal(f) : f;
 }
 
 float finishF32(const Instr &in, float f) {
   f = ftzIf(in, f);
-  if (in.has("sat"))
+  if (in.has(F_sat))
     f = std::isnan(f) ? 0.0f : std::min(1.0f, std::max(0.0f, f));
   return f;
 }
@@ -484,13 +482,13 @@ uint64_t floatOp(const Instr &in, Type ty, uint64_t a, uint64_t b, uint64_t c,
 }
 
 uint64_t intMul(const Instr &in, Type ty, uint64_t a, uint64_t b, bool &wide) {
-  wide = in.has("wide");
+  wide = in.has(F_wide);
   unsigned bits = bitsOfType(ty);
   if (isSigned(ty)) {
     __int128 p = static_cast<__int128>(signExtend(ty, a)) * signExtend(ty, b);
     if (wide)
       return static_cast<uint64_t>(p);
-    if (in.has("hi"))
+    if (in.has(F_hi))
       return truncate(ty, static_cast<uint64_t>(p >> bits));
     return truncate(ty, static_cast<uint64_t>(p));
   }
@@ -498,67 +496,108 @@ uint64_t intMul(const Instr &in, Type ty, uint64_t a, uint64_t b, bool &wide) {
       static_cast<unsigned __int128>(truncate(ty, a)) * truncate(ty, b);
   if (wide)
     return static_cast<uint64_t>(p);
-  if (in.has("hi"))
+  if (in.has(F_hi))
     return truncate(ty, static_cast<uint64_t>(p >> bits));
   return truncate(ty, static_cast<uint64_t>(p));
 }
 
-bool compare(const std::string &op, Type ty, uint64_t a, uint64_t b) {
+enum Cmp {
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Lo,
+  Ls,
+  Hi,
+  Hs,
+  Equ,
+  Neu,
+  Ltu,
+  Leu,
+  Gtu,
+  Geu,
+  Num,
+  Nan
+};
+
+int cmpOf(const std::string &op) {
+  static const std::map<std::string, int> cmps = {
+      {"eq", Eq},   {"ne", Ne},   {"lt", Lt},   {"le", Le},   {"gt", Gt},
+      {"ge", Ge},   {"lo", Lo},   {"ls", Ls},   {"hi", Hi},   {"hs", Hs},
+      {"equ", Equ}, {"neu", Neu}, {"ltu", Ltu}, {"leu", Leu}, {"gtu", Gtu},
+      {"geu", Geu}, {"num", Num}, {"nan", Nan}};
+  auto it = cmps.find(op);
+  if (it == cmps.end())
+    throw SimError("unknown comparison " + op);
+  return it->second;
+}
+
+bool compare(int op, Type ty, uint64_t a, uint64_t b) {
   if (isFloat(ty)) {
     double x = toDouble(ty, a), y = toDouble(ty, b);
     bool unordered = std::isnan(x) || std::isnan(y);
-    if (op == "nan")
-      return unordered;
-    if (op == "num")
-      return !unordered;
-    bool u = op.size() == 3 && op.back() == 'u';
+    if (op == Num || op == Nan)
+      return unordered == (op == Nan);
     if (unordered)
-      return u;
-    std::string base = u ? op.substr(0, 2) : op;
-    if (base == "eq")
+      return op >= Equ; // the unordered forms are true on NaN
+    switch (op) {
+    case Eq:
+    case Equ:
       return x == y;
-    if (base == "ne")
+    case Ne:
+    case Neu:
       return x != y;
-    if (base == "lt")
+    case Lt:
+    case Ltu:
       return x < y;
-    if (base == "le")
+    case Le:
+    case Leu:
       return x <= y;
-    if (base == "gt")
+    case Gt:
+    case Gtu:
       return x > y;
-    if (base == "ge")
+    case Ge:
+    case Geu:
       return x >= y;
-  } else {
-    bool sgn = isSigned(ty);
-    int64_t sa = signExtend(ty, a), sb = signExtend(ty, b);
-    uint64_t ua = truncate(ty, a), ub = truncate(ty, b);
-    if (op == "eq")
-      return ua == ub;
-    if (op == "ne")
-      return ua != ub;
-    if (op == "lt")
-      return sgn ? sa < sb : ua < ub;
-    if (op == "le")
-      return sgn ? sa <= sb : ua <= ub;
-    if (op == "gt")
-      return sgn ? sa > sb : ua > ub;
-    if (op == "ge")
-      return sgn ? sa >= sb : ua >= ub;
-    if (op == "lo")
-      return ua < ub;
-    if (op == "ls")
-      return ua <= ub;
-    if (op == "hi")
-      return ua > ub;
-    if (op == "hs")
-      return ua >= ub;
+    default:
+      throw SimError("unsigned comparison of floats");
+    }
   }
-  throw SimError("unknown comparison " + op);
+  bool sgn = isSigned(ty);
+  int64_t sa = signExtend(ty, a), sb = signExtend(ty, b);
+  uint64_t ua = truncate(ty, a), ub = truncate(ty, b);
+  switch (op) {
+  case Eq:
+    return ua == ub;
+  case Ne:
+    return ua != ub;
+  case Lt:
+    return sgn ? sa < sb : ua < ub;
+  case Le:
+    return sgn ? sa <= sb : ua <= ub;
+  case Gt:
+    return sgn ? sa > sb : ua > ub;
+  case Ge:
+    return sgn ? sa >= sb : ua >= ub;
+  case Lo:
+    return ua < ub;
+  case Ls:
+    return ua <= ub;
+  case Hi:
+    return ua > ub;
+  case Hs:
+    return ua >= ub;
+  default:
+    throw SimError("unordered comparison of integers");
+  }
 }
 
 uint64_t convert(const Instr &in, Type dt, Type st, uint64_t v) {
   Round r = roundingOf(in);
   bool integral =
-      in.has("rni") || in.has("rzi") || in.has("rmi") || in.has("rpi");
+      in.has(F_rni) || in.has(F_rzi) || in.has(F_rmi) || in.has(F_rpi);
   if (dt == Type::TF32) {
     return bitsOf(f32ToTf32(asF32(v)));
   }
@@ -576,7 +615,7 @@ uint64_t convert(const Instr &in, Type dt, Type st, uint64_t v) {
     if (st == Type::F64 && r != Round::Nearest)
       throw SimError("directed f64 to f32 rounding is not modelled");
     f = static_cast<float>(x);
-    if (in.has("relu") && !(f > 0.0f))
+    if (in.has(F_relu) && !(f > 0.0f))
       f = std::isnan(f) ? f : 0.0f;
     f = finishF32(in, f);
     return fromFloat(dt, f, r);
@@ -611,7 +650,7 @@ uint64_t convert(const Instr &in, Type dt, Type st, uint64_t v) {
   // integer -> integer: extend from the source, then clamp (sat) or cut.
   int64_t sv =
       isSigned(st) ? signExtend(st, v) : static_cast<int64_t>(truncate(st, v));
-  if (in.has("sat")) {
+  if (in.has(F_sat)) {
     unsigned bits = bitsOfType(dt);
     int64_t lo = isSigned(dt) ? -(int64_t(1) << (bits - 1)) : 0;
     int64_t hi = isSigned(dt)
@@ -677,12 +716,12 @@ void runThread(Block &b, Thread &t) {
       store(b, t, in);
       break;
     case OpCvta: {
-      bool shared = in.has("shared") || in.has("shared::cta");
-      if (!shared && !in.has("global") && !in.has("param") && !in.has("const"))
+      bool shared = in.has(F_shared);
+      if (!shared && !in.has(F_global) && !in.has(F_param) && !in.has(F_const))
         unsupported(in, "address space not modelled");
       uint64_t a = rd(1);
       if (shared)
-        a = in.has("to") ? a - kSharedWindow : a + kSharedWindow;
+        a = in.has(F_to) ? a - kSharedWindow : a + kSharedWindow;
       write(t, o[0], truncate(ty, a));
       break;
     }
@@ -708,7 +747,7 @@ void runThread(Block &b, Thread &t) {
               }));
       } else {
         uint64_t r = sub ? rd(1) - rd(2) : rd(1) + rd(2);
-        if (in.has("sat")) {
+        if (in.has(F_sat)) {
           int64_t w =
               sub ? int64_t(signExtend(ty, rd(1))) - signExtend(ty, rd(2))
                   : int64_t(signExtend(ty, rd(1))) + signExtend(ty, rd(2));
@@ -782,7 +821,7 @@ void runThread(Block &b, Thread &t) {
     case OpMax: {
       bool mx = in.code == OpMax;
       if (isFloat(ty)) {
-        bool nanOut = in.has("NaN");
+        bool nanOut = in.has(F_NaN);
         write(t, o[0],
               floatOp(in, ty, rd(1), rd(2), 0, [&](auto x, auto y, auto) {
                 if (nanOut && (std::isnan(x) || std::isnan(y)))
@@ -831,7 +870,7 @@ void runThread(Block &b, Thread &t) {
       if (o.size() != 3)
         unsupported(in, "setp with a second destination or a combining "
                         "predicate is not modelled");
-      write(t, o[0], compare(in.mods.at(0), in.types.at(0), rd(1), rd(2)));
+      write(t, o[0], compare(in.cmp, in.types.at(0), rd(1), rd(2)));
       break;
     }
     case OpSelp:
@@ -844,7 +883,7 @@ void runThread(Block &b, Thread &t) {
       t.state = Thread::Exited;
       return;
     case OpBar:
-      if (in.has("arrive") || in.has("red"))
+      if (in.has(F_arrive) || in.has(F_red))
         unsupported(in, "barrier form not modelled");
       if (!o.empty() && rd(0) != 0)
         unsupported(in, "named barriers are not modelled");
@@ -978,8 +1017,8 @@ void runThread(Block &b, Thread &t) {
       uint64_t pair =
           truncate(Type::U32, rd(1)) | (truncate(Type::U32, rd(2)) << 32);
       uint32_t n = static_cast<uint32_t>(rd(3));
-      n = in.has("wrap") ? n & 31 : std::min(n, 32u);
-      uint32_t r = in.has("l") ? static_cast<uint32_t>((pair << n) >> 32)
+      n = in.has(F_wrap) ? n & 31 : std::min(n, 32u);
+      uint32_t r = in.has(F_l) ? static_cast<uint32_t>((pair << n) >> 32)
                                : static_cast<uint32_t>(pair >> n);
       write(t, o[0], r);
       break;
@@ -1009,11 +1048,11 @@ void runThread(Block &b, Thread &t) {
       break;
     case OpTestp: {
       double x = toDouble(ty, rd(1));
-      bool r = in.has("finite")       ? std::isfinite(x)
-               : in.has("infinite")   ? std::isinf(x)
-               : in.has("number")     ? !std::isnan(x)
-               : in.has("notanumber") ? std::isnan(x)
-               : in.has("normal")
+      bool r = in.has(F_finite)       ? std::isfinite(x)
+               : in.has(F_infinite)   ? std::isinf(x)
+               : in.has(F_number)     ? !std::isnan(x)
+               : in.has(F_notanumber) ? std::isnan(x)
+               : in.has(F_normal)
                    ? std::isnormal(static_cast<float>(x))
                    : std::fpclassify(static_cast<float>(x)) == FP_SUBNORMAL;
       write(t, o[0], r);
@@ -1040,6 +1079,45 @@ std::string where(const Block &b, const Thread *t) {
   return s.str();
 }
 
+/// The instruction every live lane of warp `w` waits at (its lanes in
+/// `lanes`), or -1 while some lane still runs or waits at a barrier.
+int waitingAt(Block &b, size_t w, Thread **lanes, Thread *&current) {
+  size_t n = b.threads.size();
+  int pc = -1;
+  for (size_t l = 0; l < 32 && w * 32 + l < n; ++l) {
+    Thread &t = b.threads[w * 32 + l];
+    if (t.state == Thread::Exited)
+      continue;
+    if (t.state != Thread::AtWarpOp)
+      return -1;
+    if (pc >= 0 && t.pc != pc) {
+      current = &t;
+      throw SimError("the lanes of a warp wait at different "
+                     "warp-collective instructions (PTX lines " +
+                     std::to_string(b.kernel->code[pc].line) + " and " +
+                     std::to_string(b.kernel->code[t.pc].line) + ")");
+    }
+    pc = t.pc;
+    lanes[l] = &t;
+  }
+  return pc;
+}
+
+Thread *firstOf(Thread **lanes, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (lanes[i])
+      return lanes[i];
+  return nullptr;
+}
+
+void release(Thread **lanes, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (lanes[i]) {
+      lanes[i]->state = Thread::Running;
+      ++lanes[i]->pc;
+    }
+}
+
 void runBlock(Block &b) {
   size_t n = b.threads.size();
   size_t warps = (n + 31) / 32;
@@ -1056,41 +1134,39 @@ void runBlock(Block &b) {
       current = nullptr;
       for (size_t w = 0; w < warps; ++w) {
         Thread *lanes[32] = {};
-        bool allAt = true, any = false;
-        int pc = -1;
-        for (size_t l = 0; l < 32 && w * 32 + l < n; ++l) {
-          Thread &t = b.threads[w * 32 + l];
-          if (t.state == Thread::Exited)
-            continue;
-          if (t.state != Thread::AtWarpOp) {
-            allAt = false;
-            break;
-          }
-          if (pc >= 0 && t.pc != pc) {
-            current = &t;
-            throw SimError("the lanes of a warp wait at different "
-                           "warp-collective instructions (PTX lines " +
-                           std::to_string(b.kernel->code[pc].line) + " and " +
-                           std::to_string(b.kernel->code[t.pc].line) + ")");
-          }
-          pc = t.pc;
-          lanes[l] = &t;
-          any = true;
-        }
-        if (!allAt || !any)
+        int pc = waitingAt(b, w, lanes, current);
+        if (pc < 0 || isWarpgroupOp(b.kernel->code[pc]))
           continue;
-        current = lanes[0];
-        for (Thread *t : lanes)
-          if (t) {
-            current = t;
-            break;
-          }
+        current = firstOf(lanes, 32);
         runWarpOp(b, b.kernel->code[pc], lanes);
-        for (Thread *t : lanes)
-          if (t) {
-            t->state = Thread::Running;
-            ++t->pc;
-          }
+        release(lanes, 32);
+        current = nullptr;
+        progress = true;
+      }
+      // Warpgroup collectives (wgmma): every live thread of the four warps
+      // at the same instruction.
+      for (size_t g = 0; g * 4 < warps; ++g) {
+        Thread *group[128] = {};
+        int pc = -1;
+        bool ready = true;
+        for (size_t w = g * 4; w < std::min(warps, g * 4 + 4) && ready; ++w) {
+          Thread **lanes = group + (w - g * 4) * 32;
+          int at = waitingAt(b, w, lanes, current);
+          bool exited = true;
+          for (size_t l = 0; l < 32 && w * 32 + l < n; ++l)
+            exited &= b.threads[w * 32 + l].state == Thread::Exited;
+          if (exited)
+            continue;
+          if (at < 0 || !isWarpgroupOp(b.kernel->code[at]) ||
+              (pc >= 0 && at != pc))
+            ready = false;
+          pc = at;
+        }
+        if (!ready || pc < 0)
+          continue;
+        current = firstOf(group, 128);
+        runWarpgroupOp(b, b.kernel->code[pc], static_cast<unsigned>(g), group);
+        release(group, 128);
         current = nullptr;
         progress = true;
       }
@@ -1119,6 +1195,10 @@ void runBlock(Block &b) {
                        "wait at a warp-collective instruction");
       }
     }
+    for (const Warpgroup &g : b.warpgroups)
+      if (!g.pending.empty())
+        throw SimError("the block ended with wgmma operations never waited "
+                       "for");
     for (Thread &t : b.threads)
       if (!t.copies.empty()) {
         current = &t;
@@ -1218,6 +1298,13 @@ extern "C" const char *ptxsim_load(const char *paths) {
     for (auto &[name, k] : m->kernels) {
       for (Instr &in : k.code) {
         in.code = codeOf(in);
+        try {
+          if (in.code == OpSetp)
+            in.cmp = cmpOf(in.mods.at(0));
+        } catch (const SimError &e) {
+          lastError = path + ":" + std::to_string(in.line) + ": " + e.what();
+          return lastError.c_str();
+        }
         if (in.code == OpUnknown) {
           lastError = path + ":" + std::to_string(in.line) +
                       ": instruction not modelled: " + in.opcode;
@@ -1272,6 +1359,7 @@ extern "C" const char *ptxsim_launch(const char *name, const unsigned grid[3],
           b.shared.assign(k.staticShared + dynamicShared, 0xA5);
           b.params = paramBytes.data();
           b.threads.resize(threads);
+          b.warpgroups.resize((threads + 127) / 128);
           std::fill(regs.begin(), regs.end(), 0);
           for (unsigned i = 0; i < threads; ++i) {
             Thread &t = b.threads[i];

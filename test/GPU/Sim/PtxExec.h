@@ -43,6 +43,22 @@ struct Thread {
   long committed = 0; // groups committed so far
 };
 
+/// A wgmma.mma_async issued by a warpgroup: it reads shared memory and the
+/// accumulators only when a wgmma.wait_group covers its group, the latest
+/// moment the hardware may, so a kernel that overwrites a stage before the
+/// wait reads the new data here too.
+struct WgmmaOp {
+  const Instr *in = nullptr;
+  uint64_t descA = 0, descB = 0;
+  bool scaleD = true;
+  long group = -1; // -1 until committed
+};
+
+struct Warpgroup {
+  std::vector<WgmmaOp> pending;
+  long committed = 0;
+};
+
 struct Block {
   const Kernel *kernel = nullptr;
   unsigned ctaid[3] = {0, 0, 0};
@@ -52,6 +68,7 @@ struct Block {
   std::vector<uint8_t> shared;
   const uint8_t *params = nullptr;
   std::vector<Thread> threads;
+  std::vector<Warpgroup> warpgroups;
 };
 
 /// Memory access with bounds: global accesses must fall in a tracked
@@ -62,6 +79,14 @@ uint8_t *sharedPointer(Block &b, uint64_t offset, unsigned bytes);
 /// Runs one warp-collective instruction for the live lanes of a warp
 /// (nullptr for exited or absent lanes).
 void runWarpOp(Block &b, const Instr &in, Thread *lanes[32]);
+
+/// Whether `in` is collective over a warpgroup (4 warps) rather than a warp.
+bool isWarpgroupOp(const Instr &in);
+
+/// Runs a warpgroup-collective instruction (wgmma.*) for warpgroup `index`,
+/// whose 128 threads are `threads` (nullptr for exited ones).
+void runWarpgroupOp(Block &b, const Instr &in, unsigned index,
+                    Thread *threads[128]);
 
 /// Operand access shared by both files.
 uint64_t readOperand(const Block &b, const Thread &t, const Operand &o);

@@ -74,6 +74,23 @@ enum class Type {
   U4
 };
 
+/// The modifiers the interpreter tests on its hot paths, as bits of
+/// Instr::flags (a string compare per instruction would dominate its time).
+/// "shared::cta" sets `shared`.
+#define PTXSIM_FLAGS(X)                                                        \
+  X(NaN)                                                                       \
+  X(add) X(and) X(arrive) X(async) X(cas) X(commit_group) X(const) X(exch)     \
+      X(fence) X(finite) X(ftz) X(global) X(hi) X(inc) X(infinite) X(l) X(max) \
+          X(min) X(normal) X(notanumber) X(number) X(or) X(param) X(red)       \
+              X(relu) X(rm) X(rmi) X(rni) X(rp) X(rpi) X(rz) X(rzi) X(sat)     \
+                  X(shared) X(to) X(v2) X(v4) X(v8) X(wait_all) X(wait_group)  \
+                      X(warp) X(wide) X(wrap) X(xor)
+enum Flag : unsigned {
+#define PTXSIM_FLAG_ENUM(name) F_##name,
+  PTXSIM_FLAGS(PTXSIM_FLAG_ENUM)
+#undef PTXSIM_FLAG_ENUM
+};
+
 struct Instr {
   std::string opcode;            // "mma", "ld", ...
   std::vector<std::string> mods; // every ".x" suffix, in order
@@ -83,6 +100,9 @@ struct Instr {
   std::vector<Operand> operands;
   int line = 0;
   int code = 0; // the interpreter's dispatch number
+  int cmp = 0;  // setp: the comparison
+  uint64_t flags = 0; // the modifiers among PTXSIM_FLAGS
+  bool has(Flag f) const { return (flags >> f) & 1; }
   bool has(const char *mod) const {
     for (const std::string &m : mods)
       if (m == mod)

@@ -95,9 +95,15 @@ std::vector<Token> tokenize(const std::string &s) {
       out.push_back({s.substr(i, j - i), line});
       i = j;
     } else if (identChar(c)) {
+      // "::" belongs to the name (fence.proxy.async.shared::cta); a single
+      // ':' ends a label.
       size_t j = i;
-      while (j < s.size() && identChar(s[j]))
-        ++j;
+      while (j < s.size() &&
+             (identChar(s[j]) ||
+              (s[j] == ':' && j + 1 < s.size() && s[j + 1] == ':' &&
+               j + 2 < s.size() && identChar(s[j + 2])))) {
+        j += s[j] == ':' ? 2 : 1;
+      }
       out.push_back({s.substr(i, j - i), line});
       i = j;
     } else {
@@ -145,6 +151,16 @@ const std::map<std::string, Special> &specials() {
       {"%warpid", Special::WarpId},
       {"%dynamic_smem_size", Special::DynSmem}};
   return m;
+}
+
+uint64_t flagOf(const std::string &mod) {
+  static const std::map<std::string, Flag> flags = {
+#define PTXSIM_FLAG_ENTRY(name) {#name, F_##name},
+      PTXSIM_FLAGS(PTXSIM_FLAG_ENTRY)
+#undef PTXSIM_FLAG_ENTRY
+  };
+  auto it = flags.find(mod);
+  return it == flags.end() ? 0 : 1ull << it->second;
 }
 
 class Parser {
@@ -505,6 +521,7 @@ private:
       Type t = parseType(mod);
       if (t != Type::None)
         in.types.push_back(t);
+      in.flags |= flagOf(mod == "shared::cta" ? "shared" : mod);
       in.mods.push_back(mod);
       dot = next;
     }
