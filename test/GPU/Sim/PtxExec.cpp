@@ -296,17 +296,18 @@ Space spaceOf(const Instr &in) {
   return Space::Generic;
 }
 
-uint8_t *pointerIn(Block &b, Space s, uint64_t address, unsigned bytes) {
+uint8_t *pointerIn(Block &b, Space s, uint64_t address, unsigned bytes,
+                   bool write) {
   switch (s) {
   case Space::Param:
     if (address + bytes > b.kernel->paramBytes)
       throw SimError("parameter read past the parameters");
     return const_cast<uint8_t *>(b.params) + address;
   case Space::Shared:
-    return sharedPointer(b, address, bytes);
+    return programShared(b, address, bytes, write);
   case Space::Generic:
     if (address >= kSharedWindow)
-      return sharedPointer(b, address - kSharedWindow, bytes);
+      return programShared(b, address - kSharedWindow, bytes, write);
     [[fallthrough]];
   case Space::Global:
   case Space::Const:
@@ -335,7 +336,7 @@ void load(Block &b, Thread &t, const Instr &in) {
   Type ty = in.types.back();
   unsigned n = vectorWidth(in), size = typeBytes(ty);
   uint64_t address = operandAddress(b, t, in.operands.at(1));
-  uint8_t *p = pointerIn(b, spaceOf(in), address, n * size);
+  uint8_t *p = pointerIn(b, spaceOf(in), address, n * size, false);
   const Operand &d = in.operands[0];
   if (n == 1)
     return write(t, d, loadValue(p, ty));
@@ -349,7 +350,7 @@ void store(Block &b, Thread &t, const Instr &in) {
   Type ty = in.types.back();
   unsigned n = vectorWidth(in), size = typeBytes(ty);
   uint64_t address = operandAddress(b, t, in.operands.at(0));
-  uint8_t *p = pointerIn(b, spaceOf(in), address, n * size);
+  uint8_t *p = pointerIn(b, spaceOf(in), address, n * size, true);
   const Operand &s = in.operands.at(1);
   for (unsigned i = 0; i < n; ++i) {
     uint64_t v = readOperand(b, t, n == 1 ? s : s.elements.at(i));
@@ -362,7 +363,8 @@ void atomic(Block &b, Thread &t, const Instr &in) {
   Type ty = in.types.back();
   const Operand &addr = in.operands.at(isRed ? 0 : 1);
   unsigned size = typeBytes(ty);
-  uint8_t *p = pointerIn(b, spaceOf(in), operandAddress(b, t, addr), size);
+  uint8_t *p =
+      pointerIn(b, spaceOf(in), operandAddress(b, t, addr), size, true);
   uint64_t old = loadValue(p, ty),
            v = readOperand(b, t, in.operands.at(isRed ? 1 : 2));
   uint64_t r = old;
@@ -417,6 +419,13 @@ void cpAsync(Block &b, Thread &t, const Instr &in) {
   if (dst >= kSharedWindow)
     dst -= kSharedWindow;
   sharedPointer(b, dst, fill);
+  for (unsigned i = 0; i < fill; ++i) {
+    if (b.asyncReads[dst + i])
+      throw SimError("cp.async overwrites shared memory that an issued wgmma "
+                     "has yet to read (a wgmma.wait_group missing or too "
+                     "lax)");
+    ++b.asyncWrites[dst + i];
+  }
   if (bytes)
     globalPointer(src, bytes);
   t.copies.push_back({dst, src, bytes, fill, -1});
@@ -433,6 +442,8 @@ void completeCopies(Block &b, Thread &t, long upToGroup) {
     if (c.bytes)
       std::memcpy(d, globalPointer(c.src, c.bytes), c.bytes);
     std::memset(d + c.bytes, 0, c.fill - c.bytes);
+    for (unsigned i = 0; i < c.fill; ++i)
+      --b.asyncWrites[c.dst + i];
   }
   t.copies.erase(std::remove_if(t.copies.begin(), t.copies.end(), done),
                  t.copies.end());
@@ -1254,6 +1265,31 @@ void *globalPointer(uint64_t address, unsigned bytes) {
   throw SimError(s.str());
 }
 
+uint8_t *programShared(Block &b, uint64_t offset, unsigned bytes, bool write) {
+  uint8_t *p = sharedPointer(b, offset, bytes);
+  for (unsigned i = 0; i < bytes; ++i) {
+    if (b.asyncWrites[offset + i])
+      throw SimError(std::string(write ? "a store to" : "a load of") +
+                     " shared memory that a cp.async in flight writes (a "
+                     "cp.async.wait_group or barrier missing)");
+    if (write && b.asyncReads[offset + i])
+      throw SimError("a store to shared memory that an issued wgmma has yet "
+                     "to read (a wgmma.wait_group missing or too lax)");
+  }
+  return p;
+}
+
+void markWgmmaRead(Block &b, uint64_t offset, unsigned bytes, int delta) {
+  sharedPointer(b, offset, bytes);
+  for (unsigned i = 0; i < bytes; ++i) {
+    if (delta > 0 && b.asyncWrites[offset + i])
+      throw SimError("wgmma reads shared memory that a cp.async in flight "
+                     "writes (a cp.async.wait_group or barrier missing)");
+    b.asyncReads[offset + i] =
+        static_cast<uint16_t>(b.asyncReads[offset + i] + delta);
+  }
+}
+
 uint8_t *sharedPointer(Block &b, uint64_t offset, unsigned bytes) {
   if (offset + bytes > b.shared.size()) {
     throw SimError("shared access of " + std::to_string(bytes) +
@@ -1357,6 +1393,8 @@ extern "C" const char *ptxsim_launch(const char *name, const unsigned grid[3],
           std::copy(block, block + 3, b.dims);
           b.dynamicShared = dynamicShared;
           b.shared.assign(k.staticShared + dynamicShared, 0xA5);
+          b.asyncWrites.assign(b.shared.size(), 0);
+          b.asyncReads.assign(b.shared.size(), 0);
           b.params = paramBytes.data();
           b.threads.resize(threads);
           b.warpgroups.resize((threads + 127) / 128);

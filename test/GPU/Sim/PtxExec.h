@@ -52,6 +52,7 @@ struct WgmmaOp {
   uint64_t descA = 0, descB = 0;
   bool scaleD = true;
   long group = -1; // -1 until committed
+  std::vector<uint64_t> chunks; // the 16-byte shared chunks it reads
 };
 
 struct Warpgroup {
@@ -66,6 +67,10 @@ struct Block {
   unsigned dims[3] = {1, 1, 1};
   unsigned dynamicShared = 0;
   std::vector<uint8_t> shared;
+  // Per shared byte: how many cp.async copies in flight write it, and how
+  // many issued wgmma operations still read it. A program access that
+  // overlaps either is a race on the hardware and an error here.
+  std::vector<uint16_t> asyncWrites, asyncReads;
   const uint8_t *params = nullptr;
   std::vector<Thread> threads;
   std::vector<Warpgroup> warpgroups;
@@ -75,6 +80,15 @@ struct Block {
 /// allocation (or a module variable), shared ones inside the block's.
 void *globalPointer(uint64_t address, unsigned bytes);
 uint8_t *sharedPointer(Block &b, uint64_t offset, unsigned bytes);
+
+/// A shared access by the program's own loads and stores (not by an async
+/// unit): refused while a cp.async in flight writes those bytes or, for a
+/// write, while an issued wgmma has yet to read them.
+uint8_t *programShared(Block &b, uint64_t offset, unsigned bytes, bool write);
+
+/// Marks [offset, offset + bytes) as read by an issued wgmma (delta 1) or
+/// no longer (delta -1); refused while a cp.async in flight writes it.
+void markWgmmaRead(Block &b, uint64_t offset, unsigned bytes, int delta);
 
 /// Runs one warp-collective instruction for the live lanes of a warp
 /// (nullptr for exited or absent lanes).

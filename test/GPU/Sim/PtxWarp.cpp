@@ -159,7 +159,7 @@ void ldmatrix(Block &b, const Instr &in, Thread *lanes[32]) {
       uint64_t off = sharedOffset(operandAddress(b, t, in.operands.at(1)));
       if (off % 16)
         throw SimError("ldmatrix row address not 16-byte aligned");
-      std::memcpy(M[i][r], sharedPointer(b, off, 16), 16);
+      std::memcpy(M[i][r], programShared(b, off, 16, false), 16);
     }
   const Operand &d = vec(in, 0);
   for (unsigned l = 0; l < 32; ++l) {
@@ -193,7 +193,7 @@ void stmatrix(Block &b, const Instr &in, Thread *lanes[32]) {
     for (unsigned r = 0; r < 8; ++r) {
       Thread &t = lane(lanes, i * 8 + r, in);
       uint64_t off = sharedOffset(operandAddress(b, t, in.operands.at(0)));
-      std::memcpy(sharedPointer(b, off, 16), M[i][r], 16);
+      std::memcpy(programShared(b, off, 16, true), M[i][r], 16);
     }
 }
 

@@ -125,6 +125,17 @@ void runWarpgroupOp(Block &b, const Instr &in, unsigned index,
                        "threads of a warpgroup");
       }
     }
+    // The 16-byte chunks it reads: two per row of A (64 rows) and of B
+    // (N rows) for the 32 bytes of k = 16.
+    unsigned n = shapeN(in);
+    for (unsigned row = 0; row < 64 + n; ++row)
+      for (unsigned half = 0; half < 2; ++half) {
+        uint64_t desc = row < 64 ? op.descA : op.descB;
+        unsigned r = row < 64 ? row : row - 64;
+        op.chunks.push_back(elementOffset(desc, r, 16 * half) & ~15ull);
+      }
+    for (uint64_t c : op.chunks)
+      markWgmmaRead(b, c, 16, 1);
     g.pending.push_back(op);
     return;
   }
@@ -143,9 +154,11 @@ void runWarpgroupOp(Block &b, const Instr &in, unsigned index,
     long upTo = g.committed - keep;
     std::vector<WgmmaOp> rest;
     for (const WgmmaOp &op : g.pending) {
-      if (op.group >= 0 && op.group < upTo)
+      if (op.group >= 0 && op.group < upTo) {
         execute(b, op, threads);
-      else
+        for (uint64_t c : op.chunks)
+          markWgmmaRead(b, c, 16, -1);
+      } else
         rest.push_back(op);
     }
     g.pending = std::move(rest);
