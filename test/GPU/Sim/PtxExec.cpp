@@ -1226,7 +1226,7 @@ void runBlock(Block &b) {
 // --- Shared with PtxWarp.cpp
 // ---------------------------------------------------
 
-uint64_t readOperand(const Block &b, const Thread &t, const Operand &o) {
+uint64_t readOperandSlow(const Block &b, const Thread &t, const Operand &o) {
   switch (o.kind) {
   case Operand::Reg:
     return t.regs[o.reg];

@@ -102,8 +102,16 @@ bool isWarpgroupOp(const Instr &in);
 void runWarpgroupOp(Block &b, const Instr &in, unsigned index,
                     Thread *threads[128]);
 
-/// Operand access shared by both files.
-uint64_t readOperand(const Block &b, const Thread &t, const Operand &o);
+/// Operand access shared by both files; registers and immediates inline
+/// (most of the interpreter's reads).
+uint64_t readOperandSlow(const Block &b, const Thread &t, const Operand &o);
+inline uint64_t readOperand(const Block &b, const Thread &t, const Operand &o) {
+  if (o.kind == Operand::Reg)
+    return t.regs[o.reg];
+  if (o.kind == Operand::Imm)
+    return static_cast<uint64_t>(o.imm);
+  return readOperandSlow(b, t, o);
+}
 uint64_t operandAddress(const Block &b, const Thread &t, const Operand &o);
 
 } // namespace ptxsim

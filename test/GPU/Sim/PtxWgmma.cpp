@@ -39,10 +39,18 @@ uint64_t elementOffset(uint64_t desc, unsigned row, unsigned kByte) {
   return a ^ (((a >> 7) & ((1u << bits) - 1)) << 4);
 }
 
-double operand(Block &b, uint64_t desc, unsigned row, unsigned k, Type t) {
-  uint16_t h;
-  std::memcpy(&h, sharedPointer(b, elementOffset(desc, row, 2 * k), 2), 2);
-  return t == Type::BF16 ? bf16ToF32(h) : f16ToF32(h);
+/// Row `row`'s 16 elements of k (two 16-byte chunks, each contiguous: the
+/// swizzle moves whole chunks) into `out`.
+void operandRow(Block &b, uint64_t desc, unsigned row, Type t, double scale,
+                double *out) {
+  for (unsigned half = 0; half < 2; ++half) {
+    uint16_t h[8];
+    std::memcpy(h, sharedPointer(b, elementOffset(desc, row, 16 * half), 16),
+                16);
+    for (unsigned e = 0; e < 8; ++e)
+      out[8 * half + e] =
+          scale * (t == Type::BF16 ? bf16ToF32(h[e]) : f16ToF32(h[e]));
+  }
 }
 
 unsigned shapeN(const Instr &in) {
@@ -65,11 +73,9 @@ void execute(Block &b, const WgmmaOp &op, Thread *threads[128]) {
   int64_t scaleA = in.operands.at(4).imm, scaleB = in.operands.at(5).imm;
   std::vector<double> A(64 * 16), B(static_cast<size_t>(n) * 16);
   for (unsigned m = 0; m < 64; ++m)
-    for (unsigned k = 0; k < 16; ++k)
-      A[m * 16 + k] = scaleA * operand(b, op.descA, m, k, at);
+    operandRow(b, op.descA, m, at, static_cast<double>(scaleA), &A[m * 16]);
   for (unsigned j = 0; j < n; ++j)
-    for (unsigned k = 0; k < 16; ++k)
-      B[j * 16 + k] = scaleB * operand(b, op.descB, j, k, bt);
+    operandRow(b, op.descB, j, bt, static_cast<double>(scaleB), &B[j * 16]);
   const Operand &d = in.operands.at(0);
   if (d.elements.size() != n / 2)
     throw SimError("wgmma accumulator count does not match the shape");
