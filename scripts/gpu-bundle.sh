@@ -25,6 +25,7 @@ for spec in examples/zoo.ffn examples/classic.ffn examples/grouped.ffn \
             examples/moe.ffn test/GPU/Inputs/tails.ffn \
             test/GPU/Inputs/grouped.ffn test/GPU/Inputs/invariant.ffn \
             test/GPU/Inputs/quant.ffn test/GPU/Inputs/moe.ffn \
+            test/GPU/Inputs/int8-activations.ffn \
             bench/gpu/bench.ffn; do
   name=$(basename "$spec" .ffn)
   # examples/grouped.ffn and the grouped tails share a base name (so do
@@ -39,7 +40,7 @@ cat >"$out/run-checks.sh" <<'SH'
 # counts covering each bucket and tile tail.
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 status=0
-for lib in zoo tails grouped-tails quant; do
+for lib in zoo tails grouped-tails quant int8-activations; do
   ./ffn-gpu-run $lib.so $(cat $lib.names) --tokens=1,7,16,17,100,129,300 || status=1
 done
 ./ffn-gpu-run classic.so transformer_base bert_base --tokens=1,16,130 || status=1

@@ -69,7 +69,8 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
     for (const std::string &note : mlir::ffn::gpu_target::pathNotes(
              spec.dModel, shape.elementBytes, target.chip, spec.batchInvariant,
              mlir::ffn::gpuWgmmaFromM(chosen.strategy), shape.groups,
-             shape.quantized() ? shape.quantGroup : 0, shape.moe()))
+             shape.quantized() ? shape.quantGroup : 0, shape.moe(),
+             spec.int8Activations))
       s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
   }
   if (!errors)

@@ -96,6 +96,11 @@ private:
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
           scale = -1, shift = -1, router = -1;
   bool preNorm = false, postNorm = false, padInput = false;
+  // int8 activations: x and h quantized per row and group by row kernels
+  // (values in the dtype, exact integers; f32 tiles take them dequantized),
+  // GEMM 1 writing f32 h; scale groups per block of x's and h's columns.
+  bool int8Act = false;
+  int64_t upScaleGroups = 0, downScaleGroups = 0;
   // The FFN as the cost model read it (its weight format too).
   GpuFfnShape shape;
   // Quantized weights: the byte layout of one block's packed W_up/W_gate
@@ -112,6 +117,8 @@ private:
   void setQuant(GemmConfig &c, const QuantMatrix &q) const;
   // Workspace regions: offset of each region in bytes per row.
   int64_t wsXn = 0, wsH = 0, wsZ = 0, wsPartial = 0;
+  // int8 activations: x's and h's scale tables, GEMM 1's f32 h.
+  int64_t wsSx = 0, wsSh = 0, wsH32 = 0;
   // A mixture's: choices, weights, expert lists (m per expert), counts (E
   // used of m E), f32 slot results.
   int64_t wsSel = 0, wsG = 0, wsPerm = 0, wsCount = 0, wsY = 0;
@@ -134,7 +141,11 @@ private:
   KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
   void addGemms(const GpuBucket &bucket, int64_t minM);
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
-               std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM);
+               std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM,
+               std::vector<KernelArg> aScaleArgs = {});
+  /// int8 activations: the launch quantizing GEMM 1's f32 h for GEMM 2 in
+  /// the bucket [minM, maxM] (the kernel is built once).
+  void addQuantizeH(int64_t minM, int64_t maxM);
   void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
   void addMoeKernels();
   /// The combine kernel of the bucket (named by `suffix`) whose GEMM 2 is
@@ -262,7 +273,7 @@ void FfnPlanner::addCombine(const GemmConfig &down, const std::string &suffix,
 
 void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                          std::vector<KernelArg> epilogueArgs, int64_t minM,
-                         int64_t maxM) {
+                         int64_t maxM, std::vector<KernelArg> aScaleArgs) {
   // operands: A, B (, B up), out. c.splitK is the strategy's.
   int64_t colBlocks =
       (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
@@ -313,6 +324,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     l.args = operands;
     l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
     l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
+    l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
     l.args.push_back(mArg());
     buildGemmKernel(builder, gpuModule, c, l.args);
     launches.push_back(std::move(l));
@@ -330,6 +342,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   l.kernel = c.name;
   l.args = operands;
   l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
+  l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
   l.args.push_back(mArg());
   buildGemmKernel(builder, gpuModule, partial, l.args);
   launches.push_back(l);
@@ -371,7 +384,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   GemmConfig up = base;
   up.name = name + "_up" + suffix;
   up.k = kp1;
-  bool aFromWorkspace = preNorm || padInput;
+  bool aFromWorkspace = preNorm || padInput || int8Act;
   // A block's A columns: its piece of the workspace row (padded to kp1) or
   // of the input row.
   up.kValid = aFromWorkspace ? kp1 : dmBlock;
@@ -391,7 +404,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   up.epilogue = Epilogue::Hidden;
   up.gated = wGate >= 0;
   up.activation = op.getActivation();
-  up.outType = t;
+  up.outType = int8Act ? f32 : t;
   up.hasBias = bUp >= 0;
   up.hasBiasGate = bGate >= 0;
   up.splitK = bucket.splitUp;
@@ -404,13 +417,23 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   } else {
     addWeight(ops1, wUp);
   }
-  ops1.push_back(ws(wsH, t));
+  ops1.push_back(int8Act ? ws(wsH32, f32) : ws(wsH, t));
   std::vector<KernelArg> epi1;
   if (up.hasBias)
     epi1.push_back(param(bUp));
   if (up.hasBiasGate)
     epi1.push_back(param(bGate));
-  addGemm(up, ops1, epi1, minM, maxM);
+  // Tensor cores multiply the integers; f32 tiles took them dequantized.
+  bool rowScales = int8Act && up.tensorCores();
+  std::vector<KernelArg> scales1, scales2;
+  if (rowScales) {
+    up.aScaleStride = groups * upScaleGroups;
+    up.aScaleGroups = upScaleGroups;
+    scales1.push_back(ws(wsSx, f32));
+  }
+  addGemm(up, ops1, epi1, minM, maxM, scales1);
+  if (int8Act)
+    addQuantizeH(minM, maxM);
 
   // GEMM 2.
   GemmConfig down = base;
@@ -438,6 +461,11 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   }
   down.splitK = bucket.splitDown;
   setQuant(down, quantDown);
+  if (rowScales) {
+    down.aScaleStride = groups * downScaleGroups;
+    down.aScaleGroups = downScaleGroups;
+    scales2.push_back(ws(wsSh, f32));
+  }
   std::vector<KernelArg> ops2 = {ws(wsH, t)};
   addWeight(ops2, wDown);
   ops2.push_back(isMoe()    ? ws(wsY, f32)
@@ -448,9 +476,41 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
     epi2.push_back(param(bDown));
   if (down.residual)
     epi2.push_back({ArgKind::Input, 0, t});
-  addGemm(down, ops2, epi2, minM, maxM);
+  addGemm(down, ops2, epi2, minM, maxM, scales2);
   if (isMoe())
     addCombine(down, suffix, minM, maxM);
+}
+
+void FfnPlanner::addQuantizeH(int64_t minM, int64_t maxM) {
+  int64_t dff = op.getDFf();
+  NormConfig n;
+  n.name = name + "_quantize_h";
+  n.width = dff;
+  n.outStride = groups * hs;
+  n.groupWidth = groups > 1 ? dff / groups : 0;
+  n.groupStride = groups > 1 ? hs : 0;
+  n.inPadded = true;
+  n.outType = t;
+  n.apply = false;
+  n.quantGroup = shape.quantGroup;
+  n.scaleStride = groups * downScaleGroups;
+  n.dequantize = t.isF32();
+  std::vector<KernelArg> args = {ws(wsH32, f32), ws(wsH, t), ws(wsSh, f32),
+                                 mArg()};
+  // One kernel, launched in every bucket between its two GEMMs.
+  bool built = llvm::any_of(
+      launches, [&](const Launch &l) { return l.kernel == n.name; });
+  if (!built)
+    buildNormKernel(builder, gpuModule, n, args);
+  Launch l;
+  l.kernel = n.name;
+  l.rowsPerBlock = 1;
+  l.threads = 256;
+  l.sharedBytes = 32;
+  l.minM = minM;
+  l.maxM = maxM;
+  l.args = std::move(args);
+  launches.push_back(std::move(l));
 }
 
 LogicalResult FfnPlanner::plan() {
@@ -507,9 +567,13 @@ LogicalResult FfnPlanner::plan() {
     return static_cast<int64_t>(arg.getArgNumber()) - 1;
   };
   if (auto quant = op.getWeightQuant()) {
-    if (quant->getInt8Activations())
-      return op.emitOpError("has int8_activations, whose integer dot "
-                            "products ffn-gpu-lower does not build yet");
+    if (quant->getInt8Activations() && isMoe())
+      return op.emitOpError("has int8_activations in a mixture of experts, "
+                            "which ffn-gpu-lower does not build yet");
+    int8Act = quant->getInt8Activations();
+    upScaleGroups = (dmBlock + shape.quantGroup - 1) / shape.quantGroup;
+    downScaleGroups =
+        (op.getDFf() / groups + shape.quantGroup - 1) / shape.quantGroup;
     quantUp = quantLayout(hs, kp1, dmBlock);
     quantDown = quantLayout(nb2, hs, op.getDFf() / groups);
   }
@@ -537,8 +601,13 @@ LogicalResult FfnPlanner::plan() {
     offset += roundUp(bytes, 16);
     return at;
   };
-  if (preNorm || padInput)
+  if (preNorm || padInput || int8Act)
     wsXn = region(groups * kp1 * eb);
+  if (int8Act) {
+    wsSx = region(groups * upScaleGroups * 4);
+    wsH32 = region(groups * hs * 4);
+    wsSh = region(groups * downScaleGroups * 4);
+  }
   if (isMoe()) {
     wsSel = region(moe.topK * 4);
     wsG = region(moe.topK * 4);
@@ -561,7 +630,7 @@ LogicalResult FfnPlanner::plan() {
   gpuModule = gpu::GPUModuleOp::create(builder, op.getLoc(), name + "_device",
                                        builder.getArrayAttr({target}));
 
-  if (preNorm || padInput) {
+  if (preNorm || padInput || int8Act) {
     NormConfig n;
     n.name = name + "_input";
     n.width = dm;
@@ -572,6 +641,11 @@ LogicalResult FfnPlanner::plan() {
     }
     n.outType = t;
     n.apply = preNorm;
+    if (int8Act) {
+      n.quantGroup = shape.quantGroup;
+      n.scaleStride = groups * upScaleGroups;
+      n.dequantize = t.isF32();
+    }
     std::vector<KernelArg> args = {{ArgKind::Input, 0, t}, ws(wsXn, t)};
     if (preNorm) {
       auto norm = *op.getNorm();
@@ -582,6 +656,8 @@ LogicalResult FfnPlanner::plan() {
       if (n.shift)
         args.push_back(param(shift));
     }
+    if (int8Act)
+      args.push_back(ws(wsSx, f32));
     args.push_back(mArg());
     addRowKernel(n, args);
   }
@@ -736,13 +812,14 @@ void FfnPlanner::writeStub() {
                 GpuStrategyAttr::get(builder.getContext(), strategy));
   std::string text =
       describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
-  for (const std::string &note :
-       pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
-                 groups, shape.quantized() ? shape.quantGroup : 0, isMoe()))
+  for (const std::string &note : pathNotes(
+           dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
+           groups, shape.quantized() ? shape.quantGroup : 0, isMoe(), int8Act))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,
-                buildKernelAbi(op, t, params, wsPerRow, /*phaseUnits=*/{},
+                buildKernelAbi(op, int8Act ? builder.getIntegerType(8) : t,
+                               params, wsPerRow, /*phaseUnits=*/{},
                                /*bucketMaxM=*/{}, text,
                                builder.getStringAttr(gpuModule.getSymName()),
                                builder.getArrayAttr(plan)));

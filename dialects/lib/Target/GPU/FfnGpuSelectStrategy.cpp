@@ -83,7 +83,8 @@ struct FfnGpuSelectStrategyPass
         return WalkResult::advance();
       }
       // ffn-gpu-lower says why these have no kernels.
-      if (op.getWeightQuant() && op.getWeightQuant()->getInt8Activations())
+      if (op.getWeightQuant() && op.getWeightQuant()->getInt8Activations() &&
+          op.getMoe())
         return WalkResult::advance();
       GpuSelection chosen = selectGpuStrategy(shape, chip, fixed);
       if (chosen.error) {

@@ -94,6 +94,7 @@ private:
 
   // Arguments (quantized: bBuf/bUpBuf are bytes, b*Scales their scales).
   Value aBuf, bBuf, bUpBuf, bScales, bUpScales, out, bias, biasGate, resid, m;
+  Value aScales; // int8 activations: A's row scales
   // A mixture's expert GEMM: the experts' slot lists and counts, this
   // block's expert, its row count, and the A rows of this thread's copies
   // (the same tile rows every stage).
@@ -194,6 +195,8 @@ void GemmBuilder::bindArgs() {
     perm = args[i++];
     counts = args[i++];
   }
+  if (c.aScaleStride)
+    aScales = args[i++];
   m = ir.toIndex(args[i++]);
 }
 
@@ -696,6 +699,23 @@ void GemmBuilder::flushGroup(SmallVectorImpl<Value> &acc, Value kEnd) {
   int64_t accCount = fragsM * fragsN * 4;
   Value kGroup = ir.div(ir.sub(kEnd, ir.idx(1)), c.quantGroup);
   Value zero = ir.f32(0);
+  // int8 activations: the scales of this lane's rows grp and grp + 8 of
+  // each fragment row (rows past m read the last row's: never stored).
+  SmallVector<Value> rowScale;
+  if (aScales) {
+    Value last = ir.sub(m, ir.idx(1));
+    // K's padding past the last group multiplies zeros: any finite scale.
+    Value column =
+        inGroup(ir.min(kGroup, ir.idx(c.aScaleGroups - 1)), c.aScaleGroups);
+    for (int64_t mt = 0; mt < fragsM; ++mt)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value r =
+            ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
+        r = ir.min(r, last);
+        rowScale.push_back(
+            ir.load(aScales, {ir.add(ir.mul(r, c.aScaleStride), column)}));
+      }
+  }
   for (int64_t nt = 0; nt < fragsN; ++nt) {
     // This lane's columns 2 tig and 2 tig + 1 of fragment nt.
     Value bRow = ir.add(ir.add(ir.add(col0, warpCol), ir.mul(tig, 2)), nt * 8);
@@ -703,7 +723,10 @@ void GemmBuilder::flushGroup(SmallVectorImpl<Value> &acc, Value kEnd) {
     for (int64_t mt = 0; mt < fragsM; ++mt)
       for (int64_t i = 0; i < 4; ++i) {
         int64_t at = (mt * fragsN + nt) * 4 + i;
-        acc[at] = ir.fma(acc[accCount + at], s[i % 2], acc[at]);
+        Value scale = s[i % 2];
+        if (aScales)
+          scale = ir.mulf(scale, rowScale[mt * 2 + i / 2]);
+        acc[at] = ir.fma(acc[accCount + at], scale, acc[at]);
         acc[accCount + at] = zero;
       }
   }

@@ -115,6 +115,13 @@ struct GemmConfig {
   /// grouped FFN's blocks do.
   int64_t moeRouted = 0, moeShared = 0, moeTopK = 0, moeSlots = 0;
   bool moeGatherToken = false;
+  /// int8 activations on tensor cores (aScaleStride > 0): A holds the
+  /// integers q (exact in the dtype), and each scale group's sums are
+  /// multiplied by the weights' scale times A's row scale, from an f32 table
+  /// argument [row][aScaleStride] (the last before m): K group j of block g
+  /// at g aScaleGroups + j. Groups are then a multiple of 16 (Sema), so
+  /// weightTerms is 1.
+  int64_t aScaleStride = 0, aScaleGroups = 0;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN; }
@@ -142,6 +149,17 @@ struct NormConfig {
   Type outType;
   bool shift = false; ///< LayerNorm's learned shift
   bool apply = true;  ///< false: only copy (and pad) the row
+  /// The input row is laid out as the output (pieces at groupStride, row
+  /// stride outStride) instead of width contiguous columns.
+  bool inPadded = false;
+  /// int8 activations (quantGroup > 0): each piece's columns quantized in
+  /// groups of quantGroup as the CPU does (a = max |v|, q = clamp(roundeven(
+  /// v * (127 / a)), -127, 127)); the output takes q (dequantize: q a / 127,
+  /// for f32 tiles) and the extra argument after the norm's, an f32 table
+  /// [row][scaleStride], the scale a / 127 of piece p's group j at p
+  /// ceil(pieceWidth / quantGroup) + j.
+  int64_t quantGroup = 0, scaleStride = 0;
+  bool dequantize = false;
 };
 void buildNormKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                      const NormConfig &config, ArrayRef<KernelArg> args);

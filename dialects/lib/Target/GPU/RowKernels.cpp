@@ -56,6 +56,60 @@ RowNorm mlir::ffn::gpu_target::rowNormStats(KernelIR &ir,
   return {mean, math::RsqrtOp::create(ir.b, ir.addf(var, ir.f32(eps)))};
 }
 
+/// int8 activations: the row's values `value(col)` quantized per group of
+/// each piece, handed to `store(col, q)`, and the groups' scales into the
+/// f32 table `scales`. One thread per group finds its max |v| (groups are
+/// few: a row of 4096 in groups of 128 has 32), the block quantizes the
+/// columns, then the groups' entries turn from a into a / 127.
+static void quantizeRow(KernelIR &ir, const NormConfig &c,
+                        function_ref<Value(Value)> value, Value scales,
+                        Value row, function_ref<void(Value, Value)> store) {
+  int64_t pieceWidth = c.groupWidth ? c.groupWidth : c.width;
+  int64_t pieces = c.width / pieceWidth;
+  int64_t perPiece = (pieceWidth + c.quantGroup - 1) / c.quantGroup;
+  Value tid = ir.threadId();
+  Value tableBase = ir.mul(row, c.scaleStride);
+  // Column col's table entry: piece p, group j of the piece.
+  auto entry = [&](Value col) {
+    Value p = ir.div(col, pieceWidth), in = ir.rem(col, pieceWidth);
+    return ir.add(tableBase,
+                  ir.add(ir.mul(p, perPiece), ir.div(in, c.quantGroup)));
+  };
+  ir.loop(tid, ir.idx(pieces * perPiece), kRowThreads, [&](Value j) {
+    Value p = ir.div(j, perPiece), g = ir.rem(j, perPiece);
+    Value first = ir.add(ir.mul(p, pieceWidth), ir.mul(g, c.quantGroup));
+    Value last =
+        ir.min(ir.add(first, c.quantGroup), ir.mul(ir.add(p, 1), pieceWidth));
+    Value amax = ir.loop(first, last, 1, {ir.f32(0)},
+                         [&](Value col, ValueRange acc) -> SmallVector<Value> {
+                           Value v = math::AbsFOp::create(ir.b, value(col));
+                           return {arith::MaximumFOp::create(ir.b, acc[0], v)};
+                         })[0];
+    ir.store(amax, scales, {ir.add(tableBase, j)});
+  });
+  ir.barrier();
+  ir.loop(tid, ir.idx(c.width), kRowThreads, [&](Value col) {
+    // The CPU's formula (InputQuant.cpp): an all-zero group (a = 0)
+    // quantizes to zeros with scale 0; maxnum/minnum clamp a NaN to -127
+    // (its group's scale is then NaN, and so are the row's outputs).
+    Value a = ir.load(scales, {entry(col)});
+    Value zero =
+        arith::CmpFOp::create(ir.b, arith::CmpFPredicate::OEQ, a, ir.f32(0));
+    Value inv = ir.select(zero, ir.f32(0), ir.divf(ir.f32(127), a));
+    Value q = math::RoundEvenOp::create(ir.b, ir.mulf(value(col), inv));
+    q = arith::MinNumFOp::create(
+        ir.b, arith::MaxNumFOp::create(ir.b, q, ir.f32(-127)), ir.f32(127));
+    if (c.dequantize)
+      q = ir.mulf(q, ir.divf(a, ir.f32(127)));
+    store(col, q);
+  });
+  ir.barrier();
+  ir.loop(tid, ir.idx(pieces * perPiece), kRowThreads, [&](Value j) {
+    Value at = ir.add(tableBase, j);
+    ir.store(ir.divf(ir.load(scales, {at}), ir.f32(127)), scales, {at});
+  });
+}
+
 void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
                                             gpu::GPUModuleOp module,
                                             const NormConfig &c,
@@ -64,15 +118,18 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
   KernelIR &ir = body.ir;
   auto a = body.func.getArguments();
   unsigned i = 0;
-  Value in = a[i++], out = a[i++], scale, shift;
+  Value in = a[i++], out = a[i++], scale, shift, scales;
   if (c.apply) {
     scale = a[i++];
     if (c.shift)
       shift = a[i++];
   }
+  if (c.quantGroup)
+    scales = a[i++];
   Value row = ir.blockId(gpu::Dimension::x);
   Value tid = ir.threadId();
-  Value inBase = ir.mul(row, c.width), outBase = ir.mul(row, c.outStride);
+  Value inBase = ir.mul(row, c.inPadded ? c.outStride : c.width),
+        outBase = ir.mul(row, c.outStride);
   // The output row is `pieces` pieces of pieceWidth columns, each padded to
   // pieceStride (one piece unless grouped).
   int64_t pieceWidth = c.groupWidth ? c.groupWidth : c.width;
@@ -87,7 +144,8 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
   };
   Value width = ir.idx(c.width);
   auto x = [&](Value col) {
-    return ir.toF32(ir.load(in, {ir.add(inBase, col)}));
+    Value at = c.inPadded ? place(col) : col;
+    return ir.toF32(ir.load(in, {ir.add(inBase, at)}));
   };
   Value mean = ir.f32(0), rstd = ir.f32(1);
   if (c.apply) {
@@ -95,7 +153,7 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
     mean = stats.mean;
     rstd = stats.rstd;
   }
-  ir.loop(tid, width, kRowThreads, [&](Value col) {
+  auto value = [&](Value col) {
     Value v = x(col);
     if (c.apply) {
       v = ir.mulf(ir.mulf(ir.subf(v, mean), rstd),
@@ -103,8 +161,18 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
       if (c.shift)
         v = ir.addf(v, ir.toF32(ir.load(shift, {col})));
     }
-    ir.store(ir.fromF32(v, c.outType), out, {ir.add(outBase, place(col))});
-  });
+    return v;
+  };
+  if (!c.quantGroup) {
+    ir.loop(tid, width, kRowThreads, [&](Value col) {
+      ir.store(ir.fromF32(value(col), c.outType), out,
+               {ir.add(outBase, place(col))});
+    });
+  } else {
+    quantizeRow(ir, c, value, scales, row, [&](Value col, Value q) {
+      ir.store(ir.fromF32(q, c.outType), out, {ir.add(outBase, place(col))});
+    });
+  }
   // Padding columns read as zeros by the GEMM that follows: after the row,
   // or after each block's columns.
   if (padPerPiece == 0)

@@ -19,12 +19,24 @@ namespace mlir::ffn::gpu_target {
 /// "sm_90a"; `wgmmaFromM`: the smallest m the strategy multiplies with
 /// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks;
 /// `quantGroup`: the K rows per scale of int8/int4 weights (0: the
-/// weights are in the dtype); `moe`: a mixture of experts.
+/// weights are in the dtype); `moe`: a mixture of experts;
+/// `int8Activations`: the matmuls' inputs quantized to int8 too.
 inline std::vector<std::string>
 pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
           bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1,
-          int64_t quantGroup = 0, bool moe = false) {
+          int64_t quantGroup = 0, bool moe = false,
+          bool int8Activations = false) {
   std::vector<std::string> notes;
+  if (int8Activations)
+    notes.push_back(
+        "activations = int8: row kernels quantize x and h per row and group "
+        "(the CPU's formula) and GEMM 1 writes h in f32 for them (4 bytes a "
+        "hidden value, written and read once more); the integers multiply " +
+        std::string(elementBytes == 2
+                        ? "exactly on bf16/f16 tensor cores (mma.sync; the "
+                          "s8 MMA, twice the rate, is not built)"
+                        : "dequantized on the f32 FMA tiles (no integer "
+                          "MMA for f32 FFNs)"));
   if (moe)
     notes.push_back("mixture of experts: GEMM 1 never splits K (at decode "
                     "each chosen expert streams W_up with one block per "
