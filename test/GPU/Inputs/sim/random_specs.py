@@ -3,7 +3,8 @@
 random_specs.py SEED COUNT prints COUNT specs drawn from SEED: every family
 and activation, dtype, bias, residual, norm kind and position, grouped
 FFNs, mixtures of experts (both routers, shared experts, normalize) and
-int8/int4 weights with any even group and zero points, at sizes off every
+int8/int4 weights with any even group and zero points (int8 activations
+too, groups of 16 to 128), at sizes off every
 tile (d_model up to 200, d_ff up to 600). The same seed always prints the
 same specs, so a failure reproduces from the seed alone.
 """
@@ -42,7 +43,13 @@ def spec(r, i):
     if r.random() < 0.35:
         kind = r.choice(["int8", "int4"])
         zero = ", zero_points = true" if kind == "int4" and r.random() < 0.4 else ""
-        parts.append(f"weights = {kind}(group = {2 * r.randint(1, 40)}{zero})")
+        # int8 activations (not in mixtures on NVIDIA targets) need groups
+        # that are a multiple of 16.
+        if not any(p.startswith("experts") for p in parts) and r.random() < 0.4:
+            parts.append(f"weights = {kind}(group = {16 * r.randint(1, 8)}, "
+                         f"activations = int8{zero})")
+        else:
+            parts.append(f"weights = {kind}(group = {2 * r.randint(1, 40)}{zero})")
     parts.append("dtype = " + r.choice(["f32", "bf16", "f16"]))
     return f"ffn r{i} {{ " + "; ".join(parts) + " }"
 
