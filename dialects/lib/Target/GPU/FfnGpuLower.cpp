@@ -146,7 +146,10 @@ private:
   /// int8 activations: the launch quantizing GEMM 1's f32 h for GEMM 2 in
   /// the bucket [minM, maxM] (the kernel is built once).
   void addQuantizeH(int64_t minM, int64_t maxM);
-  void addRowKernel(const NormConfig &config, std::vector<KernelArg> args);
+  /// A row kernel's launch for the token counts [minM, maxM]; a kernel
+  /// launched in several buckets is built once.
+  void addRowKernel(const NormConfig &config, std::vector<KernelArg> args,
+                    int64_t minM = 1, int64_t maxM = INT64_MAX);
   void addMoeKernels();
   /// The combine kernel of the bucket (named by `suffix`) whose GEMM 2 is
   /// `down`.
@@ -200,13 +203,18 @@ void FfnPlanner::setQuant(GemmConfig &c, const QuantMatrix &q) const {
 }
 
 void FfnPlanner::addRowKernel(const NormConfig &config,
-                              std::vector<KernelArg> args) {
-  buildNormKernel(builder, gpuModule, config, args);
+                              std::vector<KernelArg> args, int64_t minM,
+                              int64_t maxM) {
+  if (llvm::none_of(launches,
+                    [&](const Launch &l) { return l.kernel == config.name; }))
+    buildNormKernel(builder, gpuModule, config, args);
   Launch l;
   l.kernel = config.name;
   l.rowsPerBlock = 1;
   l.threads = 256;
   l.sharedBytes = 32;
+  l.minM = minM;
+  l.maxM = maxM;
   l.args = std::move(args);
   launches.push_back(std::move(l));
 }
@@ -495,22 +503,9 @@ void FfnPlanner::addQuantizeH(int64_t minM, int64_t maxM) {
   n.quantGroup = shape.quantGroup;
   n.scaleStride = groups * downScaleGroups;
   n.dequantize = t.isF32();
-  std::vector<KernelArg> args = {ws(wsH32, f32), ws(wsH, t), ws(wsSh, f32),
-                                 mArg()};
   // One kernel, launched in every bucket between its two GEMMs.
-  bool built = llvm::any_of(
-      launches, [&](const Launch &l) { return l.kernel == n.name; });
-  if (!built)
-    buildNormKernel(builder, gpuModule, n, args);
-  Launch l;
-  l.kernel = n.name;
-  l.rowsPerBlock = 1;
-  l.threads = 256;
-  l.sharedBytes = 32;
-  l.minM = minM;
-  l.maxM = maxM;
-  l.args = std::move(args);
-  launches.push_back(std::move(l));
+  addRowKernel(n, {ws(wsH32, f32), ws(wsH, t), ws(wsSh, f32), mArg()}, minM,
+               maxM);
 }
 
 LogicalResult FfnPlanner::plan() {
