@@ -141,8 +141,6 @@ struct Kernel {
   unsigned paramBytes = 0;
   std::vector<Instr> code;
   int registers = 0;
-  std::vector<std::string> regNames;
-  std::vector<Variable> shared; // kernel-scope shared variables
 };
 
 struct Module {

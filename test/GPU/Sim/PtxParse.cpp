@@ -186,6 +186,10 @@ private:
   std::map<std::string, int> regs;
   std::map<std::string, int> symbols;
   std::map<std::string, int> labels;
+  // The kernel's dynamic shared symbols, placed when the kernel ends, and
+  // the largest alignment they ask for.
+  std::vector<int> dynamicSymbols;
+  uint64_t dynamicAlign = 16;
 
   const std::string &peek(size_t ahead = 0) const {
     static const std::string end;
@@ -316,6 +320,8 @@ private:
     regs.clear();
     symbols.clear();
     labels.clear();
+    dynamicSymbols.clear();
+    dynamicAlign = 16;
     // Module-scope variables are visible in every kernel.
     for (Variable &v : module.variables)
       addVariable(v);
@@ -381,8 +387,8 @@ private:
       s.kind = Symbol::Shared;
       if (v.dynamic) {
         // Placed after every static variable once the kernel is read.
-        kernel->shared.push_back(v);
-        s.value = ~0ull - (kernel->shared.size() - 1);
+        dynamicSymbols.push_back(static_cast<int>(kernel->symbols.size()));
+        dynamicAlign = std::max<uint64_t>(dynamicAlign, v.align);
       } else {
         uint64_t a = v.align ? v.align : 1;
         kernel->staticShared = (kernel->staticShared + a - 1) / a * a;
@@ -407,18 +413,11 @@ private:
   void finishKernel() {
     // Dynamic shared memory follows the static variables, at the largest
     // alignment any dynamic declaration asks for.
-    uint64_t align = 16;
-    for (const Variable &v : kernel->shared)
-      if (v.dynamic)
-        align = std::max<uint64_t>(align, v.align);
-    kernel->staticShared = (kernel->staticShared + align - 1) / align * align;
-    for (Symbol &s : kernel->symbols)
-      if (s.kind == Symbol::Shared && s.value > (~0ull - 1024))
-        s.value = kernel->staticShared;
+    kernel->staticShared =
+        (kernel->staticShared + dynamicAlign - 1) / dynamicAlign * dynamicAlign;
+    for (int i : dynamicSymbols)
+      kernel->symbols[i].value = kernel->staticShared;
     kernel->registers = static_cast<int>(regs.size());
-    kernel->regNames.assign(regs.size(), "");
-    for (auto &[name, index] : regs)
-      kernel->regNames[index] = name;
     kernel = nullptr;
   }
 

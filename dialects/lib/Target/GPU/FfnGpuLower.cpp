@@ -98,9 +98,9 @@ private:
   bool preNorm = false, postNorm = false, padInput = false;
   // int8 activations: x and h quantized per row and group by row kernels
   // (values in the dtype, exact integers; f32 tiles take them dequantized),
-  // GEMM 1 writing f32 h; scale groups per block of x's and h's columns.
+  // GEMM 1 writing f32 h; the scale groups are the weights' (quantUp's and
+  // quantDown's kGroups a block).
   bool int8Act = false;
-  int64_t upScaleGroups = 0, downScaleGroups = 0;
   // The FFN as the cost model read it (its weight format too).
   GpuFfnShape shape;
   // Quantized weights: the byte layout of one block's packed W_up/W_gate
@@ -435,8 +435,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   bool rowScales = int8Act && up.tensorCores();
   std::vector<KernelArg> scales1, scales2;
   if (rowScales) {
-    up.aScaleStride = groups * upScaleGroups;
-    up.aScaleGroups = upScaleGroups;
+    up.aRowScales = true;
     scales1.push_back(ws(wsSx, f32));
   }
   addGemm(up, ops1, epi1, minM, maxM, scales1);
@@ -470,8 +469,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   down.splitK = bucket.splitDown;
   setQuant(down, quantDown);
   if (rowScales) {
-    down.aScaleStride = groups * downScaleGroups;
-    down.aScaleGroups = downScaleGroups;
+    down.aRowScales = true;
     scales2.push_back(ws(wsSh, f32));
   }
   std::vector<KernelArg> ops2 = {ws(wsH, t)};
@@ -501,7 +499,6 @@ void FfnPlanner::addQuantizeH(int64_t minM, int64_t maxM) {
   n.outType = t;
   n.apply = false;
   n.quantGroup = shape.quantGroup;
-  n.scaleStride = groups * downScaleGroups;
   n.dequantize = t.isF32();
   // One kernel, launched in every bucket between its two GEMMs.
   addRowKernel(n, {ws(wsH32, f32), ws(wsH, t), ws(wsSh, f32), mArg()}, minM,
@@ -566,9 +563,6 @@ LogicalResult FfnPlanner::plan() {
       return op.emitOpError("has int8_activations in a mixture of experts, "
                             "which ffn-gpu-lower does not build yet");
     int8Act = quant->getInt8Activations();
-    upScaleGroups = (dmBlock + shape.quantGroup - 1) / shape.quantGroup;
-    downScaleGroups =
-        (op.getDFf() / groups + shape.quantGroup - 1) / shape.quantGroup;
     quantUp = quantLayout(hs, kp1, dmBlock);
     quantDown = quantLayout(nb2, hs, op.getDFf() / groups);
   }
@@ -599,9 +593,9 @@ LogicalResult FfnPlanner::plan() {
   if (preNorm || padInput || int8Act)
     wsXn = region(groups * kp1 * eb);
   if (int8Act) {
-    wsSx = region(groups * upScaleGroups * 4);
+    wsSx = region(groups * quantUp.kGroups * 4);
     wsH32 = region(groups * hs * 4);
-    wsSh = region(groups * downScaleGroups * 4);
+    wsSh = region(groups * quantDown.kGroups * 4);
   }
   if (isMoe()) {
     wsSel = region(moe.topK * 4);
@@ -638,7 +632,6 @@ LogicalResult FfnPlanner::plan() {
     n.apply = preNorm;
     if (int8Act) {
       n.quantGroup = shape.quantGroup;
-      n.scaleStride = groups * upScaleGroups;
       n.dequantize = t.isF32();
     }
     std::vector<KernelArg> args = {{ArgKind::Input, 0, t}, ws(wsXn, t)};

@@ -195,7 +195,7 @@ void GemmBuilder::bindArgs() {
     perm = args[i++];
     counts = args[i++];
   }
-  if (c.aScaleStride)
+  if (c.aRowScales)
     aScales = args[i++];
   m = ir.toIndex(args[i++]);
 }
@@ -705,15 +705,14 @@ void GemmBuilder::flushGroup(SmallVectorImpl<Value> &acc, Value kEnd) {
   if (aScales) {
     Value last = ir.sub(m, ir.idx(1));
     // K's padding past the last group multiplies zeros: any finite scale.
-    Value column =
-        inGroup(ir.min(kGroup, ir.idx(c.aScaleGroups - 1)), c.aScaleGroups);
+    Value column = inGroup(ir.min(kGroup, ir.idx(c.kGroups - 1)), c.kGroups);
     for (int64_t mt = 0; mt < fragsM; ++mt)
       for (int64_t half = 0; half < 2; ++half) {
         Value r =
             ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
         r = ir.min(r, last);
-        rowScale.push_back(
-            ir.load(aScales, {ir.add(ir.mul(r, c.aScaleStride), column)}));
+        rowScale.push_back(ir.load(
+            aScales, {ir.add(ir.mul(r, c.groups * c.kGroups), column)}));
       }
   }
   for (int64_t nt = 0; nt < fragsN; ++nt) {

@@ -115,13 +115,13 @@ struct GemmConfig {
   /// grouped FFN's blocks do.
   int64_t moeRouted = 0, moeShared = 0, moeTopK = 0, moeSlots = 0;
   bool moeGatherToken = false;
-  /// int8 activations on tensor cores (aScaleStride > 0): A holds the
-  /// integers q (exact in the dtype), and each scale group's sums are
-  /// multiplied by the weights' scale times A's row scale, from an f32 table
-  /// argument [row][aScaleStride] (the last before m): K group j of block g
-  /// at g aScaleGroups + j. Groups are then a multiple of 16 (Sema), so
+  /// int8 activations on tensor cores: A holds the integers q (exact in
+  /// the dtype), and each scale group's sums are multiplied by the weights'
+  /// scale times A's row scale, from an f32 table argument (the last before
+  /// m) [row][groups kGroups]: K group j of block g at g kGroups + j, the
+  /// weights' own groups. Groups are then a multiple of 16 (Sema), so
   /// weightTerms is 1.
-  int64_t aScaleStride = 0, aScaleGroups = 0;
+  bool aRowScales = false;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN; }
@@ -156,9 +156,9 @@ struct NormConfig {
   /// groups of quantGroup as the CPU does (a = max |v|, q = clamp(roundeven(
   /// v * (127 / a)), -127, 127)); the output takes q (dequantize: q a / 127,
   /// for f32 tiles) and the extra argument after the norm's, an f32 table
-  /// [row][scaleStride], the scale a / 127 of piece p's group j at p
-  /// ceil(pieceWidth / quantGroup) + j.
-  int64_t quantGroup = 0, scaleStride = 0;
+  /// [row][pieces ceil(pieceWidth / quantGroup)], the scale a / 127 of piece
+  /// p's group j at p ceil(pieceWidth / quantGroup) + j.
+  int64_t quantGroup = 0;
   bool dequantize = false;
 };
 void buildNormKernel(OpBuilder &builder, gpu::GPUModuleOp module,

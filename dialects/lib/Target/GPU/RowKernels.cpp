@@ -68,7 +68,7 @@ static void quantizeRow(KernelIR &ir, const NormConfig &c,
   int64_t pieces = c.width / pieceWidth;
   int64_t perPiece = (pieceWidth + c.quantGroup - 1) / c.quantGroup;
   Value tid = ir.threadId();
-  Value tableBase = ir.mul(row, c.scaleStride);
+  Value tableBase = ir.mul(row, pieces * perPiece);
   // Column col's table entry: piece p, group j of the piece.
   auto entry = [&](Value col) {
     Value p = ir.div(col, pieceWidth), in = ir.rem(col, pieceWidth);
