@@ -16,7 +16,8 @@
  * per-device entries; 7: weight-only quantization; 8: already-quantized
  * weights; 9: mixtures of experts, stacked per-expert parameters, the
  * pack signature; 10: grouped FFNs, kind 2 and the `groups` field; 11: each
- * device launch's own workspace_per_row). Every field is 8 bytes wide, so
+ * device launch's own workspace_per_row; 12: TMA tensor-map arguments and
+ * each launch's maps). Every field is 8 bytes wide, so
  * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
@@ -29,7 +30,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 11
+#define FFN_KERNEL_ABI_VERSION 12
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -207,12 +208,31 @@ typedef void (*ffn_cpu_phase)(int64_t phase, int64_t m, const void *x,
  * aligned pointer (the same), int64 offset (0), int64 size (elements),
  * int64 stride (1). The row count is one int64 parameter. */
 typedef enum ffn_device_arg_kind {
-  FFN_DEVICE_ARG_M = 0,         /* the run's row count m */
-  FFN_DEVICE_ARG_INPUT = 1,     /* x, [m, d_model] */
-  FFN_DEVICE_ARG_OUTPUT = 2,    /* y, [m, d_model] */
-  FFN_DEVICE_ARG_PARAM = 3,     /* packed parameter `index` */
-  FFN_DEVICE_ARG_WORKSPACE = 4, /* workspace + m * index bytes */
+  FFN_DEVICE_ARG_M = 0,          /* the run's row count m */
+  FFN_DEVICE_ARG_INPUT = 1,      /* x, [m, d_model] */
+  FFN_DEVICE_ARG_OUTPUT = 2,     /* y, [m, d_model] */
+  FFN_DEVICE_ARG_PARAM = 3,      /* packed parameter `index` */
+  FFN_DEVICE_ARG_WORKSPACE = 4,  /* workspace + m * index bytes */
+  FFN_DEVICE_ARG_TENSOR_MAP = 5, /* the launch's maps[index], encoded */
 } ffn_device_arg_kind;
+
+/* A TMA tensor map (a CUtensorMap, 128 bytes, passed by value) that the
+ * runtime encodes for each launch over the buffer `source` (INPUT, PARAM
+ * or WORKSPACE, `index` as for that argument kind): `rank` dimensions of
+ * the descriptor's dtype, dims[0] contiguous; dims[i] elements (0: the
+ * run's m); strides[i] bytes between consecutive entries of dimension
+ * i + 1; the kernel copies boxes of box[i] elements (zeros outside the
+ * dims) into shared memory swizzled over `swizzle` bytes (0, 32, 64, 128).
+ * Entries past `rank` are 1 (dims, box) or 0 (strides). */
+typedef struct ffn_tensor_map {
+  int64_t source;
+  int64_t index;
+  int64_t rank;
+  int64_t dims[3];
+  int64_t strides[2];
+  int64_t box[3];
+  int64_t swizzle;
+} ffn_tensor_map;
 
 typedef struct ffn_device_arg {
   int64_t kind; /* ffn_device_arg_kind */
@@ -236,6 +256,8 @@ typedef struct ffn_device_launch {
   int64_t workspace_per_row; /* at most the descriptor's */
   int64_t num_args;
   const ffn_device_arg *args;
+  int64_t num_maps; /* the tensor maps its TENSOR_MAP arguments name */
+  const ffn_tensor_map *maps;
 } ffn_device_launch;
 
 /* The code of a CPU kernel. */

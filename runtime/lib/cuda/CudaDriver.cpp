@@ -72,6 +72,14 @@ Loaded load() {
   get(d.GetErrorString, "cuGetErrorString");
   if (missing)
     return l;
+  // Optional: only the kernels with TMA loads need it.
+  {
+    void *p = nullptr;
+    int status = 0;
+    if (getProc("cuTensorMapEncodeTiled", &p, 12000, 0, &status) == 0 && p)
+      d.TensorMapEncodeTiled =
+          reinterpret_cast<decltype(d.TensorMapEncodeTiled)>(p);
+  }
   CUresult r = d.Init(0);
   if (r == 0)
     r = d.DeviceGet(&d.device, 0);

@@ -57,6 +57,15 @@ struct Driver {
   CUresult (*StreamSynchronize)(CUstream);
   CUresult (*GetErrorName)(CUresult, const char **);
   CUresult (*GetErrorString)(CUresult, const char **);
+  /// cuTensorMapEncodeTiled (CUDA 12): null on an older driver, where
+  /// kernels that take tensor maps (sm_90a's TMA loads) fail with a message
+  /// and every other kernel runs.
+  CUresult (*TensorMapEncodeTiled)(void *map, int dataType, unsigned rank,
+                                   void *address, const uint64_t *dims,
+                                   const uint64_t *strides, const unsigned *box,
+                                   const unsigned *elementStrides,
+                                   int interleave, int swizzle, int l2Promotion,
+                                   int oobFill) = nullptr;
 
   CUcontext context = nullptr; ///< device 0's primary context
   CUdevice device = 0;
@@ -93,6 +102,11 @@ constexpr int kFuncAttrLocalBytes = 3;
 constexpr int kFuncAttrNumRegs = 4;
 constexpr int kFuncAttrMaxDynamicShared = 8;
 constexpr unsigned kStreamNonBlocking = 1;
+constexpr int kTensorMapFloat16 = 6;
+constexpr int kTensorMapFloat32 = 7;
+constexpr int kTensorMapBfloat16 = 9;
+constexpr int kTensorMapL2Promotion128B = 2;
+constexpr size_t kTensorMapBytes = 128;
 
 } // namespace ffn_rt::cuda
 

@@ -18,6 +18,44 @@ static size_t dtypeBytes(int64_t dtype) {
   return dtype == FFN_DTYPE_F32 ? 4 : 2;
 }
 
+/// Tensor maps one launch may take.
+constexpr int64_t kMaxMaps = 8;
+
+/// Encodes `map` over the buffer at `base` for a run of m rows into `out`
+/// (128 bytes, 64-byte aligned); an error message, or empty.
+static std::string encodeTensorMap(const Driver &d, const ffn_tensor_map &map,
+                                   int64_t dtype, CUdeviceptr base, int64_t m,
+                                   void *out) {
+  if (!d.TensorMapEncodeTiled)
+    return "the CUDA driver lacks cuTensorMapEncodeTiled, which the TMA "
+           "loads of sm_90a kernels need (drivers of CUDA 12 and later have "
+           "it)";
+  if (base % 16)
+    return "TMA reads 16-byte aligned buffers; one starts " +
+           std::to_string(base % 16) + " bytes past a 16-byte boundary";
+  uint64_t dims[3], strides[2];
+  unsigned box[3], ones[3] = {1, 1, 1};
+  for (int64_t i = 0; i < map.rank; ++i) {
+    dims[i] = static_cast<uint64_t>(map.dims[i] ? map.dims[i] : m);
+    box[i] = static_cast<unsigned>(map.box[i]);
+    if (i > 0)
+      strides[i - 1] = static_cast<uint64_t>(map.strides[i - 1]);
+  }
+  int type = dtype == FFN_DTYPE_BF16  ? kTensorMapBfloat16
+             : dtype == FFN_DTYPE_F16 ? kTensorMapFloat16
+                                      : kTensorMapFloat32;
+  int swizzle = map.swizzle == 128  ? 3
+                : map.swizzle == 64 ? 2
+                : map.swizzle == 32 ? 1
+                                    : 0;
+  CUresult r = d.TensorMapEncodeTiled(
+      out, type, static_cast<unsigned>(map.rank),
+      reinterpret_cast<void *>(base), dims, strides, box, ones,
+      /*interleave=*/0, swizzle, kTensorMapL2Promotion128B, /*oobFill=*/0);
+  return r ? "cannot encode a TMA tensor map: " + describe(d, r)
+           : std::string();
+}
+
 std::string DeviceKernel::validate(const ffn_kernel_desc &d,
                                    bool (*inImage)(const void *)) {
   // A field is read only once the memory holding it is known to be mapped:
@@ -51,15 +89,40 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
         !inImage(l.args + l.num_args - 1))
       return at + "an argument table of " + std::to_string(l.num_args) +
              " outside any loaded object";
+    if (l.num_maps < 0 || l.num_maps > kMaxMaps ||
+        (l.num_maps > 0 &&
+         (!inImage(l.maps) || !inImage(l.maps + l.num_maps - 1))))
+      return at + "a tensor-map table of " + std::to_string(l.num_maps) +
+             " outside any loaded object";
+    auto bufferOk = [&](int64_t kind, int64_t index) {
+      return kind == FFN_DEVICE_ARG_INPUT || kind == FFN_DEVICE_ARG_OUTPUT ||
+             (kind == FFN_DEVICE_ARG_PARAM && index >= 0 &&
+              index < d.num_params) ||
+             (kind == FFN_DEVICE_ARG_WORKSPACE && index >= 0 &&
+              index < l.workspace_per_row);
+    };
     for (int64_t a = 0; a < l.num_args; ++a) {
       int64_t kind = l.args[a].kind, index = l.args[a].index;
-      bool ok = (kind >= FFN_DEVICE_ARG_M && kind <= FFN_DEVICE_ARG_OUTPUT) ||
-                (kind == FFN_DEVICE_ARG_PARAM && index >= 0 &&
-                 index < d.num_params) ||
-                (kind == FFN_DEVICE_ARG_WORKSPACE && index >= 0 &&
-                 index < l.workspace_per_row);
+      bool ok = kind == FFN_DEVICE_ARG_M || bufferOk(kind, index) ||
+                (kind == FFN_DEVICE_ARG_TENSOR_MAP && index >= 0 &&
+                 index < l.num_maps);
       if (!ok)
         return at + "argument " + std::to_string(a) + " is invalid";
+    }
+    for (int64_t t = 0; t < l.num_maps; ++t) {
+      const ffn_tensor_map &map = l.maps[t];
+      bool ok = bufferOk(map.source, map.index) && map.rank >= 1 &&
+                map.rank <= 3 &&
+                (map.swizzle == 0 || map.swizzle == 32 || map.swizzle == 64 ||
+                 map.swizzle == 128);
+      for (int64_t i = 0; ok && i < map.rank; ++i)
+        ok = map.dims[i] >= 0 && map.dims[i] <= (int64_t(1) << 32) &&
+             map.box[i] >= 1 && map.box[i] <= 256 &&
+             (i == 0 ||
+              (map.strides[i - 1] > 0 && map.strides[i - 1] % 16 == 0 &&
+               map.strides[i - 1] < (int64_t(1) << 40)));
+      if (!ok)
+        return at + "tensor map " + std::to_string(t) + " is invalid";
     }
   }
   // Every m >= 1 is covered by some launch: a gap would leave the output
@@ -193,10 +256,24 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
     const ffn_device_launch &l = desc.cuda->launches[i];
     if (m < l.min_m || m > l.max_m)
       continue;
-    // Each buffer is a rank-1 memref descriptor: five parameters.
+    // Each buffer is a rank-1 memref descriptor: five parameters; a tensor
+    // map one 128-byte parameter.
     uint64_t slots[32 * 5];
     void *argv[32 * 5];
+    alignas(64) unsigned char maps[kMaxMaps][kTensorMapBytes];
     int n = 0;
+    auto bufferAddress = [&](int64_t kind, int64_t index) -> CUdeviceptr {
+      switch (kind) {
+      case FFN_DEVICE_ARG_INPUT:
+        return reinterpret_cast<CUdeviceptr>(x);
+      case FFN_DEVICE_ARG_OUTPUT:
+        return reinterpret_cast<CUdeviceptr>(y);
+      case FFN_DEVICE_ARG_PARAM:
+        return params[index];
+      default: // FFN_DEVICE_ARG_WORKSPACE
+        return ws + static_cast<uint64_t>(m) * index;
+      }
+    };
     auto memref = [&](uint64_t ptr, uint64_t size) {
       uint64_t fields[5] = {ptr, ptr, 0, size, 1};
       for (uint64_t f : fields) {
@@ -224,11 +301,25 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
                                       desc.params[arg.index].packed_bytes) /
                                       dtypeBytes(desc.dtype));
         break;
+      case FFN_DEVICE_ARG_TENSOR_MAP: {
+        const ffn_tensor_map &map = l.maps[arg.index];
+        std::string why = encodeTensorMap(*d, map, desc.dtype,
+                                          bufferAddress(map.source, map.index),
+                                          m, maps[arg.index]);
+        if (!why.empty()) {
+          error = std::string("launching '") + l.kernel + "': " + why;
+          ok = false;
+        }
+        argv[n++] = maps[arg.index];
+        break;
+      }
       default: // FFN_DEVICE_ARG_WORKSPACE; its size is not read
         memref(ws + static_cast<uint64_t>(m) * arg.index, 0);
         break;
       }
     }
+    if (!ok)
+      break;
     int64_t gridX = (m + l.rows_per_block - 1) / l.rows_per_block;
     if (gridX > 0x7FFFFFFF) {
       error = "m = " + std::to_string(m) + " needs too many blocks";

@@ -303,24 +303,44 @@
 
 // sm_90a: the wide-tile buckets multiply on warpgroup MMAs from 128-byte
 // swizzled, 1024-byte aligned shared memory (one 128 x 256 tile of bf16 per
-// stage), keeping one MMA group in flight across the next tile's copies.
+// stage) that TMA fills: a producer warpgroup (one thread's copies, 40
+// registers) and two consumer warpgroups (232 registers) meet at a full and
+// an empty mbarrier per stage; each consumer keeps one MMA group in flight
+// and releases the stage the previous group read. The tensor maps are
+// by-value arguments (their positions among the lowered arguments listed
+// for ffn-gpu-tensor-map-params) and the launch plan says how to encode
+// them: A over the input ([m][64], 128-byte rows), the gate and up over
+// their packed [256][64]; 128-row boxes of 64 columns, 128-byte swizzle.
 // WG: ffn.gpu_strategy = #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 64, block_m = 16, block_n = 128, {{.*}}, mma = mma_sync, split_k = [1, 1]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
-// WG-SAME: strategy = "gpu sm_90a (132 SMs): m 1-64 16x128 tiles mma_sync 4 stages; m >= 65 128x256 tiles wgmma 4 stages; tiles fed by a cp.async ring; note: sm_90a: wgmma for m >= 65
+// WG-SAME: strategy = "gpu sm_90a (132 SMs): m 1-64 16x128 tiles mma_sync 4 stages; m >= 65 128x256 tiles wgmma 4 stages; wgmma tiles fed by TMA into an mbarrier ring (a producer warpgroup), the others by a cp.async ring"
+// WG-SAME: #ffn.device_launch<kernel = "g_up_mlarge", min_m = 65, max_m = 9223372036854775807, rows_per_block = 128, grid_y = 2, grid_z = 1, threads = 384, shared_bytes = 197696, workspace_per_row = 512, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 5, 0, 5, 1, 5, 2, 0, 0], maps = [1, 0, 2, 64, 0, 1, 128, 0, 64, 128, 1, 128, 3, 1, 2, 64, 256, 1, 128, 0, 64, 128, 1, 128, 3, 0, 2, 64, 256, 1, 128, 0, 64, 128, 1, 128]>
 // WG: gpu.module @g_device [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // WG: gpu.func @g_up_m64(
 // WG-NOT: nvvm.wgmma
-// WG: gpu.func @g_up_mlarge(
+// WG-NOT: nvvm.mbarrier
+// WG: gpu.func @g_up_mlarge({{.*}}, %[[AMAP:.*]]: !llvm.ptr, %[[GMAP:.*]]: !llvm.ptr, %[[UMAP:.*]]: !llvm.ptr, %{{.*}}: i64) kernel attributes {ffn.tensor_map_args = array<i64: 30, 31, 32>, known_block_size = array<i32: 384, 1, 1>
 // WG: memref.extract_aligned_pointer_as_index
-// WG: nvgpu.device_async_copy
-// WG: arith.xori
-// WG: scf.for
-// WG: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WG-COUNT-8: nvvm.mbarrier.init
+// WG: nvvm.fence.mbarrier.init
 // WG: gpu.barrier
+// WG: nvvm.setmaxregister  decrease 40
+// WG: scf.for
+// WG: nvvm.mbarrier.try_wait.parity
+// WG: nvvm.mbarrier.arrive.expect_tx
+// WG: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[AMAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// WG: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[GMAP]],
+// WG: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[UMAP]],
+// WG: nvvm.setmaxregister  increase 232
+// WG: scf.for
+// WG: nvvm.mbarrier.try_wait.parity
 // WG: nvvm.wgmma.fence.aligned
 // WG-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // WG: nvvm.wgmma.commit.group.sync.aligned
 // WG: nvvm.wgmma.wait.group.sync.aligned 1
+// WG: nvvm.mbarrier.arrive
 // WG: nvvm.wgmma.wait.group.sync.aligned 0
+// WG-NOT: nvgpu.device_async_copy
+// WG: gpu.func @g_down_mlarge(
 
 // f32 keeps exact products (FMA, no tensor cores); the post-norm's input is
 // an f32 workspace row and its kernel writes the output.

@@ -371,7 +371,11 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
     (kind, index) pairs naming the runtime's buffers in kernel_abi.h's
     `ffn_device_arg` terms. Its workspace arguments reach less than
     `workspace_per_row` bytes per row: the runtime sizes a run's workspace
-    from the launches that run, not from the largest bucket.
+    from the launches that run, not from the largest bucket. `maps` (absent:
+    none) describes the TMA tensor maps its tensor-map arguments (kind 5,
+    index = the map's number) are built from, twelve values each in
+    `ffn_tensor_map` order: source kind, source index, rank, dims[3] (0: the
+    run's m), strides[2] (bytes), box[3], swizzle (bytes).
   }];
   let parameters = (ins StringRefParameter<"gpu.func name">:$kernel,
                         "int64_t":$min_m, "int64_t":$max_m,
@@ -379,7 +383,8 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
                         "int64_t":$grid_z, "int64_t":$threads,
                         "int64_t":$shared_bytes,
                         "int64_t":$workspace_per_row,
-                        "::mlir::DenseI64ArrayAttr":$args);
+                        "::mlir::DenseI64ArrayAttr":$args,
+                        OptionalParameter<"::mlir::DenseI64ArrayAttr">:$maps);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -266,14 +266,16 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
   // The GEMM builder's ring (GemmKernel.cpp, whose sharedBytes() is this):
   // wgmma's tiles are swizzled, unpadded and 1024-byte aligned (the extra
   // KiB lets the kernel align the dynamic shared memory itself); the others
-  // have 16 bytes of padding per row against bank conflicts.
+  // have 16 bytes of padding per row against bank conflicts. wgmma's ring
+  // ends with its TMA mbarriers (a full and an empty one per stage).
   int64_t row = b.blockK + 16 / elementBytes;
   if (weightBits)
     return b.stages * b.blockM * row * elementBytes +
            2 * terms * b.blockN * row * elementBytes +
            b.stages * b.blockN * b.blockK * weightBits / 8;
   if (b.mma == GpuMma::Wgmma)
-    return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024;
+    return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024 +
+           2 * 8 * b.stages;
   return b.stages * (b.blockM + b.blockN) * row * elementBytes;
 }
 

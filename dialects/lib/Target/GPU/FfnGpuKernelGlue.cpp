@@ -24,8 +24,9 @@ using namespace mlir;
 using namespace mlir::ffn;
 
 static_assert(sizeof(ffn_cuda_code) == 4 * 8, "ffn_cuda_code layout");
-static_assert(sizeof(ffn_device_launch) == 11 * 8, "ffn_device_launch layout");
+static_assert(sizeof(ffn_device_launch) == 13 * 8, "ffn_device_launch layout");
 static_assert(sizeof(ffn_device_arg) == 2 * 8, "ffn_device_arg layout");
+static_assert(sizeof(ffn_tensor_map) == 12 * 8, "ffn_tensor_map layout");
 
 /// The `ffn_cuda_code` of one kernel: its cubin and launch plan.
 static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
@@ -38,13 +39,16 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
 
   // ffn_device_launch { kernel, min_m, max_m, rows_per_block, grid_y,
   // grid_z, block_threads, shared_bytes, workspace_per_row, num_args,
-  // args }, each with its array of ffn_device_arg { kind, index }.
+  // args, num_maps, maps }, each with its array of ffn_device_arg { kind,
+  // index } and of ffn_tensor_map (twelve i64, flat as the attribute's).
   auto argType = LLVM::LLVMStructType::getLiteral(ctx, {i64, i64});
   auto launchType = LLVM::LLVMStructType::getLiteral(
-      ctx, {ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, ptr});
+      ctx, {ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, ptr, i64, ptr});
+  constexpr int64_t kMapFields = sizeof(ffn_tensor_map) / 8;
+  auto mapType = LLVM::LLVMArrayType::get(i64, kMapFields);
   struct Pieces {
     DeviceLaunchAttr launch;
-    LLVM::GlobalOp args, kernel;
+    LLVM::GlobalOp args, kernel, maps;
   };
   SmallVector<Pieces> pieces;
   for (auto [i, attr] : llvm::enumerate(kernel.abi.getLaunches())) {
@@ -59,9 +63,28 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
                 argType, {g.constant(pairs[a]), g.constant(pairs[a + 1])}));
           return g.aggregate(arrayType, entries);
         });
+    // A launch without tensor maps has a null table.
+    LLVM::GlobalOp maps;
+    if (DenseI64ArrayAttr flat = launch.getMaps()) {
+      ArrayRef<int64_t> values = flat.asArrayRef();
+      auto mapsType =
+          LLVM::LLVMArrayType::get(mapType, values.size() / kMapFields);
+      maps = g.global("ffn_" + name + "_launch_maps_" + std::to_string(i),
+                      mapsType, [&] {
+                        SmallVector<Value> entries;
+                        for (size_t m = 0; m + kMapFields <= values.size();
+                             m += kMapFields) {
+                          SmallVector<Value> fields;
+                          for (int64_t f = 0; f < kMapFields; ++f)
+                            fields.push_back(g.constant(values[m + f]));
+                          entries.push_back(g.aggregate(mapType, fields));
+                        }
+                        return g.aggregate(mapsType, entries);
+                      });
+    }
     pieces.push_back(
         {launch, args,
-         g.string("ffn_" + name + "_launch_kernel", launch.getKernel())});
+         g.string("ffn_" + name + "_launch_kernel", launch.getKernel()), maps});
   }
   auto launchesType = LLVM::LLVMArrayType::get(launchType, pieces.size());
   LLVM::GlobalOp launches =
@@ -76,7 +99,9 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
                g.constant(l.getGridY()), g.constant(l.getGridZ()),
                g.constant(l.getThreads()), g.constant(l.getSharedBytes()),
                g.constant(l.getWorkspacePerRow()),
-               g.constant(l.getArgs().size() / 2), g.address(p.args)}));
+               g.constant(l.getArgs().size() / 2), g.address(p.args),
+               g.constant(l.getMaps() ? l.getMaps().size() / kMapFields : 0),
+               p.maps ? g.address(p.maps) : g.null()}));
         }
         return g.aggregate(launchesType, entries);
       });

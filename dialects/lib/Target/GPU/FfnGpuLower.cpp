@@ -140,6 +140,11 @@ private:
   }
   KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
   void addGemms(const GpuBucket &bucket, int64_t minM);
+  /// A TMA GEMM's tensor-map arguments (A, B, [B up]) over its `operands`,
+  /// their maps added to `l`.
+  std::vector<KernelArg> tensorMaps(const GemmConfig &c,
+                                    ArrayRef<KernelArg> operands,
+                                    Launch &l) const;
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
                std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM,
                std::vector<KernelArg> aScaleArgs = {});
@@ -327,12 +332,16 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                ws(wsCount, builder.getI32Type())};
     partialRows = moe.slots();
   }
+  std::vector<KernelArg> mapArgs;
+  if (c.tma)
+    mapArgs = tensorMaps(c, operands, l);
   if (c.splitK == 1) {
     l.kernel = c.name;
     l.args = operands;
     l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
     l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
     l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
+    l.args.insert(l.args.end(), mapArgs.begin(), mapArgs.end());
     l.args.push_back(mArg());
     buildGemmKernel(builder, gpuModule, c, l.args);
     launches.push_back(std::move(l));
@@ -351,6 +360,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   l.args = operands;
   l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
   l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
+  l.args.insert(l.args.end(), mapArgs.begin(), mapArgs.end());
   l.args.push_back(mArg());
   buildGemmKernel(builder, gpuModule, partial, l.args);
   launches.push_back(l);
@@ -373,6 +383,43 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   launches.push_back(std::move(r));
 }
 
+std::vector<KernelArg> FfnPlanner::tensorMaps(const GemmConfig &c,
+                                              ArrayRef<KernelArg> operands,
+                                              Launch &l) const {
+  std::vector<KernelArg> args;
+  auto add = [&](const KernelArg &buffer, ArrayRef<int64_t> dims,
+                 ArrayRef<int64_t> strides, ArrayRef<int64_t> box) {
+    TensorMapDesc map;
+    map.source = buffer.kind;
+    map.index = buffer.index;
+    map.rank = dims.size();
+    llvm::copy(dims, map.dims);
+    llvm::copy(strides, map.strides);
+    llvm::copy(box, map.box);
+    map.swizzle = c.bk * eb; // one 128-byte swizzle span per tile row
+    args.push_back(
+        {ArgKind::TensorMap, static_cast<int64_t>(l.maps.size()), Type(), map});
+    l.maps.push_back(map);
+  };
+  // A: [m][groups][kValid] at row stride lda and group stride aGroupStride
+  // (columns past kValid, a group's padding, read as zero); 0 stands for m.
+  if (groups > 1)
+    add(operands[0], {c.kValid, groups, 0}, {c.aGroupStride * eb, c.lda * eb},
+        {c.bk, 1, c.bm});
+  else
+    add(operands[0], {c.kValid, 0}, {c.lda * eb}, {c.bk, c.bm});
+  // B: [groups][bGroupRows][k], a gated tile's half from each matrix.
+  int64_t bRows = c.gated ? c.bn / 2 : c.bn;
+  for (int64_t i = 1; i <= (c.gated ? 2 : 1); ++i) {
+    if (groups > 1)
+      add(operands[i], {c.k, c.bGroupRows, groups},
+          {c.k * eb, c.bGroupRows * c.k * eb}, {c.bk, bRows, 1});
+    else
+      add(operands[i], {c.k, c.bGroupRows}, {c.k * eb}, {c.bk, bRows});
+  }
+  return args;
+}
+
 void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   // Kernels are named after their bucket's largest m.
   int64_t maxM = bucket.maxM ? bucket.maxM : INT64_MAX;
@@ -386,6 +433,8 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   base.warpsN = bucket.warpsN;
   base.bk = bucket.blockK;
   base.wgmma = bucket.mma == GpuMma::Wgmma;
+  // A mixture's experts gather their A rows (TMA copies boxes): cp.async.
+  base.tma = base.wgmma && !isMoe();
   base.stages = bucket.stages;
 
   // GEMM 1.
@@ -780,14 +829,18 @@ void FfnPlanner::writeStub() {
   SmallVector<Attribute> plan;
   int64_t wsPerRow = 0;
   for (const Launch &l : launches) {
-    SmallVector<int64_t> args;
+    SmallVector<int64_t> args, maps;
     for (const KernelArg &a : l.args)
       args.append({static_cast<int64_t>(a.kind), a.index});
+    for (const TensorMapDesc &map : l.maps)
+      llvm::append_range(maps, map.flat());
     int64_t reach = workspaceReach(l);
     wsPerRow = std::max(wsPerRow, reach);
     plan.push_back(DeviceLaunchAttr::get(
         ctx, l.kernel, l.minM, l.maxM, l.rowsPerBlock, l.gridY, l.gridZ,
-        l.threads, l.sharedBytes, reach, builder.getDenseI64ArrayAttr(args)));
+        l.threads, l.sharedBytes, reach, builder.getDenseI64ArrayAttr(args),
+        maps.empty() ? DenseI64ArrayAttr()
+                     : builder.getDenseI64ArrayAttr(maps)));
   }
 
   OpBuilder::InsertionGuard g(builder);
@@ -798,8 +851,14 @@ void FfnPlanner::writeStub() {
   // The strategy itself stays with the kernel for --emit=gpu to print.
   stub->setAttr("ffn.gpu_strategy",
                 GpuStrategyAttr::get(builder.getContext(), strategy));
+  // wgmma tiles load with TMA except a mixture's (their A rows are
+  // gathered); every other tile with cp.async.
+  bool tma = gpuWgmmaFromM(strategy) > 0 && !isMoe();
   std::string text =
-      describeGpuStrategy(strategy, chip) + "; tiles fed by a cp.async ring";
+      describeGpuStrategy(strategy, chip) +
+      (tma ? "; wgmma tiles fed by TMA into an mbarrier ring (a producer "
+             "warpgroup), the others by a cp.async ring"
+           : "; tiles fed by a cp.async ring");
   for (const std::string &note : pathNotes(
            dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
            groups, shape.quantized() ? shape.quantGroup : 0, isMoe(), int8Act))

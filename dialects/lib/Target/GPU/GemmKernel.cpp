@@ -18,8 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
-#include "KernelIR.h"
+#include "GemmBuilder.h"
 
 #include "ffn/Target/GPU/CostModel.h"
 #include "ffn/Transforms/Activation.h"
@@ -34,6 +33,7 @@
 using namespace mlir;
 using namespace mlir::ffn;
 using namespace mlir::ffn::gpu_target;
+using mlir::ffn::gpu_target::detail::GemmBuilder;
 
 static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
@@ -49,17 +49,46 @@ int64_t GemmConfig::sharedBytes() const {
                             weightTerms);
 }
 
+SmallVector<int64_t> TensorMapDesc::flat() const {
+  // ffn_tensor_map's fields in order: source, index, rank, dims[3],
+  // strides[2], box[3], swizzle.
+  return {static_cast<int64_t>(source),
+          index,
+          rank,
+          dims[0],
+          dims[1],
+          dims[2],
+          strides[0],
+          strides[1],
+          box[0],
+          box[1],
+          box[2],
+          swizzle};
+}
+
 gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
                                                    gpu::GPUModuleOp module,
                                                    StringRef name,
                                                    ArrayRef<KernelArg> args,
                                                    int64_t threads) {
   SmallVector<Type> types;
+  // Tensor maps are 128-byte by-value parameters: an !llvm.ptr here, which
+  // ffn-gpu-tensor-map-params turns into a byval __grid_constant__ one at
+  // its position among the lowered arguments (a rank-1 memref expands to
+  // five).
+  SmallVector<int64_t> mapPositions;
+  int64_t position = 0;
   for (const KernelArg &arg : args) {
-    if (arg.kind == ArgKind::M)
+    if (arg.kind == ArgKind::M) {
       types.push_back(builder.getI64Type());
-    else
+      ++position;
+    } else if (arg.kind == ArgKind::TensorMap) {
+      types.push_back(LLVM::LLVMPointerType::get(builder.getContext()));
+      mapPositions.push_back(position++);
+    } else {
       types.push_back(MemRefType::get({ShapedType::kDynamic}, arg.elementType));
+      position += 5;
+    }
   }
   OpBuilder::InsertionGuard g(builder);
   builder.setInsertionPointToEnd(module.getBody());
@@ -67,6 +96,9 @@ gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
                                      builder.getFunctionType(types, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
+  if (!mapPositions.empty())
+    func->setAttr(kTensorMapArgsAttr,
+                  builder.getDenseI64ArrayAttr(mapPositions));
   func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
       {static_cast<int32_t>(threads), 1, 1}));
   // The launch never uses more threads than this: lets ptxas budget
@@ -77,98 +109,6 @@ gpu::GPUFuncOp mlir::ffn::gpu_target::createKernel(OpBuilder &builder,
   gpu::ReturnOp::create(builder, module.getLoc());
   return func;
 }
-
-namespace {
-/// The kernel's state while its body is built.
-class GemmBuilder {
-public:
-  GemmBuilder(ImplicitLocOpBuilder &b, const GemmConfig &c, gpu::GPUFuncOp f)
-      : b(b), ir(b), c(c), func(f) {}
-  void build();
-
-private:
-  ImplicitLocOpBuilder &b;
-  KernelIR ir;
-  const GemmConfig &c;
-  gpu::GPUFuncOp func;
-
-  // Arguments (quantized: bBuf/bUpBuf are bytes, b*Scales their scales).
-  Value aBuf, bBuf, bUpBuf, bScales, bUpScales, out, bias, biasGate, resid, m;
-  Value aScales; // int8 activations: A's row scales
-  // A mixture's expert GEMM: the experts' slot lists and counts, this
-  // block's expert, its row count, and the A rows of this thread's copies
-  // (the same tile rows every stage).
-  Value perm, counts, expert, rows;
-  Value routed, routedExpert; // expert < E; the expert clamped to the
-                              // routed ones (a valid list index)
-  SmallVector<Value> aRows;
-  // Geometry.
-  int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
-  int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
-  int64_t kPerSlice = 0, kTiles = 0;
-  Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
-  Value kSlice;             // this block's K slice (grid.z, or its part of it)
-  Value group, partialCol0; // grouped: this block's group; the tile's first
-                            // column among all groups' (split-K partials)
-  Value aAddr, bAddr; // wgmma: shared-memory byte addresses of the tiles
-  // Quantized weights: the integer tiles' ring (bSmem then holds two
-  // converted tiles), bytes per tile row, 16-byte chunks per tile row and
-  // k per chunk.
-  Value qSmem;
-  int64_t qRowTile = 0, qChunksPerRow = 0, qElems = 0;
-  Value warpGroup;    // wgmma: this thread's warpgroup (0 or 1)
-  Value warpRow, warpCol; // first tile row / B row of this warp
-  Value grp, tig;         // lane / 4 and lane % 4
-
-  void bindArgs();
-  /// body(r, j) for each of a tile's `rows` x `perRow` 16-byte chunks
-  /// (row r, chunk j of the row), spread over the block's threads.
-  void forEachChunk(int64_t rows, int64_t perRow,
-                    function_ref<void(Value r, Value j)> body);
-  void loadStage(Value stage, Value tile);
-  /// Converts the integer tile of ring stage `stage` (K tile `tile`) into
-  /// converted tile `buf` of bSmem.
-  void dequantStage(Value stage, Value buf, Value tile);
-  /// Tensor cores on quantized weights: adds each group's sums (the second
-  /// half of `acc`) times their scales to the totals (the first half) and
-  /// zeroes them; `kEnd` is one past the group's last k.
-  void flushGroup(SmallVectorImpl<Value> &acc, Value kEnd);
-  /// The packed B row `bRow` of the tile (a column of the gated tile's
-  /// interleaving): whether it is the gate's, and its row in that matrix.
-  std::pair<Value, Value> bSource(Value bRow);
-  /// Element (packed row `srcRow`, scale group `kGroup`) of a quantized
-  /// matrix's [row][group] table starting at element `offset` of its block,
-  /// in a buffer whose elements are `elementBytes` wide.
-  Value groupEntry(Value srcRow, Value kGroup, int64_t offset,
-                   int64_t elementBytes);
-  Value scaleAt(Value bRow, Value kGroup); ///< f32 scale of a packed row
-  /// Tensor cores on quantized weights that sum each scale group apart (one
-  /// term per weight: the group is a multiple of the MMA's K step).
-  bool quantTc() const {
-    return c.weightBits && c.tensorCores() && c.weightTerms == 1;
-  }
-  SmallVector<Value> computeStage(Value stage, Value bStage, Value kt,
-                                  ValueRange acc);
-  void loadMatrices(Value smem, Value stage, Value row, Value col,
-                    SmallVectorImpl<Value> &frags);
-  SmallVector<Value> fragmentA(Value stage, int64_t kk);
-  SmallVector<Value> fragmentB(Value stage, int64_t kk);
-  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                         ArrayRef<Value> acc);
-  void epilogue(ArrayRef<Value> acc);
-  SmallVector<Value> wgmmaStage(Value stage, Value acc);
-  /// `v` moved to this block's group (or expert): v + group * stride (v
-  /// when dense).
-  Value inGroup(Value v, int64_t stride) {
-    return group ? ir.add(v, ir.mul(group, stride)) : v;
-  }
-  bool moe() const { return c.moeRouted > 0; }
-  /// The slot of row `i` (< rows) of this block's expert.
-  Value slotOf(Value i);
-  Value descriptor(Value byteAddress);
-  Value asI32(Value pair); ///< an mma operand register
-};
-} // namespace
 
 void GemmBuilder::bindArgs() {
   auto args = func.getArguments();
@@ -197,6 +137,12 @@ void GemmBuilder::bindArgs() {
   }
   if (c.aRowScales)
     aScales = args[i++];
+  if (c.tma) {
+    aMap = args[i++];
+    bMap = args[i++];
+    if (c.gated)
+      bUpMap = args[i++];
+  }
   m = ir.toIndex(args[i++]);
 }
 
@@ -222,7 +168,7 @@ void GemmBuilder::build() {
 
   tid = ir.threadId();
   lane = ir.rem(tid, 32);
-  Value warp = ir.div(tid, 32);
+  warp = ir.div(tid, 32);
   grp = ir.div(lane, 4);
   tig = ir.rem(lane, 4);
   warpRow = ir.mul(ir.div(warp, c.warpsN), warpTileM);
@@ -275,9 +221,11 @@ void GemmBuilder::build() {
     shift = ir.rem(ir.sub(ir.idx(1024), ir.rem(base, 1024)), 1024);
     aAddr = ir.add(base, shift);
     bAddr = ir.add(aAddr, c.stages * c.bm * ldsElems * eb);
-    warpGroup = ir.div(warp, 4);
+    // The TMA ring's warpgroups are the consumers after the producer's.
+    Value mmaWarp = c.tma ? ir.sub(warp, ir.idx(4)) : warp;
+    warpGroup = ir.div(mmaWarp, 4);
     // Each warpgroup owns 64 rows; its warps 16 rows each, all columns.
-    warpRow = ir.mul(warp, 16);
+    warpRow = ir.mul(mmaWarp, 16);
     warpCol = ir.idx(0);
     fragsM = 1;
     fragsN = c.bn / 8;
@@ -301,6 +249,9 @@ void GemmBuilder::build() {
     qSmem = view(c.stages, c.bn, qRowTile, b.getI8Type(),
                  aBytes + converted * c.bn * ldsElems * eb);
 
+  if (c.tma)
+    return buildTma();
+
   // Prologue: the first stages - 1 tiles in flight (wgmma: stages - 2, one
   // stage stays with the warpgroup MMAs still running).
   int64_t ahead = c.wgmma ? c.stages - 2 : c.stages - 1;
@@ -313,14 +264,7 @@ void GemmBuilder::build() {
   int64_t accCount = fragsM * fragsN * 4;
   if (c.wgmma) {
     // The accumulators stay in wgmma's register struct through the loop.
-    auto f32 = b.getF32Type();
-    auto structType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(accCount, f32));
-    Value accStruct = LLVM::PoisonOp::create(b, structType);
-    Value zero = ir.f32(0);
-    for (int64_t i = 0; i < accCount; ++i)
-      accStruct = LLVM::InsertValueOp::create(b, accStruct, zero,
-                                              ArrayRef<int64_t>{i});
+    Value accStruct = zeroAccumulators();
     Value result = ir.loop(
         ir.idx(0), ir.idx(kTiles), 1, {accStruct},
         [&](Value kt, ValueRange iter) -> SmallVector<Value> {
@@ -342,11 +286,7 @@ void GemmBuilder::build() {
         })[0];
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     nvgpu::DeviceAsyncWaitOp::create(b, waitToken, b.getI32IntegerAttr(0));
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < accCount; ++i)
-      values.push_back(
-          LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{i}));
-    epilogue(values);
+    epilogue(unpackAccumulators(result));
     return;
   }
   // Tensor cores on quantized weights carry each scale group's sums
@@ -830,6 +770,34 @@ Value GemmBuilder::descriptor(Value byteAddress) {
   return arith::OrIOp::create(b, start, fixed);
 }
 
+Value GemmBuilder::zeroAccumulators() {
+  int64_t count = fragsM * fragsN * 4;
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+  Value acc = LLVM::PoisonOp::create(b, structType);
+  Value zero = ir.f32(0);
+  for (int64_t i = 0; i < count; ++i)
+    acc = LLVM::InsertValueOp::create(b, acc, zero, ArrayRef<int64_t>{i});
+  return acc;
+}
+
+SmallVector<Value> GemmBuilder::unpackAccumulators(Value acc) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < fragsM * fragsN * 4; ++i)
+    values.push_back(
+        LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
+  return values;
+}
+
+int64_t GemmBuilder::packedColumn(int64_t local) const {
+  if (!(c.tma && c.gated))
+    return local;
+  // Gate row j of the tile's 128 sits at 16 (j / 8) + j % 8 of the
+  // interleaving, up row j at 16 (j / 8) + 8 + j % 8.
+  int64_t half = c.bn / 2, j = local % half;
+  return 16 * (j / 8) + (local >= half ? 8 : 0) + j % 8;
+}
+
 SmallVector<Value> GemmBuilder::wgmmaStage(Value stage, Value acc) {
   int64_t rowBytes = c.bk * eb; // 128: one swizzle atom per row
   Value aTile = ir.add(ir.add(aAddr, ir.mul(stage, c.bm * rowBytes)),
@@ -877,6 +845,13 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
           for (int64_t e = 0; e < 2; ++e) {
             Value v = at(mt, nt, half * 2 + e);
             Value n = ir.add(bRow, e);
+            if (c.tma && c.gated) {
+              // Columns 2 tig + e of fragment nt (warpCol is 0): in the
+              // packed interleaving, the fragment's 8 columns stay
+              // together, 16 apart.
+              int64_t shift = packedColumn(nt * 8) - nt * 8;
+              n = ir.add(n, shift);
+            }
             switch (c.epilogue) {
             case Epilogue::Partial: {
               // A mixture's slices hold every slot row (m moeSlots).
@@ -900,14 +875,17 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
                 break;
               }
               // Gate fragments are the even ones, the up fragment of the
-              // same columns follows (groups of 8 interleaved at pack time).
-              if (nt % 2)
+              // same columns follows (groups of 8 interleaved at pack time);
+              // a TMA tile's gate fragments are the first half, each up
+              // fragment bn / 16 later.
+              bool split = c.tma;
+              if (split ? nt >= fragsN / 2 : nt % 2)
                 break;
-              Value up = at(mt, nt + 1, half * 2 + e);
+              Value up = at(mt, split ? nt + fragsN / 2 : nt + 1, half * 2 + e);
               // Output column: B rows 16j..16j+7 are gate columns 8j..8j+7.
-              Value col = ir.add(ir.add(ir.div(ir.add(col0, warpCol), 2),
-                                        ir.mul(tig, 2)),
-                                 nt / 2 * 8 + e);
+              Value col = ir.add(
+                  ir.add(ir.div(ir.add(col0, warpCol), 2), ir.mul(tig, 2)),
+                  (split ? nt : nt / 2) * 8 + e);
               Value biasCol = inGroup(col, c.biasGroupStride);
               if (c.hasBiasGate)
                 v = ir.addf(v, ir.toF32(ir.load(biasGate, {biasCol})));

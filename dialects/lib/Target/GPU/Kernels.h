@@ -23,13 +23,39 @@ namespace mlir::ffn::gpu_target {
 
 /// What a kernel argument is bound to at launch (ffn/kernel_abi.h's
 /// ffn_device_arg_kind).
-enum class ArgKind { M = 0, Input = 1, Output = 2, Param = 3, Workspace = 4 };
+enum class ArgKind {
+  M = 0,
+  Input = 1,
+  Output = 2,
+  Param = 3,
+  Workspace = 4,
+  TensorMap = 5
+};
+
+/// A TMA tensor map over a buffer argument (ffn/kernel_abi.h's
+/// ffn_tensor_map): `rank` dimensions of the buffer's elements, dims[0]
+/// contiguous, strides[i] bytes between entries of dimension i + 1, dims[i]
+/// = 0 for the run's m; TMA copies boxes of `box` elements (zeros outside
+/// the dims) into shared memory swizzled over `swizzle` bytes.
+struct TensorMapDesc {
+  ArgKind source = ArgKind::Input;
+  int64_t index = 0;
+  int64_t rank = 3;
+  int64_t dims[3] = {1, 1, 1};
+  int64_t strides[2] = {0, 0};
+  int64_t box[3] = {1, 1, 1};
+  int64_t swizzle = 128;
+  SmallVector<int64_t> flat() const;
+};
 
 struct KernelArg {
   ArgKind kind;
   int64_t index = 0; ///< Param: parameter index; Workspace: bytes per row
-                     ///< before the region (its offset is m * index)
+                     ///< before the region (its offset is m * index);
+                     ///< TensorMap: the launch's map number
   Type elementType;  ///< buffers: the memref element type
+  TensorMapDesc map = {}; ///< TensorMap: the map (passed by value, 128
+                          ///< bytes, as a __grid_constant__ parameter)
 };
 
 /// One kernel launch of the plan.
@@ -41,6 +67,7 @@ struct Launch {
   int64_t sharedBytes = 0;
   int64_t minM = 1, maxM = INT64_MAX; ///< the token-count bucket
   std::vector<KernelArg> args;
+  std::vector<TensorMapDesc> maps; ///< the TensorMap arguments' maps
 };
 
 /// Where the GEMM's A operand and its epilogue's extra inputs live, and what
@@ -122,9 +149,15 @@ struct GemmConfig {
   /// weights' own groups. Groups are then a multiple of 16 (Sema), so
   /// weightTerms is 1.
   bool aRowScales = false;
+  /// wgmma fed by TMA (sm_90a; not a mixture, whose A rows are gathered):
+  /// a producer warpgroup before the 2 x 4 consumer warps issues the tile
+  /// copies (tensor-map arguments before m: A, then B, then B up when
+  /// gated) into an mbarrier ring. Gated B tiles then hold the 128 gate
+  /// rows, then the 128 up rows, instead of groups of 8.
+  bool tma = false;
 
   int64_t sharedBytes() const;
-  int64_t threads() const { return 32 * warpsM * warpsN; }
+  int64_t threads() const { return 32 * warpsM * warpsN + (tma ? 128 : 0); }
   bool tensorCores() const { return !storage.isF32(); }
 };
 
@@ -220,7 +253,12 @@ void buildGroupKernel(OpBuilder &builder, gpu::GPUModuleOp module,
 void buildCombineKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                         const MoeConfig &config, ArrayRef<KernelArg> args);
 
-/// Creates an empty kernel `name` with memref<?xT> / i64 arguments.
+/// The kernel attribute listing its tensor-map arguments' positions among
+/// the lowered LLVM arguments (ffn-gpu-tensor-map-params reads it).
+constexpr llvm::StringLiteral kTensorMapArgsAttr = "ffn.tensor_map_args";
+
+/// Creates an empty kernel `name` with memref<?xT> / i64 / tensor-map
+/// arguments.
 gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                             StringRef name, ArrayRef<KernelArg> args,
                             int64_t threads);

@@ -47,6 +47,7 @@ void ffn::buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addNestedPass<LLVM::LLVMFuncOp>(createFfnGpuTensorMapParams());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

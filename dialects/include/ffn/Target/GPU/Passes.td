@@ -31,6 +31,26 @@ def FfnGpuSelectStrategy
   let dependentDialects = ["::mlir::ffn::FfnDialect"];
 }
 
+def FfnGpuTensorMapParams
+    : Pass<"ffn-gpu-tensor-map-params", "::mlir::LLVM::LLVMFuncOp"> {
+  let summary = "Pass TMA tensor maps to kernels by value (__grid_constant__)";
+  let description = [{
+    Runs on the kernels after `convert-gpu-to-nvvm`. A kernel whose
+    `ffn.tensor_map_args` lists argument positions (written by the GEMM
+    builder: its tensor-map arguments among the lowered ones, each rank-1
+    memref counted as five) gets, on each of those `!llvm.ptr` arguments,
+    `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64` and
+    `nvvm.grid_constant`: NVPTX then declares a 128-byte, 64-byte aligned
+    `.param` array that cuLaunchKernel fills from the runtime's encoded
+    CUtensorMap, and the kernel's TMA copies name it in place (the PTX ISA
+    allows a tensor map in the kernel parameter space). The list is
+    removed. A listed position that is not an `!llvm.ptr` argument is an
+    error. The upstream lowering keeps no other argument attribute of a
+    `gpu.func` that could carry this, hence the function attribute.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def FfnGpuLower : Pass<"ffn-gpu-lower", "ModuleOp"> {
   let summary = "Lower each ffn.ffn to NVIDIA GPU kernels and a launch plan";
   let description = [{

@@ -78,16 +78,16 @@ pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
                     "on an H100; target nvptx-sm90a for Hopper's tensor-core "
                     "path");
   // Without a wgmma bucket (the cost model found mma.sync faster for every
-  // bucket, or --strategy said so) nothing below applies.
-  if (chip == "sm_90a" && elementBytes == 2 && wgmmaFromM > 0)
-    notes.push_back(std::string("sm_90a: wgmma") +
-                    (wgmmaFromM > 1 ? " for m >= " + std::to_string(wgmmaFromM)
-                                    : std::string()) +
-                    ", fed by cp.async (TMA loads and warp-specialized "
-                    "pipelines are not built yet)" +
-                    (wgmmaFromM > 1 ? "; m < " + std::to_string(wgmmaFromM) +
-                                          " uses mma.sync"
-                                    : std::string()));
+  // bucket, or --strategy said so) nothing below applies. A mixture's
+  // experts gather their A rows, which TMA's box copies cannot.
+  if (chip == "sm_90a" && elementBytes == 2 && wgmmaFromM > 0 && moe)
+    notes.push_back(std::string("sm_90a: the experts' wgmma tiles") +
+                    (wgmmaFromM > 1
+                         ? " (m >= " + std::to_string(wgmmaFromM) + ")"
+                         : std::string()) +
+                    " are fed by cp.async from all threads, not by TMA and "
+                    "a producer warpgroup: their A rows are gathered from "
+                    "the routing lists");
   return notes;
 }
 

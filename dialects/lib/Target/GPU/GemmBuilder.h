@@ -1,0 +1,129 @@
+//===- GemmBuilder.h - the GEMM kernel's builder state -----------*- C++
+//-*-===//
+//
+// Private to the GEMM kernel's files: GemmKernel.cpp builds the cp.async
+// ring, the mma.sync / wgmma / FMA main loops and the epilogues; GemmTma.cpp
+// the sm_90a warp-specialized loop fed by TMA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TARGET_GPU_GEMMBUILDER_H
+#define FFN_TARGET_GPU_GEMMBUILDER_H
+
+#include "KernelIR.h"
+#include "Kernels.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <utility>
+
+namespace mlir::ffn::gpu_target::detail {
+/// The kernel's state while its body is built.
+class GemmBuilder {
+public:
+  GemmBuilder(ImplicitLocOpBuilder &b, const GemmConfig &c, gpu::GPUFuncOp f)
+      : b(b), ir(b), c(c), func(f) {}
+  void build();
+
+private:
+  ImplicitLocOpBuilder &b;
+  KernelIR ir;
+  const GemmConfig &c;
+  gpu::GPUFuncOp func;
+
+  // Arguments (quantized: bBuf/bUpBuf are bytes, b*Scales their scales).
+  Value aBuf, bBuf, bUpBuf, bScales, bUpScales, out, bias, biasGate, resid, m;
+  Value aScales; // int8 activations: A's row scales
+  // A mixture's expert GEMM: the experts' slot lists and counts, this
+  // block's expert, its row count, and the A rows of this thread's copies
+  // (the same tile rows every stage).
+  Value perm, counts, expert, rows;
+  Value routed, routedExpert; // expert < E; the expert clamped to the
+                              // routed ones (a valid list index)
+  SmallVector<Value> aRows;
+  // Geometry.
+  int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
+  int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
+  int64_t kPerSlice = 0, kTiles = 0;
+  Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
+  Value kSlice;             // this block's K slice (grid.z, or its part of it)
+  Value group, partialCol0; // grouped: this block's group; the tile's first
+                            // column among all groups' (split-K partials)
+  Value aAddr, bAddr;       // wgmma: shared-memory byte addresses of the tiles
+  // Quantized weights: the integer tiles' ring (bSmem then holds two
+  // converted tiles), bytes per tile row, 16-byte chunks per tile row and
+  // k per chunk.
+  Value qSmem;
+  int64_t qRowTile = 0, qChunksPerRow = 0, qElems = 0;
+  Value warpGroup;          // wgmma: this thread's warpgroup (0 or 1)
+  Value warp;               // this thread's warp in the block
+  Value aMap, bMap, bUpMap; // TMA: the tensor maps (by-value parameters)
+  Value warpRow, warpCol;   // first tile row / B row of this warp
+  Value grp, tig;           // lane / 4 and lane % 4
+
+  void bindArgs();
+  /// body(r, j) for each of a tile's `rows` x `perRow` 16-byte chunks
+  /// (row r, chunk j of the row), spread over the block's threads.
+  void forEachChunk(int64_t rows, int64_t perRow,
+                    function_ref<void(Value r, Value j)> body);
+  void loadStage(Value stage, Value tile);
+  /// Converts the integer tile of ring stage `stage` (K tile `tile`) into
+  /// converted tile `buf` of bSmem.
+  void dequantStage(Value stage, Value buf, Value tile);
+  /// Tensor cores on quantized weights: adds each group's sums (the second
+  /// half of `acc`) times their scales to the totals (the first half) and
+  /// zeroes them; `kEnd` is one past the group's last k.
+  void flushGroup(SmallVectorImpl<Value> &acc, Value kEnd);
+  /// The packed B row `bRow` of the tile (a column of the gated tile's
+  /// interleaving): whether it is the gate's, and its row in that matrix.
+  std::pair<Value, Value> bSource(Value bRow);
+  /// Element (packed row `srcRow`, scale group `kGroup`) of a quantized
+  /// matrix's [row][group] table starting at element `offset` of its block,
+  /// in a buffer whose elements are `elementBytes` wide.
+  Value groupEntry(Value srcRow, Value kGroup, int64_t offset,
+                   int64_t elementBytes);
+  Value scaleAt(Value bRow, Value kGroup); ///< f32 scale of a packed row
+  /// Tensor cores on quantized weights that sum each scale group apart (one
+  /// term per weight: the group is a multiple of the MMA's K step).
+  bool quantTc() const {
+    return c.weightBits && c.tensorCores() && c.weightTerms == 1;
+  }
+  SmallVector<Value> computeStage(Value stage, Value bStage, Value kt,
+                                  ValueRange acc);
+  void loadMatrices(Value smem, Value stage, Value row, Value col,
+                    SmallVectorImpl<Value> &frags);
+  SmallVector<Value> fragmentA(Value stage, int64_t kk);
+  SmallVector<Value> fragmentB(Value stage, int64_t kk);
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                         ArrayRef<Value> acc);
+  void epilogue(ArrayRef<Value> acc);
+  SmallVector<Value> wgmmaStage(Value stage, Value acc);
+  /// TMA (GemmTma.cpp): the warp-specialized main loop and epilogue that
+  /// follow the ring's layout.
+  void buildTma();
+  /// mbarrier `index` of the array at shared byte address `barriers`.
+  Value barrier(Value barriers, Value index);
+  void tmaProducer(Value barriers);
+  Value tmaConsumer(Value barriers); ///< returns the accumulator struct
+  /// The column among the packed B rows' interleaving (groups of 8 gate,
+  /// then 8 up) of column `local` of a tile: itself, except for a gated
+  /// TMA tile, which holds 128 gate rows then 128 up rows.
+  int64_t packedColumn(int64_t local) const;
+  /// The accumulator struct of wgmma's bn / 8 fragments, zeroed.
+  Value zeroAccumulators();
+  /// The accumulators out of wgmma's struct, in the epilogue's order.
+  SmallVector<Value> unpackAccumulators(Value acc);
+  /// `v` moved to this block's group (or expert): v + group * stride (v
+  /// when dense).
+  Value inGroup(Value v, int64_t stride) {
+    return group ? ir.add(v, ir.mul(group, stride)) : v;
+  }
+  bool moe() const { return c.moeRouted > 0; }
+  /// The slot of row `i` (< rows) of this block's expert.
+  Value slotOf(Value i);
+  Value descriptor(Value byteAddress);
+  Value asI32(Value pair); ///< an mma operand register
+};
+} // namespace mlir::ffn::gpu_target::detail
+
+#endif // FFN_TARGET_GPU_GEMMBUILDER_H
