@@ -101,6 +101,32 @@ int main(int argc, char **argv) {
   launches[1].workspace_per_row = ffn_kernel_small.workspace_per_row + 16;
   try_desc("launch workspace past the kernel's", &d);
   launches[1].workspace_per_row = 0;
+  /* Tensor maps: an argument naming a map the launch lacks, a wild map
+   * table, a map whose box or stride TMA cannot take. */
+  static const ffn_device_arg mapArgs[2] = {{FFN_DEVICE_ARG_TENSOR_MAP, 1},
+                                            {FFN_DEVICE_ARG_M, 0}};
+  static ffn_tensor_map maps[1] = {
+      {FFN_DEVICE_ARG_INPUT, 0, 2, {16, 0, 1}, {32, 0}, {16, 128, 1}, 128}};
+  launches[1].args = mapArgs;
+  launches[1].num_args = 2;
+  launches[1].maps = maps;
+  launches[1].num_maps = 1;
+  try_desc("tensor map past the table", &d);
+  static const ffn_device_arg mapArg[2] = {{FFN_DEVICE_ARG_TENSOR_MAP, 0},
+                                           {FFN_DEVICE_ARG_M, 0}};
+  launches[1].args = mapArg;
+  launches[1].maps = (const ffn_tensor_map *)(void *)0x10;
+  try_desc("wild tensor-map table", &d);
+  launches[1].maps = maps;
+  maps[0].box[1] = 512;
+  try_desc("tensor map box past 256", &d);
+  maps[0].box[1] = 128;
+  maps[0].strides[0] = 24;
+  try_desc("tensor map stride not 16-byte", &d);
+  launches[1].args = args;
+  launches[1].num_args = 1;
+  launches[1].maps = NULL;
+  launches[1].num_maps = 0;
   cuda.launches = (const ffn_device_launch *)(void *)0x10;
   try_desc("wild launch plan", &d);
 
