@@ -60,6 +60,8 @@ enum Code {
   OpCpCommit,
   OpCpWait,
   OpCpWaitAll,
+  OpMbarrier,
+  OpCpBulk,
   OpWarp,
   OpAtom,
   OpEx2,
@@ -152,6 +154,10 @@ int codeOf(const Instr &in) {
     return OpWarp;
   if (in.opcode == "wgmma" && in.has(F_fence))
     return OpNop; // registers and shared memory are ordered here anyway
+  if (in.opcode == "mbarrier")
+    return isModelledMbarrier(in) ? OpMbarrier : OpUnknown;
+  if (in.opcode == "cp" && in.has(F_async) && in.has("bulk"))
+    return isModelledBulkCopy(in) ? OpCpBulk : OpUnknown;
   if (in.opcode == "cp" && in.has(F_async)) {
     if (in.has(F_commit_group))
       return OpCpCommit;
@@ -165,11 +171,15 @@ int codeOf(const Instr &in) {
   return it == codes.end() ? OpUnknown : it->second;
 }
 
-[[noreturn]] void unsupported(const Instr &in, const char *why) {
+std::string fullName(const Instr &in) {
   std::string name = in.opcode;
   for (const std::string &m : in.mods)
     name += "." + m;
-  throw SimError(std::string(why) + ": " + name);
+  return name;
+}
+
+[[noreturn]] void unsupported(const Instr &in, const char *why) {
+  throw SimError(std::string(why) + ": " + fullName(in));
 }
 
 // --- Types ------------------------------------------------------------------
@@ -300,14 +310,18 @@ uint8_t *pointerIn(Block &b, Space s, uint64_t address, unsigned bytes,
                    bool write) {
   switch (s) {
   case Space::Param:
-    if (address + bytes > b.kernel->paramBytes)
-      throw SimError("parameter read past the parameters");
-    return const_cast<uint8_t *>(b.params) + address;
+    return paramPointer(b, address, bytes);
   case Space::Shared:
     return programShared(b, address, bytes, write);
   case Space::Generic:
     if (address >= kSharedWindow)
       return programShared(b, address - kSharedWindow, bytes, write);
+    if (address >= kParamWindow) {
+      if (write)
+        throw SimError("a store to the kernel's parameters, which are "
+                       "read-only");
+      return paramPointer(b, address - kParamWindow, bytes);
+    }
     [[fallthrough]];
   case Space::Global:
   case Space::Const:
@@ -419,6 +433,7 @@ void cpAsync(Block &b, Thread &t, const Instr &in) {
   if (dst >= kSharedWindow)
     dst -= kSharedWindow;
   sharedPointer(b, dst, fill);
+  checkNotMbarrier(b, dst, fill, "cp.async's write of");
   for (unsigned i = 0; i < fill; ++i) {
     if (b.asyncReads[dst + i])
       throw SimError("cp.async overwrites shared memory that an issued wgmma "
@@ -727,12 +742,13 @@ void runThread(Block &b, Thread &t) {
       store(b, t, in);
       break;
     case OpCvta: {
-      bool shared = in.has(F_shared);
-      if (!shared && !in.has(F_global) && !in.has(F_param) && !in.has(F_const))
+      bool shared = in.has(F_shared), param = in.has(F_param);
+      if (!shared && !param && !in.has(F_global) && !in.has(F_const))
         unsupported(in, "address space not modelled");
-      uint64_t a = rd(1);
-      if (shared)
-        a = in.has(F_to) ? a - kSharedWindow : a + kSharedWindow;
+      // Global and constant addresses are host addresses, generic as they
+      // are; shared memory and the parameters have windows of their own.
+      uint64_t window = shared ? kSharedWindow : param ? kParamWindow : 0;
+      uint64_t a = in.has(F_to) ? rd(1) - window : rd(1) + window;
       write(t, o[0], truncate(ty, a));
       break;
     }
@@ -922,6 +938,15 @@ void runThread(Block &b, Thread &t) {
           c.group = t.committed;
       ++t.committed;
       completeCopies(b, t, t.committed);
+      break;
+    case OpMbarrier:
+      if (!runMbarrier(b, t, in)) {
+        t.state = Thread::AtMbarrier;
+        return;
+      }
+      break;
+    case OpCpBulk:
+      issueBulkCopy(b, t, in);
       break;
     case OpWarp:
       t.state = Thread::AtWarpOp;
@@ -1197,6 +1222,15 @@ void runBlock(Block &b) {
         progress = true;
       }
       if (!progress) {
+        // The latest moment copies in flight may land: the block cannot
+        // progress without them.
+        if (landAwaitedBulkCopies(b))
+          continue;
+        std::string why;
+        if (Thread *waiter = mbarrierDeadlock(b, why)) {
+          current = waiter;
+          throw SimError(why);
+        }
         for (Thread &t : b.threads)
           if (t.state != Thread::Exited) {
             current = &t;
@@ -1206,6 +1240,7 @@ void runBlock(Block &b) {
                        "wait at a warp-collective instruction");
       }
     }
+    finishAsync(b);
     for (const Warpgroup &g : b.warpgroups)
       if (!g.pending.empty())
         throw SimError("the block ended with wgmma operations never waited "
@@ -1267,11 +1302,12 @@ void *globalPointer(uint64_t address, unsigned bytes) {
 
 uint8_t *programShared(Block &b, uint64_t offset, unsigned bytes, bool write) {
   uint8_t *p = sharedPointer(b, offset, bytes);
+  if (!b.mbarriers.empty())
+    checkNotMbarrier(b, offset, bytes, write ? "a store to" : "a load of");
   for (unsigned i = 0; i < bytes; ++i) {
     if (b.asyncWrites[offset + i])
       throw SimError(std::string(write ? "a store to" : "a load of") +
-                     " shared memory that a cp.async in flight writes (a "
-                     "cp.async.wait_group or barrier missing)");
+                     " shared memory that " + inFlightWriter(b, offset + i));
     if (write && b.asyncReads[offset + i])
       throw SimError("a store to shared memory that an issued wgmma has yet "
                      "to read (a wgmma.wait_group missing or too lax)");
@@ -1281,13 +1317,21 @@ uint8_t *programShared(Block &b, uint64_t offset, unsigned bytes, bool write) {
 
 void markWgmmaRead(Block &b, uint64_t offset, unsigned bytes, int delta) {
   sharedPointer(b, offset, bytes);
+  if (delta > 0)
+    checkNotMbarrier(b, offset, bytes, "wgmma's read of");
   for (unsigned i = 0; i < bytes; ++i) {
     if (delta > 0 && b.asyncWrites[offset + i])
-      throw SimError("wgmma reads shared memory that a cp.async in flight "
-                     "writes (a cp.async.wait_group or barrier missing)");
+      throw SimError("wgmma reads shared memory that " +
+                     inFlightWriter(b, offset + i));
     b.asyncReads[offset + i] =
         static_cast<uint16_t>(b.asyncReads[offset + i] + delta);
   }
+}
+
+uint8_t *paramPointer(Block &b, uint64_t offset, unsigned bytes) {
+  if (offset + bytes > b.kernel->paramBytes)
+    throw SimError("parameter read past the parameters");
+  return const_cast<uint8_t *>(b.params) + offset;
 }
 
 uint8_t *sharedPointer(Block &b, uint64_t offset, unsigned bytes) {
@@ -1343,7 +1387,7 @@ extern "C" const char *ptxsim_load(const char *paths) {
         }
         if (in.code == OpUnknown) {
           lastError = path + ":" + std::to_string(in.line) +
-                      ": instruction not modelled: " + in.opcode;
+                      ": instruction not modelled: " + fullName(in);
           return lastError.c_str();
         }
       }

@@ -76,7 +76,7 @@ enum class Type {
 
 /// The modifiers the interpreter tests on its hot paths, as bits of
 /// Instr::flags (a string compare per instruction would dominate its time).
-/// "shared::cta" sets `shared`.
+/// "shared::cta" and "shared::cluster" (one-CTA clusters) set `shared`.
 #define PTXSIM_FLAGS(X)                                                        \
   X(NaN)                                                                       \
   X(add) X(and) X(arrive) X(async) X(cas) X(commit_group) X(const) X(exch)     \

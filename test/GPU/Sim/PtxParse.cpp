@@ -183,9 +183,18 @@ private:
 
   // Per-kernel state.
   Kernel *kernel = nullptr;
-  std::map<std::string, int> regs;
   std::map<std::string, int> symbols;
-  std::map<std::string, int> labels;
+  // Registers and labels belong to the { } block that declares them and
+  // are visible in the blocks inside it: LLVM prints each inline-asm
+  // statement as a block, and two of them (two mbarrier wait loops) declare
+  // the same register and label names.
+  struct Scope {
+    int parent; // -1 for the kernel body
+    std::map<std::string, int> regs, labels;
+  };
+  std::vector<Scope> scopes; // every block of the kernel, by id
+  int scope = 0;             // the innermost open block
+  int registers = 0;         // registers allocated so far
   // The kernel's dynamic shared symbols, placed when the kernel ends, and
   // the largest alignment they ask for.
   std::vector<int> dynamicSymbols;
@@ -317,9 +326,10 @@ private:
     ++pos;
     kernel = &module.kernels[k.name];
     *kernel = std::move(k);
-    regs.clear();
     symbols.clear();
-    labels.clear();
+    scopes.assign(1, Scope{-1, {}, {}});
+    scope = 0;
+    registers = 0;
     dynamicSymbols.clear();
     dynamicAlign = 16;
     // Module-scope variables are visible in every kernel.
@@ -417,13 +427,34 @@ private:
         (kernel->staticShared + dynamicAlign - 1) / dynamicAlign * dynamicAlign;
     for (int i : dynamicSymbols)
       kernel->symbols[i].value = kernel->staticShared;
-    kernel->registers = static_cast<int>(regs.size());
+    kernel->registers = registers;
     kernel = nullptr;
   }
 
+  /// The register `name` names in the current block, or -1.
+  int findReg(const std::string &name) const {
+    for (int s = scope; s >= 0; s = scopes[s].parent) {
+      auto it = scopes[s].regs.find(name);
+      if (it != scopes[s].regs.end())
+        return it->second;
+    }
+    return -1;
+  }
+
+  /// A register declared in the current block.
+  int declare(const std::string &name) {
+    auto [it, inserted] = scopes[scope].regs.emplace(name, registers);
+    registers += inserted;
+    return it->second;
+  }
+
+  /// The register `name` names; one not declared belongs to the kernel.
   int reg(const std::string &name) {
-    auto [it, inserted] = regs.emplace(name, static_cast<int>(regs.size()));
-    (void)inserted;
+    int r = findReg(name);
+    if (r >= 0)
+      return r;
+    auto [it, inserted] = scopes[0].regs.emplace(name, registers);
+    registers += inserted;
     return it->second;
   }
 
@@ -441,9 +472,9 @@ private:
         ++pos;
         expect(">");
         for (int64_t i = 0; i < n; ++i)
-          reg(name + std::to_string(i));
+          declare(name + std::to_string(i));
       } else {
-        reg(name);
+        declare(name);
       }
       accept(",");
     }
@@ -459,9 +490,12 @@ private:
       if (t == "{") {
         ++depth;
         ++pos;
+        scopes.push_back(Scope{scope, {}, {}});
+        scope = static_cast<int>(scopes.size()) - 1;
       } else if (t == "}") {
         --depth;
         ++pos;
+        scope = std::max(0, scopes[scope].parent);
       } else if (t == ".reg") {
         declareRegs();
       } else if (t == ".shared") {
@@ -474,7 +508,7 @@ private:
       } else if (t == ".pragma") {
         skipStatement();
       } else if (peek(1) == ":" && t[0] != '.' && t[0] != '@') {
-        labels[t] = static_cast<int>(kernel->code.size());
+        scopes[scope].labels[t] = static_cast<int>(kernel->code.size());
         pos += 2;
       } else {
         instruction();
@@ -486,19 +520,25 @@ private:
       if (in.opcode != "bra")
         continue;
       Operand &o = in.operands.at(0);
-      auto it = labels.find(unresolved[i]);
-      if (it == labels.end()) {
+      const auto &[from, name] = unresolved[i];
+      o.imm = -1;
+      for (int s = from; s >= 0 && o.imm < 0; s = scopes[s].parent) {
+        auto it = scopes[s].labels.find(name);
+        if (it != scopes[s].labels.end())
+          o.imm = it->second;
+      }
+      if (o.imm < 0) {
         error = path + ":" + std::to_string(in.line) + ": unknown label '" +
-                unresolved[i] + "'";
+                name + "'";
         return;
       }
       o.kind = Operand::Label;
-      o.imm = it->second;
     }
     unresolved.clear();
   }
 
-  std::map<size_t, std::string> unresolved; // bra instruction -> label
+  // bra instruction -> the block it is in and its label
+  std::map<size_t, std::pair<int, std::string>> unresolved;
 
   void instruction() {
     Instr in;
@@ -520,7 +560,10 @@ private:
       Type t = parseType(mod);
       if (t != Type::None)
         in.types.push_back(t);
-      in.flags |= flagOf(mod == "shared::cta" ? "shared" : mod);
+      // A CTA's own shared memory: a shared::cluster address of a
+      // one-CTA cluster is its shared::cta address.
+      bool shared = mod == "shared::cta" || mod == "shared::cluster";
+      in.flags |= flagOf(shared ? "shared" : mod);
       in.mods.push_back(mod);
       dot = next;
     }
@@ -533,7 +576,7 @@ private:
         return fail("unterminated instruction");
       Operand o = operand();
       if (in.opcode == "bra" && in.operands.empty())
-        unresolved[kernel->code.size()] = lastName;
+        unresolved[kernel->code.size()] = {scope, lastName};
       in.operands.push_back(std::move(o));
       if (!accept(","))
         accept("|"); // setp's second destination is not supported (see below)
@@ -566,7 +609,7 @@ private:
       } else {
         ++pos;
         auto sym = symbols.find(base);
-        if (sym != symbols.end() && !regs.count(base))
+        if (sym != symbols.end() && findReg(base) < 0)
           o.symbol = sym->second;
         else
           o.reg = reg(base);
@@ -580,6 +623,14 @@ private:
       } else if (o.kind == Operand::Address && peek() != "]") {
         if (parseNumber(peek(), n))
           ++pos;
+      }
+      // [tensorMap, {c0, c1, ...}] (cp.async.bulk.tensor): the
+      // coordinates ride along as the address's elements.
+      if (accept(",")) {
+        Operand coords = operand();
+        if (coords.kind != Operand::Vector)
+          fail("expected tensor coordinates, found '" + peek() + "'");
+        o.elements = std::move(coords.elements);
       }
       expect("]");
       return o;
@@ -620,9 +671,9 @@ private:
       o.reg = reg(t);
       return o;
     }
-    if (regs.count(t)) {
+    if (int r = findReg(t); r >= 0) {
       o.kind = Operand::Reg;
-      o.reg = regs[t];
+      o.reg = r;
       return o;
     }
     auto sym = symbols.find(t);

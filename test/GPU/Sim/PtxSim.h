@@ -9,6 +9,9 @@
 // live lane of a warp has reached them, block barriers, cp.async groups that
 // land only at their wait (a read before the wait sees stale shared memory),
 // and bounds on every global access (only allocated ranges may be touched).
+// On sm_90a it also runs warpgroup MMAs (wgmma) and TMA tile loads
+// (cp.async.bulk.tensor) completing on mbarriers, whose copies land only
+// when a thread waits on the barrier (see PtxAsync.cpp).
 // It does not model timing, caches or the memory model beyond that.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +24,31 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/// The stand-in driver's tensor map: cuTensorMapEncodeTiled (fake_cuda.c)
+/// writes it into the caller's 128-byte CUtensorMap, which reaches the
+/// kernel as a by-value parameter; cp.async.bulk.tensor reads it back and
+/// refuses 128 bytes that do not start with the magic number.
+#define PTXSIM_TENSOR_MAP_MAGIC 0x50544d6170536d31ull /* "1mSpaMTP" */
+typedef struct PtxsimTensorMap {
+  uint64_t magic;
+  uint64_t globalAddress;
+  uint64_t globalDim[5];     /* elements */
+  uint64_t globalStrides[4]; /* bytes, of dimensions 1 .. rank - 1 */
+  uint32_t boxDim[5];        /* elements */
+  uint8_t elementStrides[5];
+  uint8_t rank;
+  uint8_t dataType; /* CUtensorMapDataType */
+  uint8_t elementBytes;
+  uint8_t swizzle; /* the span in bytes: 0 (none), 32, 64 or 128 */
+  uint8_t interleave, l2Promotion, oobFill;
+  uint8_t reserved[8];
+} PtxsimTensorMap;
+#ifdef __cplusplus
+static_assert(sizeof(PtxsimTensorMap) == 128, "a CUtensorMap is 128 bytes");
+#else
+_Static_assert(sizeof(PtxsimTensorMap) == 128, "a CUtensorMap is 128 bytes");
 #endif
 
 /// Parses the PTX files of the colon-separated list `paths`. Returns NULL on

@@ -17,6 +17,11 @@
  * a kernel that faults (an access outside every allocation, a deadlock, an
  * instruction the interpreter does not model) fails its launch with
  * CUDA_ERROR_LAUNCH_FAILED and the reason in the log.
+ * cuTensorMapEncodeTiled checks its arguments as the CUDA documentation of
+ * that function lists them and writes the interpreter's own layout of a
+ * tensor map (PtxsimTensorMap); what the interpreter does not model
+ * (interleaved layouts, the 128B_ATOM swizzles, element strides, NaN
+ * fill, packed element types) it refuses as invalid.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -279,6 +284,149 @@ static CUresult cuStreamSynchronize(void *stream) {
   return kSuccess;
 }
 
+/* Bytes per element of a CUtensorMapDataType; 0 for the packed 4- and
+ * 6-bit types (13..15) and unknown values. */
+static unsigned tensorElementBytes(int type) {
+  static const unsigned bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  return type >= 0 && type < (int)(sizeof bytes / sizeof bytes[0]) ? bytes[type]
+                                                                   : 0;
+}
+
+/* The swizzle span in bytes of a CUtensorMapSwizzle (NONE, 32B, 64B, 128B
+ * and the three 128B_ATOM modes), -1 for unknown values. */
+static int swizzleSpan(int swizzle) {
+  static const int spans[] = {0, 32, 64, 128, 128, 128, 128};
+  return swizzle >= 0 && swizzle < 7 ? spans[swizzle] : -1;
+}
+
+/* Which requirement of the CUDA documentation of cuTensorMapEncodeTiled its
+ * arguments break, written into `why` (left empty when none). */
+static void tensorMapInvalid(char *why, size_t size, const void *map, int type,
+                             unsigned rank, const void *address,
+                             const uint64_t *dims, const uint64_t *strides,
+                             const uint32_t *box,
+                             const uint32_t *elementStrides, int interleave,
+                             int swizzle, int l2Promotion, int oobFill) {
+  unsigned elem = tensorElementBytes(type);
+  int span = swizzleSpan(swizzle);
+  int floating = type >= 6 && type <= 12; /* FLOAT16 .. TFLOAT32_FTZ */
+  /* Of globalAddress and of the strides. */
+  unsigned align = interleave == 2 || type == 14 || type == 15 ? 32 : 16;
+  if (!map || (uintptr_t)map % 64)
+    snprintf(why, size, "tensorMap is not 64-byte aligned");
+  else if (type < 0 || type > 15)
+    snprintf(why, size, "unknown data type %d", type);
+  else if (rank < 1 || rank > 5)
+    snprintf(why, size, "rank %u is not in [1, 5]", rank);
+  else if (!dims || !box || !elementStrides || (rank > 1 && !strides))
+    snprintf(why, size, "an array argument is null");
+  else if (interleave < 0 || interleave > 2)
+    snprintf(why, size, "unknown interleave %d", interleave);
+  else if (interleave != 0 && rank < 3)
+    snprintf(why, size, "an interleaved layout needs rank 3 or more");
+  else if (span < 0)
+    snprintf(why, size, "unknown swizzle %d", swizzle);
+  else if (interleave == 2 && swizzle != 1)
+    snprintf(why, size, "the 32B interleave needs the 32B swizzle");
+  else if (l2Promotion < 0 || l2Promotion > 3)
+    snprintf(why, size, "unknown L2 promotion %d", l2Promotion);
+  else if (oobFill < 0 || oobFill > 1)
+    snprintf(why, size, "unknown out-of-bounds fill %d", oobFill);
+  else if (oobFill == 1 && !floating)
+    snprintf(why, size, "the NaN fill needs a floating-point data type");
+  else if ((uintptr_t)address % align)
+    snprintf(why, size, "globalAddress %p is not %u-byte aligned", address,
+             align);
+  for (unsigned i = 0; i < rank && !why[0]; ++i) {
+    if (dims[i] == 0 || dims[i] > (1ull << 32))
+      snprintf(why, size, "globalDim[%u] %llu is not in [1, 2^32]", i,
+               (unsigned long long)dims[i]);
+    else if (i + 1 < rank && (strides[i] % align || strides[i] >= (1ull << 40)))
+      snprintf(why, size,
+               "globalStrides[%u] %llu is not a multiple of %u below 2^40", i,
+               (unsigned long long)strides[i], align);
+    else if (box[i] == 0 || box[i] > 256)
+      snprintf(why, size, "boxDim[%u] %u is not in [1, 256]", i, box[i]);
+    else if (elementStrides[i] == 0 || elementStrides[i] > 8)
+      snprintf(why, size, "elementStrides[%u] %u is not in [1, 8]", i,
+               elementStrides[i]);
+  }
+  if (why[0] || interleave != 0 || !elem)
+    return;
+  if (box[0] * elem % 16)
+    snprintf(why, size, "boxDim[0] %u times %u bytes is not a multiple of 16",
+             box[0], elem);
+  else if (span > 0 && box[0] * elem > (unsigned)span)
+    snprintf(why, size,
+             "boxDim[0] %u times %u bytes exceeds the swizzle span %d", box[0],
+             elem, span);
+}
+
+/* What the interpreter does not model among valid arguments, into `why`. */
+static void tensorMapUnmodelled(char *why, size_t size, int type, unsigned rank,
+                                const uint32_t *elementStrides, int interleave,
+                                int swizzle, int oobFill) {
+  if (!tensorElementBytes(type))
+    snprintf(why, size, "packed data type %d is not modelled", type);
+  else if (interleave != 0)
+    snprintf(why, size, "interleaved layouts are not modelled");
+  else if (swizzle > 3)
+    snprintf(why, size, "swizzle %d (128B_ATOM) is not modelled", swizzle);
+  else if (oobFill != 0)
+    snprintf(why, size, "the NaN out-of-bounds fill is not modelled");
+  /* Without interleave the hardware ignores dimension 0's stride. */
+  for (unsigned i = 1; i < rank && !why[0]; ++i)
+    if (elementStrides[i] != 1)
+      snprintf(why, size, "elementStrides[%u] %u is not modelled (only 1)", i,
+               elementStrides[i]);
+}
+
+static CUresult
+cuTensorMapEncodeTiled(void *tensorMap, int dataType, uint32_t rank,
+                       void *globalAddress, const uint64_t *globalDim,
+                       const uint64_t *globalStrides, const uint32_t *boxDim,
+                       const uint32_t *elementStrides, int interleave,
+                       int swizzle, int l2Promotion, int oobFill) {
+  char why[160] = "";
+  tensorMapInvalid(why, sizeof why, tensorMap, dataType, rank, globalAddress,
+                   globalDim, globalStrides, boxDim, elementStrides, interleave,
+                   swizzle, l2Promotion, oobFill);
+  if (!why[0])
+    tensorMapUnmodelled(why, sizeof why, dataType, rank, elementStrides,
+                        interleave, swizzle, oobFill);
+  if (why[0]) {
+    LOG("cuTensorMapEncodeTiled: %s: refused\n", why);
+    return kInvalidValue;
+  }
+  PtxsimTensorMap m;
+  memset(&m, 0, sizeof m);
+  m.magic = PTXSIM_TENSOR_MAP_MAGIC;
+  m.globalAddress = (uint64_t)(uintptr_t)globalAddress;
+  m.rank = (uint8_t)rank;
+  m.dataType = (uint8_t)dataType;
+  m.elementBytes = (uint8_t)tensorElementBytes(dataType);
+  m.swizzle = (uint8_t)swizzleSpan(swizzle);
+  m.interleave = (uint8_t)interleave;
+  m.l2Promotion = (uint8_t)l2Promotion;
+  m.oobFill = (uint8_t)oobFill;
+  char dims[128] = "", boxes[64] = "";
+  size_t nd = 0, nb = 0;
+  for (unsigned i = 0; i < rank; ++i) {
+    m.globalDim[i] = globalDim[i];
+    if (i + 1 < rank)
+      m.globalStrides[i] = globalStrides[i];
+    m.boxDim[i] = boxDim[i];
+    m.elementStrides[i] = (uint8_t)elementStrides[i];
+    nd += (size_t)snprintf(dims + nd, sizeof dims - nd, " %llu",
+                           (unsigned long long)globalDim[i]);
+    nb += (size_t)snprintf(boxes + nb, sizeof boxes - nb, " %u", boxDim[i]);
+  }
+  memcpy(tensorMap, &m, sizeof m);
+  LOG("cuTensorMapEncodeTiled rank %u dims%s box%s swizzle %d\n", rank, dims,
+      boxes, swizzleSpan(swizzle));
+  return kSuccess;
+}
+
 static CUresult cuGetErrorName(CUresult r, const char **name) {
   *name = r == kOutOfMemory    ? "CUDA_ERROR_OUT_OF_MEMORY"
           : r == kInvalidValue ? "CUDA_ERROR_INVALID_VALUE"
@@ -324,6 +472,7 @@ static const struct Entry entries[] = {
     ENTRY(cuStreamCreate),
     ENTRY(cuStreamDestroy),
     ENTRY(cuStreamSynchronize),
+    ENTRY(cuTensorMapEncodeTiled),
     ENTRY(cuGetErrorName),
     ENTRY(cuGetErrorString),
 };
