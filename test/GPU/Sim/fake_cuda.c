@@ -10,7 +10,9 @@
  * the limits, or more than 48 KiB of dynamic shared memory without the
  * function's opt-in (cuFuncSetAttribute) covering it.
  * FFN_FAKE_CUDA_MAX_ALLOC=N makes every allocation above N bytes fail with
- * CUDA_ERROR_OUT_OF_MEMORY, to check how the runtime reports it.
+ * CUDA_ERROR_OUT_OF_MEMORY, to check how the runtime reports it;
+ * FFN_FAKE_CUDA_NO_TMA hides cuTensorMapEncodeTiled, as an old driver
+ * lacks it.
  * FFN_FAKE_CUDA_PTX=a.ptx[:b.ptx...] names the PTX of the modules the
  * runtime loads (ffnc --emit=ptx of the same specs and target): launches
  * then run through the PTX interpreter (PtxSim.h), so results are real, and
@@ -483,7 +485,11 @@ cuGetProcAddress_v2(const char *name, void **fn, int version, uint64_t flags,
                     int *status) {
   (void)version;
   (void)flags;
-  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i)
+  /* FFN_FAKE_CUDA_NO_TMA: a driver without the tensor-map encoder, to
+   * check what the runtime says when a kernel needs it. */
+  int hideTma = getenv("FFN_FAKE_CUDA_NO_TMA") != NULL &&
+                strcmp(name, "cuTensorMapEncodeTiled") == 0;
+  for (size_t i = 0; !hideTma && i < sizeof entries / sizeof entries[0]; ++i)
     if (strcmp(entries[i].name, name) == 0) {
       *fn = entries[i].fn;
       if (status)
