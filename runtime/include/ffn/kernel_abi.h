@@ -17,7 +17,7 @@
  * weights; 9: mixtures of experts, stacked per-expert parameters, the
  * pack signature; 10: grouped FFNs, kind 2 and the `groups` field; 11: each
  * device launch's own workspace_per_row; 12: TMA tensor-map arguments and
- * each launch's maps). Every field is 8 bytes wide, so
+ * each launch's maps and grid.x terms). Every field is 8 bytes wide, so
  * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
@@ -241,7 +241,8 @@ typedef struct ffn_device_arg {
 
 /* One kernel launch of a device kernel's plan. A run of m rows launches,
  * in order, every entry with min_m <= m <= max_m, on one stream: grid
- * (ceil(m / rows_per_block), grid_y, grid_z), block_threads threads,
+ * (ceil((m * grid_m_scale + grid_rows_extra) / rows_per_block), grid_y,
+ * grid_z), block_threads threads,
  * shared_bytes of dynamic shared memory. Its workspace arguments reach
  * less than workspace_per_row bytes per row: a run of m rows needs m times
  * the largest workspace_per_row among the launches it runs (a decode
@@ -258,6 +259,11 @@ typedef struct ffn_device_launch {
   const ffn_device_arg *args;
   int64_t num_maps; /* the tensor maps its TENSOR_MAP arguments name */
   const ffn_tensor_map *maps;
+  /* grid.x's terms (1 and 0 but for a mixture's expert GEMMs, whose
+   * blocks walk a tile list of every expert's rows: m (k + S) slot rows
+   * plus a partial tile per expert). */
+  int64_t grid_m_scale;
+  int64_t grid_rows_extra;
 } ffn_device_launch;
 
 /* The code of a CPU kernel. */

@@ -78,7 +78,9 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
     if (nameLength == 0 || nameLength > 256)
       return at + "no kernel name";
     if (l.min_m < 1 || l.max_m < l.min_m || l.rows_per_block < 1 ||
-        l.grid_y < 1 || l.grid_y > 65535 || l.grid_z < 1 || l.grid_z > 65535 ||
+        l.grid_m_scale < 1 || l.grid_m_scale > 1024 || l.grid_rows_extra < 0 ||
+        l.grid_rows_extra > (int64_t(1) << 30) || l.grid_y < 1 ||
+        l.grid_y > 65535 || l.grid_z < 1 || l.grid_z > 65535 ||
         l.block_threads < 1 || l.block_threads > 1024 || l.shared_bytes < 0 ||
         l.shared_bytes > 256 * 1024)
       return at + "invalid geometry";
@@ -320,7 +322,12 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
     }
     if (!ok)
       break;
-    int64_t gridX = (m + l.rows_per_block - 1) / l.rows_per_block;
+    // In 128 bits: m is bounded only by the caller's memory.
+    __int128 rows = static_cast<__int128>(m) * l.grid_m_scale +
+                    l.grid_rows_extra + l.rows_per_block - 1;
+    __int128 blocks = rows / l.rows_per_block;
+    int64_t gridX =
+        blocks > 0x7FFFFFFF ? INT64_MAX : static_cast<int64_t>(blocks);
     if (gridX > 0x7FFFFFFF) {
       error = "m = " + std::to_string(m) + " needs too many blocks";
       ok = false;

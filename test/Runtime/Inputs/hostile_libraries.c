@@ -80,7 +80,8 @@ int main(int argc, char **argv) {
   static ffn_device_launch launches[2];
   static ffn_cuda_code cuda;
   for (int i = 0; i < 2; ++i) {
-    ffn_device_launch l = {"k", 1, 16, 16, 1, 1, 128, 0, 0, 1, args, 0, 0};
+    ffn_device_launch l = {"k", 1, 16,   16, 1, 1, 128, 0,
+                           0,   1, args, 0,  0, 1, 0};
     launches[i] = l;
   }
   launches[1].min_m = 32;

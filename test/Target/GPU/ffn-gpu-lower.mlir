@@ -85,11 +85,14 @@
 // MOE-SAME: kernel = "mix_input", {{[^>]*}} args = [1, 0, 4, 0, 3, 6, 0, 0]
 // MOE-SAME: kernel = "mix_route", {{[^>]*}} shared_bytes = 1064, workspace_per_row = 2240, args = [1, 0, 3, 7, 3, 6, 4, 128, 4, 144, 0, 0]
 // MOE-SAME: kernel = "mix_group", min_m = 1, max_m = 9223372036854775807, rows_per_block = 1099511627776, grid_y = 6, grid_z = 1, threads = 256, shared_bytes = 32, workspace_per_row = 2240, args = [4, 128, 4, 160, 4, 192, 0, 0]
-// MOE-SAME: kernel = "mix_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 7, {{[^>]*}} args = [4, 0, 3, 1, 3, 0, 4, 224, 3, 3, 3, 4, 4, 160, 4, 192, 0, 0]
-// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 14, {{[^>]*}} workspace_per_row = 8384, args = [4, 224, 3, 2, 4, 2240, 4, 160, 4, 192, 0, 0]
+// The expert GEMMs' grid.x walks a tile list: at most the m * 3 slot rows
+// in 16-row tiles plus a partial tile for each of the 7 experts
+// (ceil((3 m + 7 * 15) / 16) blocks); grid.z is the K split.
+// MOE-SAME: kernel = "mix_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 1, {{[^>]*}} args = [4, 0, 3, 1, 3, 0, 4, 224, 3, 3, 3, 4, 4, 160, 4, 192, 0, 0], grid_m_scale = 3, grid_rows_extra = 105>
+// MOE-SAME: kernel = "mix_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 2, grid_z = 2, {{[^>]*}} workspace_per_row = 8384, args = [4, 224, 3, 2, 4, 2240, 4, 160, 4, 192, 0, 0], grid_m_scale = 3, grid_rows_extra = 105>
 // MOE-SAME: kernel = "mix_combine_m16", min_m = 1, max_m = 16, {{[^>]*}} workspace_per_row = 8384, args = [4, 2240, 4, 144, 4, 128, 3, 5, 1, 0, 2, 0, 0, 0]
 // MOE-SAME: kernel = "mix_up_mlarge", min_m = 17, {{[^>]*}} workspace_per_row = 2240,
-// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17, {{[^>]*}} grid_z = 7, {{[^>]*}} workspace_per_row = 2240, args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0]
+// MOE-SAME: kernel = "mix_down_mlarge", min_m = 17, {{[^>]*}} grid_z = 1, {{[^>]*}} workspace_per_row = 2240, args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0], grid_m_scale = 3, grid_rows_extra = 441>
 // MOE-SAME: kernel = "mix_combine_mlarge", min_m = 17, {{[^>]*}} args = [4, 1760, 4, 144, 1, 0, 2, 0, 0, 0]
 // A post-norm: combine writes the f32 z the output kernel normalizes; the
 // router reads x directly (36 f32 columns are aligned: no input kernel).
@@ -115,23 +118,29 @@
 // MOE: llvm.intr.ctpop
 // MOE: arith.muli %{{.*}}, %c3
 // MOE: memref.store {{.*}} : memref<?xi32>
-// The expert GEMM: expert = block z; routed experts' row counts from the
-// group kernel, the shared one's m; tiles past them leave; A rows gathered
+// The expert GEMM: block x finds its expert and row tile in the list of
+// every expert's tiles (the routed experts' row counts from the group
+// kernel, the shared one's m); blocks past the list leave; A rows gathered
 // from the lists (the token: slot / 3).
 // MOE: gpu.func @mix_up_m16(
-// MOE: %[[E:.*]] = gpu.block_id  z
-// MOE: arith.cmpi slt, %[[E]], %c6
+// MOE: gpu.block_id  x
+// MOE: %[[T:.*]] = gpu.block_id  x
+// MOE: scf.for %{{.*}} = %{{.*}} to %c7 step
+// MOE: memref.load %arg7
+// MOE: arith.cmpi sle, %{{.*}}, %[[T]]
+// MOE: scf.yield
 // MOE: memref.load %arg7
 // MOE: scf.if
 // MOE: memref.load %arg6
 // MOE: arith.divui %{{.*}}, %c3
 // MOE: nvgpu.device_async_copy
-// GEMM 2 reads h rows by slot (no division); at decode block z is expert
-// z / 2, K slice z % 2, and the slice's partials hold m * 3 slot rows.
+// GEMM 2 reads h rows by slot (no division); at decode block z is the K
+// slice, and the slice's partials hold m * 3 slot rows.
 // MOE: gpu.func @mix_down_m16(
 // MOE: %[[Z:.*]] = gpu.block_id  z
-// MOE: arith.divui %[[Z]], %c2
-// MOE: arith.remui %[[Z]], %c2
+// MOE: arith.muli %[[Z]], %c128
+// MOE: gpu.block_id  x
+// MOE: scf.for
 // MOE: memref.load %arg4
 // MOE-NOT: arith.divui %{{.*}}, %c3
 // MOE: nvgpu.device_async_copy

@@ -375,7 +375,9 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
     none) describes the TMA tensor maps its tensor-map arguments (kind 5,
     index = the map's number) are built from, twelve values each in
     `ffn_tensor_map` order: source kind, source index, rank, dims[3] (0: the
-    run's m), strides[2] (bytes), box[3], swizzle (bytes).
+    run's m), strides[2] (bytes), box[3], swizzle (bytes). grid.x is
+    ceil((m grid_m_scale + grid_rows_extra) / rows_per_block) (defaults 1
+    and 0: ceil(m / rows_per_block)).
   }];
   let parameters = (ins StringRefParameter<"gpu.func name">:$kernel,
                         "int64_t":$min_m, "int64_t":$max_m,
@@ -384,7 +386,9 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
                         "int64_t":$shared_bytes,
                         "int64_t":$workspace_per_row,
                         "::mlir::DenseI64ArrayAttr":$args,
-                        OptionalParameter<"::mlir::DenseI64ArrayAttr">:$maps);
+                        OptionalParameter<"::mlir::DenseI64ArrayAttr">:$maps,
+                        DefaultValuedParameter<"int64_t", "1">:$grid_m_scale,
+                        DefaultValuedParameter<"int64_t", "0">:$grid_rows_extra);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -317,8 +317,9 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   l.threads = c.threads();
   l.sharedBytes = c.sharedBytes();
   // A mixture's GEMMs also take the experts' lists and counts (after the
-  // epilogue's arguments), and grid.z holds the experts, each split into
-  // its K slices; a slice's partials hold every slot row.
+  // epilogue's arguments), and grid.x walks every expert's row tiles: at
+  // most m (k + S) slot rows in tiles plus one partial tile per expert; a
+  // slice's partials hold every slot row.
   std::vector<KernelArg> moeArgs;
   int64_t partialRows = 1;
   l.gridZ = c.splitK;
@@ -327,7 +328,8 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     c.moeShared = moe.shared;
     c.moeTopK = moe.topK;
     c.moeSlots = moe.slots();
-    l.gridZ *= moe.experts + moe.shared;
+    l.gridMScale = moe.slots();
+    l.gridRowsExtra = (moe.experts + moe.shared) * (c.bm - 1);
     moeArgs = {ws(wsPerm, builder.getI32Type()),
                ws(wsCount, builder.getI32Type())};
     partialRows = moe.slots();
@@ -839,8 +841,8 @@ void FfnPlanner::writeStub() {
     plan.push_back(DeviceLaunchAttr::get(
         ctx, l.kernel, l.minM, l.maxM, l.rowsPerBlock, l.gridY, l.gridZ,
         l.threads, l.sharedBytes, reach, builder.getDenseI64ArrayAttr(args),
-        maps.empty() ? DenseI64ArrayAttr()
-                     : builder.getDenseI64ArrayAttr(maps)));
+        maps.empty() ? DenseI64ArrayAttr() : builder.getDenseI64ArrayAttr(maps),
+        l.gridMScale, l.gridRowsExtra));
   }
 
   OpBuilder::InsertionGuard g(builder);

@@ -183,20 +183,38 @@ void GemmBuilder::build() {
     col0 = ir.mul(ir.rem(blockY, c.colBlocks), c.bn);
   }
   kSlice = ir.blockId(gpu::Dimension::z);
-  if (moe()) {
-    // grid.z is the expert and, split, its K slice.
-    Value z = kSlice;
-    expert = ir.div(z, c.splitK);
-    kSlice = ir.rem(z, c.splitK);
-    group = expert;
-  }
   kBeg = ir.mul(kSlice, kPerSlice);
   if (moe()) {
-    // A tile past the expert's rows has nothing to do: the whole block
-    // leaves (a uniform branch).
+    // grid.x walks the list of every expert's row tiles, routed experts
+    // first (ceil(count[e] / bm) tiles each), then the shared ones
+    // (ceil(m / bm) each); a block past the list's end, which the launch's
+    // bound leaves for skewed counts, leaves (a uniform branch), as no
+    // block of an expert's does.
+    Value t = ir.blockId(gpu::Dimension::x);
+    int64_t experts = c.moeRouted + c.moeShared;
+    Value sharedTiles = ir.div(ir.add(m, c.bm - 1), c.bm);
+    SmallVector<Value> found = ir.loop(
+        ir.idx(0), ir.idx(experts), 1, {ir.idx(0), ir.idx(experts), ir.idx(0)},
+        [&](Value e, ValueRange iter) -> SmallVector<Value> {
+          Value count =
+              ir.toIndex(ir.load(counts, {ir.min(e, ir.idx(c.moeRouted - 1))}));
+          Value tiles =
+              ir.select(ir.lt(e, c.moeRouted),
+                        ir.div(ir.add(count, c.bm - 1), c.bm), sharedTiles);
+          Value base = iter[0], end = ir.add(base, tiles);
+          Value here = ir.andI(
+              ir.lt(t, end),
+              arith::CmpIOp::create(b, arith::CmpIPredicate::sle, base, t));
+          return {end, ir.select(here, e, iter[1]),
+                  ir.select(here, ir.sub(t, base), iter[2])};
+        });
+    expert = found[1];
+    row0 = ir.mul(found[2], c.bm);
+    group = expert;
     routed = ir.lt(expert, c.moeRouted);
     routedExpert = ir.min(expert, ir.idx(c.moeRouted - 1));
     rows = ir.select(routed, ir.toIndex(ir.load(counts, {routedExpert})), m);
+    rows = ir.select(ir.lt(expert, experts), rows, ir.idx(0));
     auto ifOp = scf::IfOp::create(b, ir.lt(row0, rows), /*withElse=*/false);
     b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
     // The A rows this thread copies (forEachChunk's rows, stage after

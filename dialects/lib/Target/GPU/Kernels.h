@@ -61,7 +61,9 @@ struct KernelArg {
 /// One kernel launch of the plan.
 struct Launch {
   std::string kernel;
-  int64_t rowsPerBlock = 1; ///< grid.x = ceil(m / rowsPerBlock)
+  int64_t rowsPerBlock = 1; ///< grid.x = ceil((m gridMScale +
+                            ///< gridRowsExtra) / rowsPerBlock)
+  int64_t gridMScale = 1, gridRowsExtra = 0;
   int64_t gridY = 1, gridZ = 1;
   int64_t threads = 256;
   int64_t sharedBytes = 0;
@@ -130,10 +132,12 @@ struct GemmConfig {
   /// to ptxas (.minnctapersm), which otherwise budgets registers for more
   /// resident blocks than fit and spills.
   int64_t minBlocksPerSm = 0;
-  /// A mixture of experts' expert GEMM (moeRouted > 0): grid.z runs over
-  /// the routed experts, then the shared ones, splitK slices each (z = e
-  /// splitK + slice; the partials hold m moeSlots rows a slice), and block
-  /// (x, y, z) multiplies rows [x bm, x bm + bm) of expert e's list. Routed
+  /// A mixture of experts' expert GEMM (moeRouted > 0): grid.x walks the
+  /// list of every expert's row tiles (the routed experts' ceil(count[e] /
+  /// bm), then the shared ones' ceil(m / bm); blocks past its end leave),
+  /// grid.z the K slices (the partials hold m moeSlots rows a slice), and
+  /// block (x, y, z) multiplies rows [i bm, i bm + bm) of expert e's list
+  /// when entry x of the list is (e, i). Routed
   /// expert e's rows are the slots perm[e m ..] (count[e] of them, written
   /// by the group kernel); shared expert s takes every row r as slot
   /// r moeSlots + topK + s. A's row is the slot's token (slot / moeSlots)

@@ -40,9 +40,7 @@ pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
   if (moe)
     notes.push_back("mixture of experts: GEMM 1 never splits K (at decode "
                     "each chosen expert streams W_up with one block per "
-                    "column tile), and every expert's row tiles are "
-                    "launched, those past its rows leaving at once (no "
-                    "device-side tile scheduler yet)");
+                    "column tile)");
   if (batchInvariant)
     notes.push_back("batch_invariant: every m runs the large-m tiles without "
                     "split-K (decode-sized m stream weights slower)");
