@@ -292,17 +292,6 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
         argv[n] = &slots[n];
         ++n;
         break;
-      case FFN_DEVICE_ARG_INPUT:
-        memref(reinterpret_cast<uint64_t>(x), rowElems);
-        break;
-      case FFN_DEVICE_ARG_OUTPUT:
-        memref(reinterpret_cast<uint64_t>(y), rowElems);
-        break;
-      case FFN_DEVICE_ARG_PARAM:
-        memref(params[arg.index], static_cast<uint64_t>(
-                                      desc.params[arg.index].packed_bytes) /
-                                      dtypeBytes(desc.dtype));
-        break;
       case FFN_DEVICE_ARG_TENSOR_MAP: {
         const ffn_tensor_map &map = l.maps[arg.index];
         std::string why = encodeTensorMap(*d, map, desc.dtype,
@@ -315,9 +304,20 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
         argv[n++] = maps[arg.index];
         break;
       }
-      default: // FFN_DEVICE_ARG_WORKSPACE; its size is not read
-        memref(ws + static_cast<uint64_t>(m) * arg.index, 0);
+      default: {
+        // A buffer, at the address its tensor maps take too, with its
+        // elements (a workspace region's size is not read).
+        uint64_t elements = 0;
+        if (arg.kind == FFN_DEVICE_ARG_INPUT ||
+            arg.kind == FFN_DEVICE_ARG_OUTPUT)
+          elements = rowElems;
+        else if (arg.kind == FFN_DEVICE_ARG_PARAM)
+          elements =
+              static_cast<uint64_t>(desc.params[arg.index].packed_bytes) /
+              dtypeBytes(desc.dtype);
+        memref(bufferAddress(arg.kind, arg.index), elements);
         break;
+      }
       }
     }
     if (!ok)

@@ -119,7 +119,13 @@ const Thread *waiterOn(const Block &b, uint64_t offset) {
 }
 
 /// Refuses `what` on the barrier at `offset` while a thread waits on it.
-void refuseIfAwaited(const Block &b, uint64_t offset, const char *what) {
+/// init and inval replace a barrier's state: refused while a copy in
+/// flight will complete bytes on it or a thread waits on it.
+void refuseIfInUse(const Block &b, uint64_t offset, const char *what) {
+  for (const BulkCopy &c : b.bulkCopies)
+    if (c.barrier == offset)
+      throw SimError(std::string(what) + " of " + barrierName(offset) +
+                     ", on which a cp.async.bulk.tensor is in flight");
   if (const Thread *t = waiterOn(b, offset))
     throw SimError(std::string(what) + " of " + barrierName(offset) +
                    " while " + threadName(*t) + " waits on it");
@@ -314,11 +320,7 @@ bool runMbarrier(Block &b, Thread &t, const Instr &in) {
   const std::vector<Operand> &o = in.operands;
   if (op == "init") {
     uint64_t offset = barrierOffset(b, t, in, o.at(0));
-    for (const BulkCopy &c : b.bulkCopies)
-      if (c.barrier == offset)
-        throw SimError("mbarrier.init of " + barrierName(offset) +
-                       ", on which a cp.async.bulk.tensor is in flight");
-    refuseIfAwaited(b, offset, "mbarrier.init");
+    refuseIfInUse(b, offset, "mbarrier.init");
     b.mbarriers.erase(offset);
     programShared(b, offset, 8, true);
     unsigned count =
@@ -330,11 +332,7 @@ bool runMbarrier(Block &b, Thread &t, const Instr &in) {
   if (op == "inval") {
     uint64_t offset = barrierOffset(b, t, in, o.at(0));
     initialised(b, offset, in);
-    for (const BulkCopy &c : b.bulkCopies)
-      if (c.barrier == offset)
-        throw SimError("mbarrier.inval of " + barrierName(offset) +
-                       ", on which a cp.async.bulk.tensor is in flight");
-    refuseIfAwaited(b, offset, "mbarrier.inval");
+    refuseIfInUse(b, offset, "mbarrier.inval");
     b.mbarriers.erase(offset);
     return true;
   }

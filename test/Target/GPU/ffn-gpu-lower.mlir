@@ -123,7 +123,6 @@
 // kernel, the shared one's m); blocks past the list leave; A rows gathered
 // from the lists (the token: slot / 3).
 // MOE: gpu.func @mix_up_m16(
-// MOE: gpu.block_id  x
 // MOE: %[[T:.*]] = gpu.block_id  x
 // MOE: scf.for %{{.*}} = %{{.*}} to %c7 step
 // MOE: memref.load %arg7
@@ -139,7 +138,6 @@
 // MOE: gpu.func @mix_down_m16(
 // MOE: %[[Z:.*]] = gpu.block_id  z
 // MOE: arith.muli %[[Z]], %c128
-// MOE: gpu.block_id  x
 // MOE: scf.for
 // MOE: memref.load %arg4
 // MOE-NOT: arith.divui %{{.*}}, %c3

@@ -140,6 +140,9 @@ private:
   }
   KernelArg mArg() const { return {ArgKind::M, 0, Type()}; }
   void addGemms(const GpuBucket &bucket, int64_t minM);
+  /// Whether TMA feeds a bucket's tiles: wgmma's, except a mixture's (its
+  /// experts gather their A rows; TMA copies boxes).
+  bool tmaFeeds(GpuMma mma) const { return mma == GpuMma::Wgmma && !isMoe(); }
   /// A TMA GEMM's tensor-map arguments (A, B, [B up]) over its `operands`,
   /// their maps added to `l`.
   std::vector<KernelArg> tensorMaps(const GemmConfig &c,
@@ -435,8 +438,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   base.warpsN = bucket.warpsN;
   base.bk = bucket.blockK;
   base.wgmma = bucket.mma == GpuMma::Wgmma;
-  // A mixture's experts gather their A rows (TMA copies boxes): cp.async.
-  base.tma = base.wgmma && !isMoe();
+  base.tma = tmaFeeds(bucket.mma);
   base.stages = bucket.stages;
 
   // GEMM 1.
@@ -855,7 +857,7 @@ void FfnPlanner::writeStub() {
                 GpuStrategyAttr::get(builder.getContext(), strategy));
   // wgmma tiles load with TMA except a mixture's (their A rows are
   // gathered); every other tile with cp.async.
-  bool tma = gpuWgmmaFromM(strategy) > 0 && !isMoe();
+  bool tma = gpuWgmmaFromM(strategy) > 0 && tmaFeeds(GpuMma::Wgmma);
   std::string text =
       describeGpuStrategy(strategy, chip) +
       (tma ? "; wgmma tiles fed by TMA into an mbarrier ring (a producer "

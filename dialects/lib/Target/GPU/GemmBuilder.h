@@ -101,6 +101,8 @@ private:
   /// TMA (GemmTma.cpp): the warp-specialized main loop and epilogue that
   /// follow the ring's layout.
   void buildTma();
+  /// The shared-memory pointer (address space 3) of a byte address.
+  Value sharedPointer(Value byteAddress);
   /// mbarrier `index` of the array at shared byte address `barriers`.
   Value barrier(Value barriers, Value index);
   void tmaProducer(Value barriers);

@@ -173,7 +173,8 @@ void GemmBuilder::build() {
   tig = ir.rem(lane, 4);
   warpRow = ir.mul(ir.div(warp, c.warpsN), warpTileM);
   warpCol = ir.mul(ir.rem(warp, c.warpsN), warpTileN);
-  row0 = ir.mul(ir.blockId(gpu::Dimension::x), c.bm);
+  Value blockX = ir.blockId(gpu::Dimension::x);
+  row0 = ir.mul(blockX, c.bm);
   Value blockY = ir.blockId(gpu::Dimension::y);
   col0 = ir.mul(blockY, c.bn);
   partialCol0 = col0;
@@ -190,7 +191,7 @@ void GemmBuilder::build() {
     // (ceil(m / bm) each); a block past the list's end, which the launch's
     // bound leaves for skewed counts, leaves (a uniform branch), as no
     // block of an expert's does.
-    Value t = ir.blockId(gpu::Dimension::x);
+    Value t = blockX;
     int64_t experts = c.moeRouted + c.moeShared;
     Value sharedTiles = ir.div(ir.add(m, c.bm - 1), c.bm);
     SmallVector<Value> found = ir.loop(

@@ -38,11 +38,14 @@ constexpr int32_t kConsumerRegisters = 232;
 constexpr int64_t kWaitHintNs = 1000000;
 } // namespace
 
-Value GemmBuilder::barrier(Value barriers, Value index) {
-  Value address = ir.add(barriers, ir.mul(index, 8));
-  Value i64v = arith::IndexCastOp::create(b, b.getI64Type(), address);
+Value GemmBuilder::sharedPointer(Value byteAddress) {
+  Value i64v = arith::IndexCastOp::create(b, b.getI64Type(), byteAddress);
   return LLVM::IntToPtrOp::create(
       b, LLVM::LLVMPointerType::get(b.getContext(), 3), i64v);
+}
+
+Value GemmBuilder::barrier(Value barriers, Value index) {
+  return sharedPointer(ir.add(barriers, ir.mul(index, 8)));
 }
 
 void GemmBuilder::buildTma() {
@@ -86,11 +89,9 @@ void GemmBuilder::tmaProducer(Value barriers) {
   auto clusterPtr = [&](Value byteAddress) -> Value {
     // TMA names its destination in the cluster's shared window; a
     // one-block cluster's is the block's own shared memory.
-    Value i64v = arith::IndexCastOp::create(b, b.getI64Type(), byteAddress);
-    Value cta = LLVM::IntToPtrOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 3), i64v);
     return LLVM::AddrSpaceCastOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 7), cta);
+        b, LLVM::LLVMPointerType::get(b.getContext(), 7),
+        sharedPointer(byteAddress));
   };
   auto i32 = [&](Value v) { return ir.toI32(v); };
   Value bytes = ir.i32(aStage + bStage);
