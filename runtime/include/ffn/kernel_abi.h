@@ -17,7 +17,8 @@
  * weights; 9: mixtures of experts, stacked per-expert parameters, the
  * pack signature; 10: grouped FFNs, kind 2 and the `groups` field; 11: each
  * device launch's own workspace_per_row; 12: TMA tensor-map arguments and
- * each launch's maps and grid.x terms). Every field is 8 bytes wide, so
+ * each launch's maps and grid.x terms; 13: tile counter arguments).
+ * Every field is 8 bytes wide, so
  * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
 
@@ -30,7 +31,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 12
+#define FFN_KERNEL_ABI_VERSION 13
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -214,6 +215,10 @@ typedef enum ffn_device_arg_kind {
   FFN_DEVICE_ARG_PARAM = 3,      /* packed parameter `index` */
   FFN_DEVICE_ARG_WORKSPACE = 4,  /* workspace + m * index bytes */
   FFN_DEVICE_ARG_TENSOR_MAP = 5, /* the launch's maps[index], encoded */
+  /* grid.x * grid.y int32 counters (index 0), a rank-1 memref like a
+   * buffer: zero when the launch starts, and the launch leaves them zero
+   * (a split GEMM's blocks count finished K slices per tile on them) */
+  FFN_DEVICE_ARG_COUNTERS = 6,
 } ffn_device_arg_kind;
 
 /* A TMA tensor map (a CUtensorMap, 128 bytes, passed by value) that the

@@ -62,6 +62,7 @@ Loaded load() {
   get(d.MemFree, "cuMemFree");
   get(d.MemAllocAsync, "cuMemAllocAsync");
   get(d.MemFreeAsync, "cuMemFreeAsync");
+  get(d.MemsetD32Async, "cuMemsetD32Async");
   get(d.MemcpyHtoD, "cuMemcpyHtoD");
   get(d.MemcpyHtoDAsync, "cuMemcpyHtoDAsync");
   get(d.MemcpyDtoHAsync, "cuMemcpyDtoHAsync");

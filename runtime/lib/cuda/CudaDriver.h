@@ -49,6 +49,7 @@ struct Driver {
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
   CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);

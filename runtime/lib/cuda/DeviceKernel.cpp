@@ -107,7 +107,8 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
       int64_t kind = l.args[a].kind, index = l.args[a].index;
       bool ok = kind == FFN_DEVICE_ARG_M || bufferOk(kind, index) ||
                 (kind == FFN_DEVICE_ARG_TENSOR_MAP && index >= 0 &&
-                 index < l.num_maps);
+                 index < l.num_maps) ||
+                (kind == FFN_DEVICE_ARG_COUNTERS && index == 0);
       if (!ok)
         return at + "argument " + std::to_string(a) + " is invalid";
     }
@@ -238,17 +239,46 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
   CUdeviceptr ws = 0;
   // Only this m's launches' regions: a decode bucket's split-K partials are
   // not allocated for a prefill run.
-  int64_t perRow = 0;
+  // grid.x of launch l (in 128 bits: m is bounded only by the caller's
+  // memory); INT64_MAX past what a launch can have.
+  auto gridXOf = [&](const ffn_device_launch &l) -> int64_t {
+    __int128 rows = static_cast<__int128>(m) * l.grid_m_scale +
+                    l.grid_rows_extra + l.rows_per_block - 1;
+    __int128 blocks = rows / l.rows_per_block;
+    return blocks > 0x7FFFFFFF ? INT64_MAX : static_cast<int64_t>(blocks);
+  };
+  // The launches' tile counters share one region after the rows' (each
+  // launch leaves them zero for the next); it is zeroed once per run.
+  int64_t perRow = 0, counters = 0;
   for (int64_t i = 0; i < desc.cuda->num_launches; ++i) {
     const ffn_device_launch &l = desc.cuda->launches[i];
-    if (m >= l.min_m && m <= l.max_m)
-      perRow = std::max(perRow, l.workspace_per_row);
+    if (m < l.min_m || m > l.max_m)
+      continue;
+    perRow = std::max(perRow, l.workspace_per_row);
+    for (int64_t a = 0; a < l.num_args; ++a)
+      if (l.args[a].kind == FFN_DEVICE_ARG_COUNTERS) {
+        int64_t gridX = gridXOf(l);
+        if (gridX <= 0x7FFFFFFF)
+          counters = std::max(counters, gridX * l.grid_y);
+      }
   }
-  size_t wsBytes = static_cast<size_t>(m) * static_cast<size_t>(perRow);
+  size_t rowBytes = static_cast<size_t>(m) * static_cast<size_t>(perRow);
+  size_t countersAt = (rowBytes + 255) / 256 * 256;
+  size_t wsBytes =
+      counters ? countersAt + static_cast<size_t>(counters) * 4 : rowBytes;
   if (wsBytes) {
     if (CUresult r = d->MemAllocAsync(&ws, wsBytes, s)) {
       error = "cannot allocate " + std::to_string(wsBytes) +
               " bytes of GPU workspace: " + describe(*d, r);
+      return false;
+    }
+  }
+  if (counters) {
+    if (CUresult r =
+            d->MemsetD32Async(ws + countersAt, 0, size_t(counters), s)) {
+      error =
+          "cannot zero the GPU workspace's tile counters: " + describe(*d, r);
+      d->MemFreeAsync(ws, s);
       return false;
     }
   }
@@ -272,6 +302,8 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
         return reinterpret_cast<CUdeviceptr>(y);
       case FFN_DEVICE_ARG_PARAM:
         return params[index];
+      case FFN_DEVICE_ARG_COUNTERS:
+        return ws + countersAt;
       default: // FFN_DEVICE_ARG_WORKSPACE
         return ws + static_cast<uint64_t>(m) * index;
       }
@@ -311,6 +343,8 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
         if (arg.kind == FFN_DEVICE_ARG_INPUT ||
             arg.kind == FFN_DEVICE_ARG_OUTPUT)
           elements = rowElems;
+        else if (arg.kind == FFN_DEVICE_ARG_COUNTERS)
+          elements = static_cast<uint64_t>(counters);
         else if (arg.kind == FFN_DEVICE_ARG_PARAM)
           elements =
               static_cast<uint64_t>(desc.params[arg.index].packed_bytes) /
@@ -322,12 +356,7 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
     }
     if (!ok)
       break;
-    // In 128 bits: m is bounded only by the caller's memory.
-    __int128 rows = static_cast<__int128>(m) * l.grid_m_scale +
-                    l.grid_rows_extra + l.rows_per_block - 1;
-    __int128 blocks = rows / l.rows_per_block;
-    int64_t gridX =
-        blocks > 0x7FFFFFFF ? INT64_MAX : static_cast<int64_t>(blocks);
+    int64_t gridX = gridXOf(l);
     if (gridX > 0x7FFFFFFF) {
       error = "m = " + std::to_string(m) + " needs too many blocks";
       ok = false;

@@ -1424,36 +1424,42 @@ extern "C" const char *ptxsim_launch(const char *name, const unsigned grid[3],
   unsigned threads = block[0] * block[1] * block[2];
   std::vector<uint64_t> regs(static_cast<size_t>(threads) *
                              std::max(1, k.registers));
+  // FFN_PTXSIM_REVERSE_BLOCKS runs the blocks last to first: a kernel whose
+  // blocks coordinate (a split GEMM's last block reducing its tile) must
+  // not depend on the order the hardware happens to pick.
+  bool reverse = std::getenv("FFN_PTXSIM_REVERSE_BLOCKS") != nullptr;
+  uint64_t blocks = uint64_t(grid[0]) * grid[1] * grid[2];
   try {
-    for (unsigned z = 0; z < grid[2]; ++z)
-      for (unsigned y = 0; y < grid[1]; ++y)
-        for (unsigned x = 0; x < grid[0]; ++x) {
-          Block b;
-          b.kernel = &k;
-          b.ctaid[0] = x;
-          b.ctaid[1] = y;
-          b.ctaid[2] = z;
-          std::copy(grid, grid + 3, b.grid);
-          std::copy(block, block + 3, b.dims);
-          b.dynamicShared = dynamicShared;
-          b.shared.assign(k.staticShared + dynamicShared, 0xA5);
-          b.asyncWrites.assign(b.shared.size(), 0);
-          b.asyncReads.assign(b.shared.size(), 0);
-          b.params = paramBytes.data();
-          b.threads.resize(threads);
-          b.warpgroups.resize((threads + 127) / 128);
-          std::fill(regs.begin(), regs.end(), 0);
-          for (unsigned i = 0; i < threads; ++i) {
-            Thread &t = b.threads[i];
-            t.regs =
-                regs.data() + static_cast<size_t>(i) * std::max(1, k.registers);
-            t.linear = i;
-            t.tid[0] = i % block[0];
-            t.tid[1] = (i / block[0]) % block[1];
-            t.tid[2] = i / (block[0] * block[1]);
-          }
-          runBlock(b);
-        }
+    for (uint64_t n = 0; n < blocks; ++n) {
+      uint64_t linear = reverse ? blocks - 1 - n : n;
+      unsigned x = linear % grid[0], y = (linear / grid[0]) % grid[1],
+               z = linear / (uint64_t(grid[0]) * grid[1]);
+      Block b;
+      b.kernel = &k;
+      b.ctaid[0] = x;
+      b.ctaid[1] = y;
+      b.ctaid[2] = z;
+      std::copy(grid, grid + 3, b.grid);
+      std::copy(block, block + 3, b.dims);
+      b.dynamicShared = dynamicShared;
+      b.shared.assign(k.staticShared + dynamicShared, 0xA5);
+      b.asyncWrites.assign(b.shared.size(), 0);
+      b.asyncReads.assign(b.shared.size(), 0);
+      b.params = paramBytes.data();
+      b.threads.resize(threads);
+      b.warpgroups.resize((threads + 127) / 128);
+      std::fill(regs.begin(), regs.end(), 0);
+      for (unsigned i = 0; i < threads; ++i) {
+        Thread &t = b.threads[i];
+        t.regs =
+            regs.data() + static_cast<size_t>(i) * std::max(1, k.registers);
+        t.linear = i;
+        t.tid[0] = i % block[0];
+        t.tid[1] = (i / block[0]) % block[1];
+        t.tid[2] = i / (block[0] * block[1]);
+      }
+      runBlock(b);
+    }
   } catch (const SimError &e) {
     lastError = e.what();
     return lastError.c_str();

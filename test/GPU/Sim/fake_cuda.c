@@ -237,7 +237,22 @@ static CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
 
 static CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, void *stream) {
   (void)stream;
-  return allocate(ptr, bytes, "cuMemAllocAsync");
+  CUresult r = allocate(ptr, bytes, "cuMemAllocAsync");
+  /* A stream-ordered pool hands back memory earlier work wrote: a kernel
+   * that reads workspace it did not write (or have zeroed) sees garbage. */
+  if (r == kSuccess)
+    memset((void *)(uintptr_t)*ptr, 0xA5, bytes);
+  return r;
+}
+
+static CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
+                                 void *stream) {
+  (void)stream;
+  LOG("cuMemsetD32Async %zu\n", count);
+  uint32_t *p = (uint32_t *)(uintptr_t)dst;
+  for (size_t i = 0; i < count; ++i)
+    p[i] = value;
+  return kSuccess;
 }
 
 static CUresult cuMemFree(CUdeviceptr ptr) {
@@ -468,6 +483,7 @@ static const struct Entry entries[] = {
     ENTRY(cuMemFree),
     ENTRY(cuMemAllocAsync),
     ENTRY(cuMemFreeAsync),
+    ENTRY(cuMemsetD32Async),
     ENTRY(cuMemcpyHtoD),
     ENTRY(cuMemcpyHtoDAsync),
     ENTRY(cuMemcpyDtoHAsync),

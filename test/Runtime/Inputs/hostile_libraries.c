@@ -124,10 +124,15 @@ int main(int argc, char **argv) {
   maps[0].box[1] = 128;
   maps[0].strides[0] = 24;
   try_desc("tensor map stride not 16-byte", &d);
-  launches[1].args = args;
-  launches[1].num_args = 1;
+  /* Tile counters come in one region per launch: index 0 only. */
+  static const ffn_device_arg counterArgs[2] = {{FFN_DEVICE_ARG_COUNTERS, 1},
+                                                {FFN_DEVICE_ARG_M, 0}};
+  launches[1].args = counterArgs;
   launches[1].maps = NULL;
   launches[1].num_maps = 0;
+  try_desc("tile counters with an index", &d);
+  launches[1].args = args;
+  launches[1].num_args = 1;
   cuda.launches = (const ffn_device_launch *)(void *)0x10;
   try_desc("wild launch plan", &d);
 

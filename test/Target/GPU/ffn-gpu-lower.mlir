@@ -38,7 +38,6 @@
 // QINT8: operand_type = i8
 // QINT8-SAME: launches = [#ffn.device_launch<kernel = "q8_input"
 // QINT8-SAME: kernel = "q8_up_m16",
-// QINT8-SAME: kernel = "q8_up_m16_reduce",
 // QINT8-SAME: kernel = "q8_quantize_h",
 // QINT8-SAME: kernel = "q8_down_m16",
 // QINT8-SAME: kernel = "q8_up_mlarge",
@@ -51,7 +50,7 @@
 // QINT8: math.roundeven
 // QINT8: arith.maxnumf
 // QINT8: arith.minnumf
-// QINT8: gpu.func @q8_up_m16({{.*}}, %[[H:.*]]: memref<?xf32>, %[[SX:.*]]: memref<?xf32>, %{{.*}}: i64)
+// QINT8: gpu.func @q8_up_m16({{.*}}, %[[H:.*]]: memref<?xf32>, %{{.*}}: memref<?xi32>, %[[SX:.*]]: memref<?xf32>, %{{.*}}: i64)
 // QINT8: memref.load %[[SX]]
 // QINT8: gpu.func @q8_quantize_h(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: i64)
 // QINT8: math.roundeven
@@ -232,11 +231,12 @@
 // GRP-SAME: #ffn.kernel_param<name = "b_down", shape = [24], packed = memref<256xf16>, pack = "grp_pack_5", experts = 2>
 // h: 2 blocks x 256 f16 columns; the K slices' partials: 2 slices x 2
 // blocks x 256 f32 columns, reached only by the decode bucket's split
-// GEMM 2 and its reduction: a run of m > 16 needs h's 1024 bytes a row.
+// GEMM 2, which reduces its own 16x128 tiles (after the partials: the
+// output, b_down, x, the tile counters): a run of m > 16 needs h's 1024
+// bytes a row.
 // GRP-SAME: workspace_per_row = 5120
 // GRP-SAME: kernel = "grp_up_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 8, grid_z = 1, {{[^>]*}} workspace_per_row = 1024,
-// GRP-SAME: kernel = "grp_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 2, {{[^>]*}} workspace_per_row = 5120,
-// GRP-SAME: kernel = "grp_down_m16_reduce", {{[^>]*}} workspace_per_row = 5120,
+// GRP-SAME: kernel = "grp_down_m16", min_m = 1, max_m = 16, rows_per_block = 16, grid_y = 4, grid_z = 2, {{[^>]*}} workspace_per_row = 5120, args = [4, 0, 3, 2, 4, 1024, 2, 0, 3, 5, 1, 0, 6, 0, 0, 0]>,
 // GRP-SAME: kernel = "grp_up_mlarge", {{[^>]*}} workspace_per_row = 1024,
 // GRP-SAME: kernel = "grp_down_mlarge", {{[^>]*}} workspace_per_row = 1024,
 // GRP-LABEL: func.func private @pre(
@@ -249,11 +249,20 @@
 // GRP: %[[Y:.*]] = gpu.block_id  y
 // GRP: arith.divui %[[Y]], %c4
 // GRP: arith.remui %[[Y]], %c4
-// The reduction finds an output column's block and its padded partials.
-// GRP: gpu.func @grp_down_m16_reduce(
+// The split GEMM 2 stores its slice's partials, fences, and counts the
+// block on its tile's counter; the block that completes the tile fences
+// again and reduces it, finding an output column's block and its padded
+// partials.
+// GRP: gpu.func @grp_down_m16(
+// GRP: nvvm.memory.barrier <gpu>
+// GRP: gpu.barrier
+// GRP: memref.atomic_rmw addi %{{.*}}, %{{.*}}[%{{.*}}] : (i32, memref<?xi32>) -> i32
+// GRP: gpu.barrier
+// GRP: nvvm.memory.barrier <gpu>
 // GRP: arith.divui %{{.*}}, %c24
 // GRP: arith.remui %{{.*}}, %c24
 // GRP: arith.muli %{{.*}}, %c256
+// GRP-NOT: gpu.func @grp_down_m16_reduce(
 // The pre-norm writes each block's 20 columns into its own 64-column piece
 // and zeroes the 44 padding columns after each.
 // GRP: gpu.func @pre_input(

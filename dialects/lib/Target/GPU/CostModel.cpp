@@ -350,9 +350,18 @@ double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
   // (Enough loads in flight to reach HBM's bandwidth is the K split's job:
   // the split is chosen for the tile before the tile is priced.)
   double memoryUs = (hbm / (d.hbmGBs * 1e9) + l2 / (d.l2GBs * 1e9)) * 1e6;
-  // A split GEMM's reduction is one more launch.
-  constexpr double kLaunchUs = 2.5;
-  return std::max(computeUs, memoryUs) + kLaunchUs * (split > 1 ? 2 : 1);
+  // A split GEMM's reduction is one more launch, or, when the GEMM's own
+  // blocks reduce their tiles, a tail: the last block's round trips to the
+  // L2 over its tile's valid rows.
+  constexpr double kLaunchUs = 2.5, kL2RoundTripUs = 0.5;
+  double reduceUs = 0;
+  if (gpuSplitFixup(b.blockM, b.blockN, split))
+    reduceUs =
+        kL2RoundTripUs * std::ceil(double(std::min<int64_t>(m, b.blockM)) *
+                                   b.blockN / kFixupElementsPerRound);
+  else if (split > 1)
+    reduceUs = kLaunchUs;
+  return std::max(computeUs, memoryUs) + kLaunchUs + reduceUs;
 }
 
 //===----------------------------------------------------------------------===//

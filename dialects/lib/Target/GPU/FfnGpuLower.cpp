@@ -21,8 +21,10 @@
 //
 // per token-count bucket of the op's #ffn.gpu_strategy (ffn-gpu-select-
 // strategy): its block tile, ring depth, MMA instruction and K splits. A
-// split GEMM writes f32 partials to the workspace, then a reduction kernel
-// applies the epilogue in slice order (deterministic).
+// split GEMM writes f32 partials to the workspace, and the epilogue is
+// applied to their sum in slice order (deterministic): by the block that
+// finishes a tile's last slice where the tiles are small (decode,
+// GemmFixup.cpp), else by a reduction kernel spread over the rows.
 //
 // The hidden activations h, and xn, are stored in the FFN's dtype: they are
 // the next matmul's tensor-core operands. The kernel descriptor says so
@@ -363,6 +365,16 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   operands.back() = ws(wsPartial, f32);
   l.kernel = c.name;
   l.args = operands;
+  // Small tiles reduce their slices in the GEMM (no reduction launch); a
+  // mixture's combine kernel adds its slices anyway.
+  bool fixup = !isMoe() && gpuSplitFixup(c.bm, c.bn, c.splitK);
+  if (fixup) {
+    partial.fixup = c.epilogue;
+    partial.fixupType = c.outType;
+    l.args.push_back(out);
+    l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
+    l.args.push_back({ArgKind::Counters, 0, builder.getI32Type()});
+  }
   l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
   l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
   l.args.insert(l.args.end(), mapArgs.begin(), mapArgs.end());
@@ -370,7 +382,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   buildGemmKernel(builder, gpuModule, partial, l.args);
   launches.push_back(l);
   // A mixture's combine kernel adds the slices and the bias.
-  if (isMoe())
+  if (isMoe() || fixup)
     return;
 
   c.partialStride = partial.partialStride;

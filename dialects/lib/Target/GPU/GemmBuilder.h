@@ -26,6 +26,11 @@ public:
   void build();
 
 private:
+  /// The main loop and the epilogue (build() adds the split-K fix-up).
+  void buildBody();
+  /// A fix-up GEMM's (c.fixup != Partial) ending (GemmFixup.cpp): the block
+  /// that finishes a tile's last K slice reduces the tile's slices.
+  void fixup();
   ImplicitLocOpBuilder &b;
   KernelIR ir;
   const GemmConfig &c;
@@ -34,6 +39,8 @@ private:
   // Arguments (quantized: bBuf/bUpBuf are bytes, b*Scales their scales).
   Value aBuf, bBuf, bUpBuf, bScales, bUpScales, out, bias, biasGate, resid, m;
   Value aScales; // int8 activations: A's row scales
+  // A fix-up GEMM's final epilogue: its result and the tiles' counters.
+  Value fixOut, counters;
   // A mixture's expert GEMM: the experts' slot lists and counts, this
   // block's expert, its row count, and the A rows of this thread's copies
   // (the same tile rows every stage).

@@ -123,7 +123,10 @@ void GemmBuilder::bindArgs() {
       bUpScales = args[i++];
   }
   out = args[i++];
-  if (c.epilogue != Epilogue::Partial) {
+  bool fixup = c.fixup != Epilogue::Partial;
+  if (fixup)
+    fixOut = args[i++];
+  if (c.epilogue != Epilogue::Partial || fixup) {
     if (c.hasBias)
       bias = args[i++];
     if (c.hasBiasGate)
@@ -131,6 +134,8 @@ void GemmBuilder::bindArgs() {
     if (c.residual)
       resid = args[i++];
   }
+  if (fixup)
+    counters = args[i++];
   if (moe()) {
     perm = args[i++];
     counts = args[i++];
@@ -148,6 +153,12 @@ void GemmBuilder::bindArgs() {
 
 void GemmBuilder::build() {
   bindArgs();
+  buildBody();
+  if (c.fixup != Epilogue::Partial)
+    fixup();
+}
+
+void GemmBuilder::buildBody() {
   eb = elementBytes(c.storage);
   vec = 16 / eb;
   ldsElems = c.bk + vec;

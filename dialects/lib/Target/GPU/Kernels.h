@@ -29,7 +29,8 @@ enum class ArgKind {
   Output = 2,
   Param = 3,
   Workspace = 4,
-  TensorMap = 5
+  TensorMap = 5,
+  Counters = 6
 };
 
 /// A TMA tensor map over a buffer argument (ffn/kernel_abi.h's
@@ -159,6 +160,14 @@ struct GemmConfig {
   /// gated) into an mbarrier ring. Gated B tiles then hold the 128 gate
   /// rows, then the 128 up rows, instead of groups of 8.
   bool tma = false;
+  /// Partial with an in-kernel fix-up (fixup != Partial): each block counts
+  /// its finished slice on its tile's i32 counter (an argument after the
+  /// final epilogue's, zero at the launch and left zero), and the block that
+  /// finishes a tile's last slice sums the slices in slice order and applies
+  /// epilogue `fixup` into an argument after the partials (of element type
+  /// fixupType), as the reduction kernel would: no reduction launch.
+  Epilogue fixup = Epilogue::Partial;
+  Type fixupType;
 
   int64_t sharedBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN + (tma ? 128 : 0); }
@@ -207,10 +216,26 @@ constexpr int64_t kReduceColumns = 1024;
 int64_t splitKReduceColumns(const GemmConfig &gemm);
 void buildSplitKReduceKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                              const GemmConfig &gemm, ArrayRef<KernelArg> args);
+/// The split-K reduction's buffers: the slices' f32 partials (slice z's row
+/// r at (z m + r) partialStride), the result, and the epilogue's inputs
+/// (null where the GEMM has none).
+struct SplitKBuffers {
+  Value partial, out, bias, biasGate, resid;
+};
+class KernelIR;
+/// Output column `col` of row `row`: the K slices of its packed column(s)
+/// summed in slice order, then `gemm`'s epilogue (Output or Hidden), in the
+/// result's type, and where it goes in the result. The reduction kernel and
+/// a GEMM's fix-up both compute it so, and give the same bits.
+struct SplitKColumn {
+  Value value, index;
+};
+SplitKColumn splitKColumn(KernelIR &ir, const GemmConfig &gemm,
+                          const SplitKBuffers &buffers, Value m, Value row,
+                          Value col);
 
 /// A norm's statistics of one row, summed over a block of 256 threads:
 /// normalize(v, col) = (v - mean) * rstd * scale[col] [+ shift[col]].
-class KernelIR;
 struct RowNorm {
   Value mean, rstd;
 };

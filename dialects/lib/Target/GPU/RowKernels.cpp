@@ -187,35 +187,82 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
   });
 }
 
+SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
+                                                 const GemmConfig &c,
+                                                 const SplitKBuffers &buf,
+                                                 Value m, Value row,
+                                                 Value col) {
+  ImplicitLocOpBuilder &b = ir.b;
+  // Sum of the K slices of packed column n, in slice order (deterministic).
+  auto sum = [&](Value n) {
+    Value s = ir.f32(0);
+    for (int64_t z = 0; z < c.splitK; ++z) {
+      Value idx =
+          ir.add(ir.mul(ir.add(ir.mul(ir.idx(z), m), row), c.partialStride), n);
+      s = ir.addf(s, ir.load(buf.partial, {idx}));
+    }
+    return s;
+  };
+  if (c.epilogue == Epilogue::Output) {
+    Value outIdx = ir.add(ir.mul(row, c.outStride), col);
+    // A grouped FFN's output column is column n of block g, whose
+    // partials follow the earlier blocks' padded columns.
+    Value partialCol = col, biasIdx = col;
+    if (c.groups > 1) {
+      Value g = ir.div(col, c.nOut), n = ir.rem(col, c.nOut);
+      partialCol = ir.add(ir.mul(g, c.colBlocks * c.bn), n);
+      biasIdx = ir.add(ir.mul(g, c.biasGroupStride), n);
+    }
+    Value y = sum(partialCol);
+    if (c.hasBias)
+      y = ir.addf(y, ir.toF32(ir.load(buf.bias, {biasIdx})));
+    if (c.residual)
+      y = ir.addf(y, ir.toF32(ir.load(buf.resid, {outIdx})));
+    return {ir.fromF32(y, c.outType), outIdx};
+  }
+  // Hidden: a grouped FFN's blocks are padded to whole tiles in h, its
+  // packed biases and the partials alike (outGroupStride ==
+  // biasGroupStride == the block's padded width), so column col is the
+  // same place in each.
+  Value outIdx = ir.add(ir.mul(row, c.nOut), col);
+  if (!c.gated) {
+    Value v = sum(col);
+    if (c.hasBias)
+      v = ir.addf(v, ir.toF32(ir.load(buf.bias, {col})));
+    v = buildActivation(b, b.getLoc(), c.activation, v);
+    return {ir.fromF32(v, c.outType), outIdx};
+  }
+  // Column col's gate and up sit in packed rows 16j + i and 16j + 8 + i.
+  Value gRow = ir.add(ir.mul(ir.div(col, 8), 16), ir.rem(col, 8));
+  Value g = sum(gRow), u = sum(ir.add(gRow, 8));
+  if (c.hasBiasGate)
+    g = ir.addf(g, ir.toF32(ir.load(buf.biasGate, {col})));
+  if (c.hasBias)
+    u = ir.addf(u, ir.toF32(ir.load(buf.bias, {col})));
+  Value v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, g), u);
+  return {ir.fromF32(v, c.outType), outIdx};
+}
+
 void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
                                                     gpu::GPUModuleOp module,
                                                     const GemmConfig &c,
                                                     ArrayRef<KernelArg> args) {
   KernelBody body(builder, module, c.name + "_reduce", args, kRowThreads);
-  ImplicitLocOpBuilder &b = body.b;
   KernelIR &ir = body.ir;
   auto a = body.func.getArguments();
   unsigned i = 0;
-  Value partial = a[i++], out = a[i++], bias, biasGate, resid;
+  SplitKBuffers buf;
+  buf.partial = a[i++];
+  buf.out = a[i++];
   if (c.hasBias)
-    bias = a[i++];
+    buf.bias = a[i++];
   if (c.hasBiasGate)
-    biasGate = a[i++];
+    buf.biasGate = a[i++];
   if (c.residual)
-    resid = a[i++];
+    buf.resid = a[i++];
   Value m = ir.toIndex(a[i++]);
   Value row = ir.blockId(gpu::Dimension::x);
   Value tid = ir.threadId();
-  // Sum of the K slices of packed column n, in slice order (deterministic).
-  auto sum = [&](Value n) {
-    Value s = ir.f32(0);
-    for (int64_t z = 0; z < c.splitK; ++z) {
-      Value idx = ir.add(
-          ir.mul(ir.add(ir.mul(ir.idx(z), m), row), c.partialStride), n);
-      s = ir.addf(s, ir.load(partial, {idx}));
-    }
-    return s;
-  };
   int64_t columns = splitKReduceColumns(c);
   // Block (row, y) covers columns [y * kReduceColumns, (y + 1) *
   // kReduceColumns): at decode a single row still spreads over many SMs.
@@ -225,45 +272,7 @@ void mlir::ffn::gpu_target::buildSplitKReduceKernel(OpBuilder &builder,
                       ir.mul(ir.add(ir.blockId(gpu::Dimension::y), 1),
                              kReduceColumns));
   ir.loop(first, last, kRowThreads, [&](Value col) {
-    if (c.epilogue == Epilogue::Output) {
-      Value outIdx = ir.add(ir.mul(row, c.outStride), col);
-      // A grouped FFN's output column is column n of block g, whose
-      // partials follow the earlier blocks' padded columns.
-      Value partialCol = col, biasIdx = col;
-      if (c.groups > 1) {
-        Value g = ir.div(col, c.nOut), n = ir.rem(col, c.nOut);
-        partialCol = ir.add(ir.mul(g, c.colBlocks * c.bn), n);
-        biasIdx = ir.add(ir.mul(g, c.biasGroupStride), n);
-      }
-      Value y = sum(partialCol);
-      if (c.hasBias)
-        y = ir.addf(y, ir.toF32(ir.load(bias, {biasIdx})));
-      if (c.residual)
-        y = ir.addf(y, ir.toF32(ir.load(resid, {outIdx})));
-      ir.store(ir.fromF32(y, c.outType), out, {outIdx});
-      return;
-    }
-    // Hidden: a grouped FFN's blocks are padded to whole tiles in h, its
-    // packed biases and the partials alike (outGroupStride ==
-    // biasGroupStride == the block's padded width), so column col is the
-    // same place in each.
-    Value outIdx = ir.add(ir.mul(row, c.nOut), col);
-    if (!c.gated) {
-      Value v = sum(col);
-      if (c.hasBias)
-        v = ir.addf(v, ir.toF32(ir.load(bias, {col})));
-      v = buildActivation(b, b.getLoc(), c.activation, v);
-      ir.store(ir.fromF32(v, c.outType), out, {outIdx});
-      return;
-    }
-    // Column col's gate and up sit in packed rows 16j + i and 16j + 8 + i.
-    Value gRow = ir.add(ir.mul(ir.div(col, 8), 16), ir.rem(col, 8));
-    Value g = sum(gRow), u = sum(ir.add(gRow, 8));
-    if (c.hasBiasGate)
-      g = ir.addf(g, ir.toF32(ir.load(biasGate, {col})));
-    if (c.hasBias)
-      u = ir.addf(u, ir.toF32(ir.load(bias, {col})));
-    Value v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, g), u);
-    ir.store(ir.fromF32(v, c.outType), out, {outIdx});
+    SplitKColumn r = splitKColumn(ir, c, buf, m, row, col);
+    ir.store(r.value, buf.out, {r.index});
   });
 }

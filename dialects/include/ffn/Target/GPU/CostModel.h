@@ -197,6 +197,18 @@ int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
 int64_t gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
                     int64_t blockK, int64_t wantBlocks);
 
+/// Whether a GEMM split `split` ways over blockM x blockN tiles reduces its
+/// slices in its own launch (the block finishing a tile's last slice sums
+/// them) rather than in a reduction kernel: where one block's loads cover
+/// the tile in a few round trips to the L2 (kFixupElementsPerRound
+/// elements a round, every slice's at once): the decode tiles. Larger tiles
+/// spread their reduction over every SM instead.
+constexpr int64_t kFixupTileElements = 4096;
+constexpr int64_t kFixupElementsPerRound = 512;
+inline bool gpuSplitFixup(int64_t blockM, int64_t blockN, int64_t split) {
+  return split > 1 && blockM * blockN <= kFixupTileElements;
+}
+
 /// The model's estimate, in microseconds, of one GEMM of m rows over the
 /// packed n x k weights with bucket `b`'s tiles (for `ffnc info` and the
 /// tile choice). `weightBytes`: the packed weights' bytes per element when
