@@ -31,8 +31,8 @@ void GemmBuilder::fixup() {
   auto gpuScope =
       NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   NVVM::MembarOp::create(b, gpuScope);
-  // Also: every thread is past the main loop, so the ring's first bytes
-  // are free for the flag.
+  // The barrier also puts every thread past the main loop: the ring's first
+  // bytes are free for the flag.
   ir.barrier();
   Value flag = ir.sharedArray(b.getI32Type(), 1, 0);
   Value gridY = gpu::GridDimOp::create(b, gpu::Dimension::y);
@@ -55,9 +55,10 @@ void GemmBuilder::fixup() {
                                        ir.load(flag, {ir.idx(0)}), zero32);
   ir.guard(isLast, [&] {
     NVVM::MembarOp::create(b, gpuScope);
-    GemmConfig final = c;
-    final.epilogue = c.fixup;
-    final.outType = c.fixupType;
+    // The GEMM as if unsplit: its own epilogue, on the summed slices.
+    GemmConfig whole = c;
+    whole.epilogue = c.fixup;
+    whole.outType = c.fixupType;
     SplitKBuffers buffers{out, fixOut, bias, biasGate, resid};
     // The tile's output columns [first, first + width): a gated tile's bn
     // packed columns are bn / 2 outputs; an output tile's last may be
@@ -89,7 +90,7 @@ void GemmBuilder::fixup() {
         Value col = ir.add(first, ir.rem(at, width));
         if (c.fixup == Epilogue::Output)
           col = inGroup(col, c.nOut);
-        results.push_back(splitKColumn(ir, final, buffers, m, row, col));
+        results.push_back(splitKColumn(ir, whole, buffers, m, row, col));
       }
       for (const SplitKColumn &r : results)
         ir.store(r.value, fixOut, {r.index});
