@@ -1,6 +1,11 @@
 //===- ffn-gpu-bench.cpp - ffnc's GPU kernels against cuBLASLt ------------===//
 //
 //   ffn-gpu-bench kernels.so name:M,M,... [name:M,...] [--rounds=7]
+//                 [--library=other.so name:M,...]...
+//
+// `--library=` switches the kernel library for the configurations after it
+// (builds of one FFN under different strategies, timed against the same
+// baseline in one run).
 //
 // One process, one stream, the same weights: ffnc's kernel (the runtime's
 // ffn_kernel_run_device) against the FFN built from cuBLASLt, interleaved
@@ -50,7 +55,9 @@ using namespace gpu_bench;
 namespace {
 
 struct Config {
+  const char *library = nullptr;
   std::string name;
+  std::string label; ///< the name, and the library when it was switched
   std::vector<int64_t> tokens;
 };
 
@@ -493,10 +500,11 @@ void Bench::run(const char *library, const Config &config) {
                                                          : " (int4 weights)";
     std::printf("| %s | %s | %lld | %.1f | %.1f | %.0f%% | %.0f | %.1f | %s "
                 "| %.1f | %.2fx | %.2fx | %.2e (max|y| %.2e) %s |\n",
-                name, dtypeText.c_str(), static_cast<long long>(m), f * 1e3,
-                tflops, 100 * tflops / peak, weightBytes / (f * 1e-3) / 1e9,
-                best * 1e3, variant, heuristic * 1e3, best / f, heuristic / f,
-                a.maxDiff, a.maxY, a.agree ? "" : "MISMATCH");
+                config.label.c_str(), dtypeText.c_str(),
+                static_cast<long long>(m), f * 1e3, tflops, 100 * tflops / peak,
+                weightBytes / (f * 1e-3) / 1e9, best * 1e3, variant,
+                heuristic * 1e3, best / f, heuristic / f, a.maxDiff, a.maxY,
+                a.agree ? "" : "MISMATCH");
     std::fflush(stdout);
   }
   for (ffn_kernel *k : kernels)
@@ -518,7 +526,6 @@ void Bench::runMoe(const ffn_kernel_desc &desc, const Config &config,
                    ffn_kernel *kernel,
                    const std::vector<ffn_ref::Buffer> &baselineParams,
                    ffn_ref::Random &rng) {
-  const char *name = config.name.c_str();
   bool gated = desc.gated != 0, hasBias = false;
   for (int64_t i = 0; i < desc.num_params; ++i)
     hasBias |= std::strcmp(desc.params[i].name, "b_up") == 0;
@@ -571,8 +578,8 @@ void Bench::runMoe(const ffn_kernel_desc &desc, const Config &config,
     // roofline's bytes per token at m = 1).
     std::printf("| %s | %s | %lld | %.1f | %.1f | %.0f%% | %.0f | %.1f | %s "
                 "| %.1f | %.2fx | %.2fx | %.2e (max|y| %.2e) %s |\n",
-                name, typeNameOf(desc), static_cast<long long>(m), f * 1e3,
-                tflops, 100 * tflops / peak,
+                config.label.c_str(), typeNameOf(desc),
+                static_cast<long long>(m), f * 1e3, tflops, 100 * tflops / peak,
                 base.activeWeightBytes() / (f * 1e-3) / 1e9, b * 1e3,
                 variant.c_str(), heuristic * 1e3, b / f, heuristic / f,
                 a.maxDiff, a.maxY, a.agree ? "" : "MISMATCH");
@@ -601,6 +608,7 @@ bool parseConfig(const char *arg, Config &c) {
 int main(int argc, char **argv) {
   const char *library = nullptr;
   std::vector<Config> configs;
+  bool switched = false;
   int rounds = 7;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--rounds=", 9) == 0) {
@@ -609,6 +617,9 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "ffn-gpu-bench: --rounds must be in [1, 101]\n");
         return 2;
       }
+    } else if (std::strncmp(argv[i], "--library=", 10) == 0 && library) {
+      library = argv[i] + 10;
+      switched = true;
     } else if (argv[i][0] == '-') {
       std::fprintf(stderr, "ffn-gpu-bench: unknown option '%s'\n", argv[i]);
       return 2;
@@ -623,6 +634,12 @@ int main(int argc, char **argv) {
                      argv[i]);
         return 2;
       }
+      c.library = library;
+      c.label = c.name;
+      if (!configs.empty() && std::strcmp(library, configs[0].library) != 0)
+        c.label += std::string(" [") + library + "]";
+      else if (configs.empty() && switched)
+        c.label += std::string(" [") + library + "]";
       configs.push_back(c);
     }
   }
@@ -667,7 +684,7 @@ int main(int argc, char **argv) {
               "cuBLASLt / ffnc | heuristic / ffnc | max diff |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Config &c : configs)
-    bench.run(library, c);
+    bench.run(c.library, c);
   ffn_context_destroy(ctx);
   return bench.failures ? 1 : 0;
 }
