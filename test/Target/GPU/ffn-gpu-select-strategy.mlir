@@ -13,7 +13,7 @@
 // A mixture of experts (Mixtral's 8 x 2 on sm_90a): GEMM 1 never splits
 // (grid.z holds the experts); GEMM 2's split at decode is sized for one
 // row's two experts (32 column tiles each, 9 slices: 576 blocks, about four
-// per SM), where the dense FFN of the same width splits 4/17 (SM90A below).
+// per SM), where the dense FFN of the same width splits 3/12 (SM90A below).
 // An override's split_k applies to GEMM 2 alone.
 // MOE: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [1, 9]>,
 // MOE-NOT: split_k = [{{[02-9]|1[0-9]}}
@@ -23,49 +23,50 @@
 // Quantized weights (int4, LLaMA-7B's MLP on sm_90a): the wide tile and
 // wgmma are out (each scale group's sums take a second accumulator set),
 // so every bucket past decode takes the 64x128 mma.sync tile.
-// QUANT: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [4, 17]>, <max_m = 64, block_m = 64, block_n = 128,
+// QUANT: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 12]>, <max_m = 64, block_m = 64, block_n = 128,
 // QUANT-SAME: <block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>]>
 // QUANT-NOT: wgmma
 // QUANTTILE: error: 'ffn.ffn' op strategy option block_m tile 128x256 is not built for bf16/f16 with quantized weights (tiles: 16x128, 64x128)
 // QUANTWG: error: 'ffn.ffn' op strategy option mma quantized weights multiply with mma_sync tiles (each scale group is summed apart)
 
-// LLaMA-7B's MLP in bf16 on an H100 (sm_90a): decode streams the weights in
-// 16-row tiles with K split until four blocks per SM are in flight; m <= 64
-// takes 64-row tiles, larger m the 128 x 256 wgmma tile (what docs/gpu.md
-// measured).
+// LLaMA-7B's MLP in bf16 (sm_90a): decode streams the weights in 16-row
+// tiles, K split for at least two blocks per SM and the fullest last wave
+// (516 and 384 blocks on 132 SMs); from m = 17 the 128 x 256 wgmma tile,
+// only GEMM 2 split, as far as the model prices it cheaper (what
+// docs/bench-gpu-2026-11-28-h200-final.txt measured on an H200).
 // SM90A-LABEL: func.func @llama
 // SM90A: strategy #ffn.gpu_strategy<sms = 132, buckets = [
-// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [4, 17]>,
-// SM90A-SAME: <max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 5]>,
-// SM90A-SAME: <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 5]>,
-// SM90A-SAME: <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 2]>,
+// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [3, 12]>,
+// SM90A-SAME: <max_m = 64, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 8]>,
+// SM90A-SAME: <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 4]>,
+// SM90A-SAME: <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>,
 // SM90A-SAME: <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
 // The same MLP in 4 blocks (groups = 4): one grid over every block's
 // tiles, a block's K its own 1024 (GEMM 1) and 2816 (GEMM 2) columns, so
 // the K splits stop earlier (each slice keeps four K tiles).
 // SM90A-LABEL: func.func @llama_g4
-// SM90A: <max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 11]>, <max_m = 64, block_m = 64, block_n = 128, {{[^>]*}}split_k = [1, 5]>, <max_m = 256, block_m = 128, block_n = 256, {{[^>]*}}mma = wgmma, split_k = [1, 5]>
-// f32 (BERT-base): FMA tiles, 32 K per stage, the 128 x 128 wide tile.
+// SM90A: <max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 11]>, <max_m = 64, block_m = 64, block_n = 128, {{[^>]*}}split_k = [1, 4]>, <max_m = 256, block_m = 128, block_n = 256, {{[^>]*}}mma = wgmma, split_k = [1, 4]>
+// f32 (BERT-base): FMA tiles, 32 K per stage, the 128 x 128 wide tile;
+// the 16-row tiles reduce their own partials, so GEMM 1 may split there.
 // SM90A-LABEL: func.func @bert32
-// SM90A: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 32, stages = 4, mma = fma, split_k = [6, 24]>
+// SM90A: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 32, stages = 4, mma = fma, split_k = [6, 24]>, <max_m = 64, block_m = 16, block_n = 128, {{[^>]*}}split_k = [4, 11]>
 // SM90A-SAME: <block_m = 128, block_n = 128, warps_m = 2, warps_n = 4, block_k = 32, stages = 4, mma = fma, split_k = [1, 1]>]>
-// BERT-base in bf16: the same buckets (its 768-wide down projection is
-// split further); 128x256 from m = 65, where 64x128 prices within 3% and
-// the wider tile wins the tie.
+// BERT-base in bf16: its 768-wide down projection leaves SMs idle, so the
+// narrower tiles win up to m = 256 with GEMM 2 split 5 ways (measured 24%
+// faster at m = 128 than the 128 x 256 tile split 3/12).
 // SM90A-LABEL: func.func @bert_base_gelu
-// SM90A: <max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 12]>, <max_m = 64, block_m = 64, block_n = 128, {{[^>]*}}split_k = [3, 12]>, <max_m = 256, block_m = 128, block_n = 256, {{[^>]*}}mma = wgmma, split_k = [3, 12]>, <max_m = 1024, block_m = 128, block_n = 256, {{[^>]*}}mma = wgmma, split_k = [2, 6]>, <block_m = 128, block_n = 256,
+// SM90A: <max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 12]>, <max_m = 64, block_m = 16, block_n = 128, {{[^>]*}}split_k = [1, 5]>, <max_m = 256, block_m = 64, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [1, 5]>, <max_m = 1024, block_m = 128, block_n = 256, {{[^>]*}}mma = wgmma, split_k = [1, 5]>, <block_m = 128, block_n = 256,
 
-// sm_90 has no wgmma: mma.sync, whose narrower reach makes the 64-row tile
-// cheaper up to m = 256.
+// sm_90 has no wgmma: mma.sync on the same tiles (not timed on a GPU).
 // SM90-LABEL: func.func @llama
-// SM90: <max_m = 256, block_m = 64, block_n = 128, {{.*}}, mma = mma_sync, split_k = [1, 2]>, <max_m = 1024, block_m = 128, block_n = 256, {{.*}}, mma = mma_sync,
+// SM90: <max_m = 64, block_m = 64, block_n = 128, {{.*}}, mma = mma_sync, split_k = [1, 4]>, <max_m = 256, block_m = 128, block_n = 256, {{.*}}, mma = mma_sync, split_k = [1, 4]>
 // SM90-NOT: wgmma
 // SM90-LABEL: func.func @bert32
 
 // An A100 (sm_80): 108 SMs size the splits, its 163 KiB per block hold a
 // ring as deep; a third of an H100's tensor rate keeps the 64-row tile.
 // SM80-LABEL: func.func @llama
-// SM80: strategy #ffn.gpu_strategy<sms = 108, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{.*}}, split_k = [3, 14]>
+// SM80: strategy #ffn.gpu_strategy<sms = 108, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{.*}}, split_k = [2, 10]>
 // SM80-SAME: <block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>]>
 // SM80-NOT: wgmma
 

@@ -9,7 +9,7 @@
 // issue (docs/gpu.md: 53% at the widest mma.sync tile, 0.50-0.52 PFLOP/s
 // of 0.99 with wgmma on an H100). Memory time reads the weights once from
 // HBM and again from L2 for every further row of blocks; a grid with fewer
-// than four blocks per SM in flight does not reach HBM's bandwidth, which
+// than two blocks per SM in flight does not reach HBM's bandwidth, which
 // is what the K split is for.
 //
 //===----------------------------------------------------------------------===//
@@ -340,27 +340,41 @@ double mlir::ffn::gpuGemmMicros(const GpuDevice &d, const GpuBucket &b,
 
   // Memory: weights once from HBM, again from L2 per further row of
   // blocks; the A rows from L2 for every column of blocks; f32 partials
-  // written and read back when split.
+  // written when split (and read back by the blocks that reduce their own
+  // tiles; a reduction kernel reads them in its own time, below).
+  bool fixup = gpuSplitFixup(b.blockM, b.blockN, split);
   double weights = double(n) * k * weightBytes;
+  double partials = double(split) * m * n * 4;
   double hbm = weights + double(m) * n * (split > 1 ? 0 : elementBytes);
   double l2 =
       (rowBlocks - 1) * weights + colBlocks * double(m) * k * elementBytes;
   if (split > 1)
-    hbm += 2.0 * split * m * n * 4;
-  // (Enough loads in flight to reach HBM's bandwidth is the K split's job:
-  // the split is chosen for the tile before the tile is priced.)
-  double memoryUs = (hbm / (d.hbmGBs * 1e9) + l2 / (d.l2GBs * 1e9)) * 1e6;
+    hbm += (fixup ? 2 : 1) * partials;
+  // Every SM pulls about an equal share of the bandwidth, so the SM that
+  // streams the most blocks sets the time: 544 blocks on 132 SMs take five
+  // blocks' time where 384 take three (on an H200, LLaMA-7B's decode split
+  // 4/17 ran 10% slower than 3/12: docs/bench-gpu-2026-11-28-h200-sweep.txt).
+  // (Enough loads in flight to reach HBM's bandwidth is the K split's job.)
+  double perSm = blocks / d.sms;
+  double busiest = std::ceil(perSm) / perSm;
+  double memoryUs =
+      (hbm / (d.hbmGBs * 1e9) + l2 / (d.l2GBs * 1e9)) * 1e6 * busiest;
   // A split GEMM's reduction is one more launch, or, when the GEMM's own
   // blocks reduce their tiles, a tail: the last block's round trips to the
   // L2 over its tile's valid rows.
   constexpr double kLaunchUs = 2.5, kL2RoundTripUs = 0.5;
   double reduceUs = 0;
-  if (gpuSplitFixup(b.blockM, b.blockN, split))
+  if (fixup)
     reduceUs =
         kL2RoundTripUs * std::ceil(double(std::min<int64_t>(m, b.blockM)) *
                                    b.blockN / kFixupElementsPerRound);
   else if (split > 1)
-    reduceUs = kLaunchUs;
+    // The reduction kernel overlaps nothing: it reads every slice's
+    // partials and writes the result after the GEMM (splitting LLaMA-7B's
+    // GEMM 1 two ways at m = 256, 90 MB of partials, measured slower than
+    // not splitting it).
+    reduceUs = kLaunchUs + (partials + double(m) * n * elementBytes) /
+                               (d.hbmGBs * 1e9) * 1e6;
   return std::max(computeUs, memoryUs) + kLaunchUs + reduceUs;
 }
 
@@ -387,6 +401,9 @@ private:
   GpuPackedDims dims;
 
   void fill(GpuBucket &b, const Tile &t, int64_t maxM, bool memoryBound) const;
+  int64_t fullestWaveSplit(int64_t rows, int64_t cols, int64_t kTiles) const;
+  int64_t cheapestSplit(const GpuBucket &b, int64_t m, int64_t n, int64_t k,
+                        bool gemm1) const;
   double price(const GpuBucket &b, int64_t m) const;
 };
 } // namespace
@@ -414,9 +431,11 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
     --b.stages;
   if (o.stages)
     b.stages = *o.stages;
-  // Memory-bound decode wants four blocks per SM to keep loads in flight;
-  // compute-bound buckets one full wave (each further slice costs its f32
-  // partials' traffic). The unbounded bucket never splits.
+  // The K split, as measured on an H200
+  // (docs/bench-gpu-2026-11-28-h200-sweep.txt): decode fills its last wave
+  // (below); compute-bound buckets take the split the model prices
+  // cheapest, where only GEMM 2 and tiles that reduce their own partials
+  // may split. The unbounded bucket never splits.
   b.splitUp = b.splitDown = 1;
   if (maxM == 0 || f.batchInvariant)
     return;
@@ -440,12 +459,69 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
       b.splitDown = *o.splitK;
     return;
   }
-  b.splitUp = gpuSplitFor(rows, colsUp, dims.kUp, b.blockK, want);
-  b.splitDown = gpuSplitFor(rows, colsDown, dims.hidden, b.blockK, want);
+  if (memoryBound) {
+    b.splitUp = fullestWaveSplit(rows, colsUp, dims.kUp / b.blockK);
+    b.splitDown = fullestWaveSplit(rows, colsDown, dims.hidden / b.blockK);
+  } else {
+    b.splitUp =
+        cheapestSplit(b, maxM, dims.upRows(f.gated), dims.kUp, /*gemm1=*/true);
+    b.splitDown = cheapestSplit(b, maxM, dims.downRows(), dims.hidden,
+                                /*gemm1=*/false);
+  }
   if (o.splitK) {
     b.splitUp = *o.splitK;
     b.splitDown = *o.splitK;
   }
+}
+
+int64_t Chooser::fullestWaveSplit(int64_t rows, int64_t cols,
+                                  int64_t kTiles) const {
+  // Decode streams its weights once: it needs two blocks per SM for enough
+  // loads in flight, and then the split whose last wave is fullest (every
+  // SM streams about an equal share, so the SM with the most blocks sets
+  // the time: LLaMA-7B's 4/17 split, 688 and 544 blocks on 132 SMs, ran
+  // 10% slower than 3/12, 516 and 384), up to four blocks per SM. Every
+  // slice keeps four K tiles for the copy ring to overlap; ties keep the
+  // smaller split (fewer partials).
+  int64_t most = std::clamp<int64_t>(kTiles / 4, 1, 64);
+  int64_t split = 1;
+  while (split < most && rows * cols * split < 2 * d.sms)
+    ++split;
+  int64_t best = split;
+  auto fullness = [&](int64_t s) {
+    double perSm = double(rows * cols * s) / d.sms;
+    return perSm / std::ceil(perSm);
+  };
+  for (++split; split <= most && rows * cols * split <= 4 * d.sms; ++split)
+    if (fullness(split) > fullness(best) + 1e-9)
+      best = split;
+  return best;
+}
+
+int64_t Chooser::cheapestSplit(const GpuBucket &b, int64_t m, int64_t n,
+                               int64_t k, bool gemm1) const {
+  // A split whose partials a reduction kernel adds must pay for that
+  // kernel, which overlaps nothing; GEMM 1's reduction also applies the
+  // activation, and splitting it measured slower at every compute-bound m
+  // (BERT-base m = 128: 3/12 50.6 us, 1/6 33.9 us; LLaMA-7B m = 256: 2/4
+  // 206 us, 1/3 177 us), so GEMM 1 splits only where its blocks reduce
+  // their own tiles.
+  int64_t most = std::clamp<int64_t>(k / b.blockK / 4, 1, 64);
+  // A larger split must be 1% cheaper: the model's resolution.
+  constexpr double kGain = 0.01;
+  int64_t best = 1;
+  double bestUs = std::numeric_limits<double>::infinity();
+  for (int64_t split = 1; split <= most; ++split) {
+    if (gemm1 && split > 1 && !gpuSplitFixup(b.blockM, b.blockN, split))
+      break;
+    double us = gpuGemmMicros(d, b, m, n, k, f.elementBytes, split,
+                              f.weightBytes(), f.mmaTerms());
+    if (us < bestUs * (1 - kGain)) {
+      best = split;
+      bestUs = us;
+    }
+  }
+  return best;
 }
 
 double Chooser::price(const GpuBucket &b, int64_t m) const {
