@@ -57,7 +57,7 @@ namespace {
 struct Config {
   const char *library = nullptr;
   std::string name;
-  std::string label; ///< the name, and the library when it was switched
+  std::string label; ///< the name, and the library when not the first
   std::vector<int64_t> tokens;
 };
 
@@ -163,7 +163,7 @@ public:
   /// The tuned 8192^3 GEMM in `type` (measured once per type): what "% of
   /// peak" is relative to.
   double peakTflops(cudaDataType type);
-  void run(const char *library, const Config &config);
+  void run(const Config &config);
 
 private:
   /// A mixture of experts against MoeBaseline, on `kernels[0]`.
@@ -238,7 +238,8 @@ void Bench::measureBandwidth() {
   copyGBs = 2.0 * copyBytes / (median(ms) * 1e-3) / 1e9;
 }
 
-void Bench::run(const char *library, const Config &config) {
+void Bench::run(const Config &config) {
+  const char *library = config.library;
   const char *name = config.name.c_str();
   ffn_kernel *first = nullptr;
   if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &first)) {
@@ -606,9 +607,10 @@ bool parseConfig(const char *arg, Config &c) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *library = nullptr;
+  // The library named first, and the one the configurations after a
+  // --library= option take.
+  const char *first = nullptr, *library = nullptr;
   std::vector<Config> configs;
-  bool switched = false;
   int rounds = 7;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--rounds=", 9) == 0) {
@@ -617,14 +619,13 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "ffn-gpu-bench: --rounds must be in [1, 101]\n");
         return 2;
       }
-    } else if (std::strncmp(argv[i], "--library=", 10) == 0 && library) {
+    } else if (std::strncmp(argv[i], "--library=", 10) == 0 && first) {
       library = argv[i] + 10;
-      switched = true;
     } else if (argv[i][0] == '-') {
       std::fprintf(stderr, "ffn-gpu-bench: unknown option '%s'\n", argv[i]);
       return 2;
-    } else if (!library) {
-      library = argv[i];
+    } else if (!first) {
+      first = library = argv[i];
     } else {
       Config c;
       if (!parseConfig(argv[i], c)) {
@@ -636,9 +637,7 @@ int main(int argc, char **argv) {
       }
       c.library = library;
       c.label = c.name;
-      if (!configs.empty() && std::strcmp(library, configs[0].library) != 0)
-        c.label += std::string(" [") + library + "]";
-      else if (configs.empty() && switched)
+      if (std::strcmp(library, first) != 0)
         c.label += std::string(" [") + library + "]";
       configs.push_back(c);
     }
@@ -684,7 +683,7 @@ int main(int argc, char **argv) {
               "cuBLASLt / ffnc | heuristic / ffnc | max diff |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Config &c : configs)
-    bench.run(c.library, c);
+    bench.run(c);
   ffn_context_destroy(ctx);
   return bench.failures ? 1 : 0;
 }

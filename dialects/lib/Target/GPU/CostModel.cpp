@@ -440,7 +440,6 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   if (maxM == 0 || f.batchInvariant)
     return;
   int64_t rows = (maxM + b.blockM - 1) / b.blockM;
-  int64_t want = (memoryBound ? 4 : 1) * d.sms;
   int64_t colsUp = dims.upRows(f.gated) / b.blockN;
   int64_t colsDown = dims.downRows() / b.blockN;
   if (f.moe()) {
@@ -453,6 +452,7 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
     int64_t active = std::min(f.experts, choices);
     int64_t perExpert = (choices + active - 1) / active;
     rows = (perExpert + b.blockM - 1) / b.blockM;
+    int64_t want = (memoryBound ? 4 : 1) * d.sms;
     b.splitDown = gpuSplitFor(rows, colsDown * (active + f.sharedExperts),
                               dims.hidden, b.blockK, want);
     if (o.splitK)
@@ -474,16 +474,21 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   }
 }
 
+/// The most K slices a GEMM of `kTiles` K tiles takes: each slice keeps
+/// four K tiles for the copy ring to overlap (and at most 64 slices).
+static int64_t mostSlices(int64_t kTiles) {
+  return std::clamp<int64_t>(kTiles / 4, 1, 64);
+}
+
 int64_t Chooser::fullestWaveSplit(int64_t rows, int64_t cols,
                                   int64_t kTiles) const {
   // Decode streams its weights once: it needs two blocks per SM for enough
   // loads in flight, and then the split whose last wave is fullest (every
   // SM streams about an equal share, so the SM with the most blocks sets
   // the time: LLaMA-7B's 4/17 split, 688 and 544 blocks on 132 SMs, ran
-  // 10% slower than 3/12, 516 and 384), up to four blocks per SM. Every
-  // slice keeps four K tiles for the copy ring to overlap; ties keep the
-  // smaller split (fewer partials).
-  int64_t most = std::clamp<int64_t>(kTiles / 4, 1, 64);
+  // 10% slower than 3/12, 516 and 384), up to four blocks per SM. Ties
+  // keep the smaller split (fewer partials).
+  int64_t most = mostSlices(kTiles);
   int64_t split = 1;
   while (split < most && rows * cols * split < 2 * d.sms)
     ++split;
@@ -506,7 +511,7 @@ int64_t Chooser::cheapestSplit(const GpuBucket &b, int64_t m, int64_t n,
   // (BERT-base m = 128: 3/12 50.6 us, 1/6 33.9 us; LLaMA-7B m = 256: 2/4
   // 206 us, 1/3 177 us), so GEMM 1 splits only where its blocks reduce
   // their own tiles.
-  int64_t most = std::clamp<int64_t>(k / b.blockK / 4, 1, 64);
+  int64_t most = mostSlices(k / b.blockK);
   // A larger split must be 1% cheaper: the model's resolution.
   constexpr double kGain = 0.01;
   int64_t best = 1;
