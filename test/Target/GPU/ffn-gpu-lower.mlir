@@ -9,6 +9,33 @@
 // RUN: sed 's/ strategy #ffn.gpu_strategy<.*]>//' %S/Inputs/wgmma.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=NOSTRATEGY
 // NOSTRATEGY: error: 'ffn.ffn' op needs a complete #ffn.gpu_strategy (run ffn-gpu-select-strategy first)
 // RUN: ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=GRP
+// The decode bucket's register stream (stages = 0): A's K slice staged in
+// shared memory once (cp.async, one wait, one barrier), the weights loaded
+// 16 bytes a lane straight into mma.sync operands with predicated
+// ld.global.nc (no ring, no ldmatrix, no barrier in the loop), which
+// carries the next iteration's weights; four blocks an SM told to ptxas
+// where the slice is long, two here (one K tile).
+// RUN: sed 's/block_k = 64, stages = 4, mma = mma_sync, split_k = \[1, 1\]>, <max_m = 64/block_k = 64, stages = 0, mma = mma_sync, split_k = [1, 1]>, <max_m = 64/' %s | ffn-opt --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=STREAM
+// STREAM-LABEL: gpu.func @g_up_m16(
+// STREAM-SAME: nvvm.minctasm = 2
+// STREAM: nvgpu.device_async_copy
+// STREAM: nvgpu.device_async_wait
+// STREAM: gpu.barrier
+// STREAM: scf.for {{.*}} iter_args
+// STREAM-NOT: nvgpu.ldmatrix
+// STREAM-NOT: gpu.barrier
+// STREAM: llvm.inline_asm {{.*}}@p ld.global.nc.L1::no_allocate.v4.u32
+// STREAM-NOT: nvgpu.ldmatrix
+// STREAM-NOT: gpu.barrier
+// STREAM: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+// STREAM-NOT: nvgpu.ldmatrix
+// STREAM-NOT: gpu.barrier
+// STREAM: nvvm.mma.sync
+// STREAM: scf.yield
+// STREAM-LABEL: gpu.func @g_down_m16(
+// The stream is the 16-row tile's, for weights in the dtype.
+// RUN: sed 's/max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4/max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 0/' %s | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=NOSTREAM
+// NOSTREAM: error: 'ffn.ffn' op strategy stages bucket 1: stages = 0 (the register stream) is the 16-row tile's on tensor cores, for weights in the dtype and not a mixture of experts
 // RUN: ffn-opt %S/Inputs/quant.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=QNT
 // Groups that are not a multiple of the MMA's K step (16) cannot be summed
 // apart: each weight s q (exact in f32) is converted into hi = bf16(s q)

@@ -36,7 +36,7 @@
 // docs/bench-gpu-2026-11-28-h200-final.txt measured on an H200).
 // SM90A-LABEL: func.func @llama
 // SM90A: strategy #ffn.gpu_strategy<sms = 132, buckets = [
-// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [3, 12]>,
+// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 0, mma = mma_sync, split_k = [3, 12]>,
 // SM90A-SAME: <max_m = 64, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 8]>,
 // SM90A-SAME: <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 4]>,
 // SM90A-SAME: <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>,

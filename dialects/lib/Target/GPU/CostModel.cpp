@@ -127,9 +127,10 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
   if (bool(s.blockM) != bool(s.blockN))
     return GpuKnobError{s.blockM ? "block_m" : "block_n",
                         "needs block_m and block_n together (the tile)"};
-  if (s.stages && (*s.stages < 2 || *s.stages > 4))
-    return GpuKnobError{"stages",
-                        "must be in [2, 4], got " + std::to_string(*s.stages)};
+  if (s.stages && *s.stages != 0 && (*s.stages < 2 || *s.stages > 4))
+    return GpuKnobError{"stages", "must be 0 (the register stream) or in "
+                                  "[2, 4], got " +
+                                      std::to_string(*s.stages)};
   if (s.splitK && (*s.splitK < 1 || *s.splitK > 64))
     return GpuKnobError{"split_k",
                         "must be in [1, 64], got " + std::to_string(*s.splitK)};
@@ -152,8 +153,9 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
                                "warp"};
     if (b.blockK != 32 && b.blockK != 64)
       return GpuKnobError{"buckets", at + "block_k must be 32 or 64"};
-    if (b.stages < 2 || b.stages > 4)
-      return GpuKnobError{"buckets", at + "stages must be in [2, 4]"};
+    if (b.stages != 0 && (b.stages < 2 || b.stages > 4))
+      return GpuKnobError{"buckets", at + "stages must be 0 (the register "
+                                          "stream) or in [2, 4]"};
     if (b.splitUp < 1 || b.splitDown < 1 || b.splitUp > 64 || b.splitDown > 64)
       return GpuKnobError{"buckets", at + "split_k must be in [1, 64]"};
   }
@@ -269,6 +271,11 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
   // have 16 bytes of padding per row against bank conflicts. wgmma's ring
   // ends with its TMA mbarriers (a full and an empty one per stage).
   int64_t row = b.blockK + 16 / elementBytes;
+  // The register stream has no ring: the split-K fix-up's flag, and the A
+  // slice the kernel stages where it fits in 48 KiB (it sizes that
+  // itself, from the K split: GemmConfig::sharedBytes).
+  if (b.stages == 0)
+    return 16;
   if (weightBits)
     return b.stages * b.blockM * row * elementBytes +
            2 * terms * b.blockN * row * elementBytes +
@@ -277,6 +284,11 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
     return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024 +
            2 * 8 * b.stages;
   return b.stages * (b.blockM + b.blockN) * row * elementBytes;
+}
+
+bool mlir::ffn::gpuStreamable(const GpuBucket &b, const GpuFfnShape &f) {
+  return b.blockM == 16 && b.warpsM == 1 && b.mma == GpuMma::MmaSync &&
+         f.elementBytes != 4 && !f.weightBits && !f.moe();
 }
 
 int64_t mlir::ffn::gpuSplitFor(int64_t rowBlocks, int64_t colBlocks, int64_t k,
@@ -424,11 +436,18 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   b.mma = !tc                                     ? GpuMma::Fma
           : wgmmaTile && o.mma != GpuMma::MmaSync ? GpuMma::Wgmma
                                                   : GpuMma::MmaSync;
-  // The deepest ring the block's shared memory holds, up to four.
+  // At decode the 16-row tile of unquantized tensor-core FFNs streams its
+  // weights into registers (no ring, stages = 0: each byte is used once,
+  // so shared memory buys nothing); the other tiles, and the 16-row tile
+  // of larger m (where its rows of blocks re-read the weights from L2 and
+  // the ring measured faster: BERT-base m = 64, 24.7 us against 32.6),
+  // take the deepest ring the block's shared memory holds, up to four.
   b.stages = 4;
   while (b.stages > 2 && gpuGemmSharedBytes(b, f.elementBytes, f.weightBits,
                                             f.mmaTerms()) > d.sharedPerBlock)
     --b.stages;
+  if (memoryBound && gpuStreamable(b, f))
+    b.stages = 0;
   if (o.stages)
     b.stages = *o.stages;
   // The K split, as measured on an H200
@@ -577,6 +596,19 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
     fill(b, tiles[count - 1], maxM, memoryBound);
     return std::nullopt;
   }
+  // Decode takes the register stream where the FFN has it: the model
+  // prices its partials but not the ring's fill and drain it avoids, and
+  // on an H200 it beat the priced choice (BERT-base m = 1: 17.8 us against
+  // 23.6 us for 64x128 ring tiles; docs/gpu.md).
+  if (memoryBound)
+    for (int i = 0; i < count; ++i) {
+      GpuBucket candidate;
+      fill(candidate, tiles[i], maxM, memoryBound);
+      if (candidate.stages == 0 && !o.stages) {
+        b = candidate;
+        return std::nullopt;
+      }
+    }
   // The cheapest tile at the bucket's largest m. Prices within the model's
   // resolution (3%) tie; of tied tiles the one that multiplies fewer padded
   // rows wins (a decode run in a 128-row tile wastes what the model cannot
@@ -722,6 +754,11 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
         (chip != "sm_90a" || b.blockM != 128 || b.blockN != 256))
       return GpuKnobError{"buckets",
                           at + "wgmma needs sm_90a and the 128x256 tile"};
+    if (b.stages == 0 && !gpuStreamable(b, f))
+      return GpuKnobError{"stages",
+                          at + "stages = 0 (the register stream) is the "
+                               "16-row tile's on tensor cores, for weights "
+                               "in the dtype and not a mixture of experts"};
     int64_t shared =
         gpuGemmSharedBytes(b, f.elementBytes, f.weightBits, f.mmaTerms());
     if (shared > d->sharedPerBlock)
@@ -772,8 +809,9 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
          (b.maxM ? std::to_string(from) + "-" + std::to_string(b.maxM)
                  : ">= " + std::to_string(from)) +
          " " + std::to_string(b.blockM) + "x" + std::to_string(b.blockN) +
-         " tiles " + gpuMmaName(b.mma) + " " + std::to_string(b.stages) +
-         " stages";
+         " tiles " + gpuMmaName(b.mma) + " " +
+         (b.stages ? std::to_string(b.stages) + " stages"
+                   : std::string("register stream"));
     if (b.splitUp > 1 || b.splitDown > 1)
       t += " split-K " + std::to_string(b.splitUp) + "/" +
            std::to_string(b.splitDown);

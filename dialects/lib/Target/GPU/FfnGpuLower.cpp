@@ -297,6 +297,19 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
       (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
   c.groups = groups;
   c.colBlocks = colBlocks;
+  // The register stream: ptxas, left alone, gave some kernels 48 registers
+  // and spilled. Long K slices with A staged in shared memory keep four
+  // blocks an SM (their loads in flight are their registers; LLaMA-7B's
+  // 516-block GEMM 1 fits one wave of four on an H200); short ones, which
+  // LLVM unrolls whole and whose grids are small, and those that carry A
+  // from global memory too, may take twice the registers. sm_80's ptxas
+  // spilled a GEMM 2 at the four blocks' 64 registers (LLaMA-7B): it gets
+  // three (not timed on an A100).
+  if (c.stages == 0) {
+    int64_t sliceTiles = (c.k / c.bk + c.splitK - 1) / c.splitK;
+    bool long_ = sliceTiles >= 8 && c.streamStageBytes() > 0;
+    c.minBlocksPerSm = !long_ ? 2 : chip == "sm_80" ? 3 : 4;
+  }
   if (c.weightBits) {
     // A quantized kernel whose ring leaves room for one or two blocks per
     // SM: say so, and ptxas spends the registers that leaves instead of

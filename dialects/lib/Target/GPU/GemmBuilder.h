@@ -105,6 +105,16 @@ private:
                          ArrayRef<Value> acc);
   void epilogue(ArrayRef<Value> acc);
   SmallVector<Value> wgmmaStage(Value stage, Value acc);
+  /// The 16-row tile's main loop without a ring (GemmStream.cpp, stages =
+  /// 0): B and A fragments loaded straight into registers.
+  void buildStream();
+  /// The global byte address (i64) of element `element` of a buffer.
+  Value byteAddress(Value buffer, Value element);
+  /// 16 bytes at a global byte address as four i32 words (zeros where
+  /// `valid` is false); `streaming` loads skip L1.
+  SmallVector<Value> load16(Value address, Value valid, bool streaming);
+  /// An i32 word as an mma.sync operand of the storage type.
+  Value mmaOperand(Value word);
   /// TMA (GemmTma.cpp): the warp-specialized main loop and epilogue that
   /// follow the ring's layout.
   void buildTma();

@@ -38,6 +38,9 @@ using mlir::ffn::gpu_target::detail::GemmBuilder;
 static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 int64_t GemmConfig::sharedBytes() const {
+  // The register stream: its staged A slice, or the fix-up's flag.
+  if (stages == 0)
+    return std::max<int64_t>(16, streamStageBytes());
   // One formula for the kernel and the cost model that sized its ring.
   GpuBucket ring;
   ring.blockM = bm;
@@ -196,6 +199,8 @@ void GemmBuilder::buildBody() {
   }
   kSlice = ir.blockId(gpu::Dimension::z);
   kBeg = ir.mul(kSlice, kPerSlice);
+  if (c.stages == 0)
+    return buildStream();
   if (moe()) {
     // grid.x walks the list of every expert's row tiles, routed experts
     // first (ceil(count[e] / bm) tiles each), then the shared ones

@@ -84,7 +84,8 @@ enum class Epilogue {
 struct GemmConfig {
   std::string name;
   Type storage;           ///< A and B element type
-  int64_t bm = 128, bn = 128, bk = 32, stages = 3;
+  int64_t bm = 128, bn = 128, bk = 32;
+  int64_t stages = 3; ///< ring depth; 0: the 16-row tile's register stream
   int64_t warpsM = 2, warpsN = 4;
   int64_t k = 0;        ///< reduction length of the packed B rows
   int64_t kValid = 0;   ///< A's columns beyond this read as zero
@@ -170,6 +171,9 @@ struct GemmConfig {
   Type fixupType;
 
   int64_t sharedBytes() const;
+  /// The register stream's staged A slice (GemmStream.cpp): 16 rows of
+  /// the K slice, or 0 where that exceeds its limit.
+  int64_t streamStageBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN + (tma ? 128 : 0); }
   bool tensorCores() const { return !storage.isF32(); }
 };

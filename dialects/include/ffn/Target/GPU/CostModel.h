@@ -39,7 +39,8 @@ struct GpuBucket {
   int64_t blockM = 0, blockN = 0; ///< the block's output tile
   int64_t warpsM = 0, warpsN = 0; ///< its warp grid
   int64_t blockK = 0;             ///< K per pipeline stage
-  int64_t stages = 0;             ///< cp.async ring depth
+  int64_t stages = 0; ///< cp.async ring depth; 0: no ring, the 16-row
+                      ///< tile's register stream (GemmStream.cpp)
   GpuMma mma = GpuMma::MmaSync;
   int64_t splitUp = 1, splitDown = 1; ///< K slices of GEMM 1 and GEMM 2
 
@@ -63,7 +64,8 @@ constexpr int kMaxGpuBuckets = 8;
 ///   - blockM x blockN: the block tile of every bucket (a tile the kernels
 ///     are built and verified for: 16x128, 64x128, 128x256 on tensor cores,
 ///     128x128 for f32);
-///   - stages: the cp.async ring depth (2-4) of every bucket;
+///   - stages: the cp.async ring depth (2-4) of every bucket, or 0 (the
+///     register stream: only where every bucket has the 16-row tile);
 ///   - splitK: the K split of every bounded bucket's GEMMs (1: none; a
 ///     mixture of experts splits GEMM 2 only);
 ///   - mma: mma_sync on sm_90a keeps wgmma off.
@@ -190,6 +192,11 @@ inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
 /// to the dtype.
 int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
                            int64_t weightBits = 0, int64_t terms = 1);
+
+/// Whether a bucket may stream its weights into registers (stages = 0, no
+/// shared-memory ring): the 16-row mma.sync tile of an FFN whose weights are
+/// in its bf16/f16 dtype and which is not a mixture of experts.
+bool gpuStreamable(const GpuBucket &b, const GpuFfnShape &f);
 
 /// The K split the model gives a GEMM of `colBlocks` x `rowBlocks` blocks
 /// over `k`: as many slices as bring the grid to `wantBlocks`, keeping at
