@@ -17,6 +17,7 @@
 #include "ffn/Target/GPU/CostModel.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -600,26 +601,25 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
   // prices its partials but not the ring's fill and drain it avoids, and
   // on an H200 it beat the priced choice (BERT-base m = 1: 17.8 us against
   // 23.6 us for 64x128 ring tiles; docs/gpu.md).
-  if (memoryBound)
-    for (int i = 0; i < count; ++i) {
-      GpuBucket candidate;
-      fill(candidate, tiles[i], maxM, memoryBound);
-      if (candidate.stages == 0 && !o.stages) {
-        b = candidate;
+  GpuBucket candidates[3];
+  assert(count <= 3 && "a candidate per tile");
+  for (int i = 0; i < count; ++i)
+    fill(candidates[i], tiles[i], maxM, memoryBound);
+  if (memoryBound && !o.stages)
+    for (int i = 0; i < count; ++i)
+      if (candidates[i].stages == 0) {
+        b = candidates[i];
         return std::nullopt;
       }
-    }
   // The cheapest tile at the bucket's largest m. Prices within the model's
   // resolution (3%) tie; of tied tiles the one that multiplies fewer padded
   // rows wins (a decode run in a 128-row tile wastes what the model cannot
   // see: registers, issue slots), then the wider one (fewer blocks, more
   // reuse per operand byte).
   constexpr double kTie = 0.03;
-  GpuBucket candidates[3];
   double prices[3];
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < count; ++i) {
-    fill(candidates[i], tiles[i], maxM, memoryBound);
     prices[i] = price(candidates[i], priceM);
     best = std::min(best, prices[i]);
   }

@@ -130,14 +130,6 @@ void GemmBuilder::buildStream() {
       address = ir.select(isGate, address, byteAddress(bUpBuf, element));
     bAddr.push_back(address);
   }
-  // Rows grp and grp + 8 of A (rows past m read nothing).
-  Value aAddr[2], aRowValid[2];
-  for (int64_t half = 0; half < 2; ++half) {
-    Value row = ir.add(ir.add(row0, grp), half * 8);
-    aRowValid[half] = ir.lt(row, m);
-    Value element = inGroup(ir.add(ir.mul(row, c.lda), bFirst), c.aGroupStride);
-    aAddr[half] = byteAddress(aBuf, element);
-  }
   Type i64 = b.getI64Type();
   auto offset = [&](Value address, Value kOffset) {
     Value bytes = arith::IndexCastOp::create(b, i64, ir.mul(kOffset, eb));
@@ -149,6 +141,17 @@ void GemmBuilder::buildStream() {
   int64_t aRow = kPerSlice + vec;
   bool staged = c.streamStageBytes() > 0;
   assert((!staged || kPerSlice % step == 0) && "staged reads stay inside");
+  // Unstaged, each lane reads rows grp and grp + 8 of A from global memory
+  // (rows past m read nothing).
+  Value aAddr[2], aRowValid[2];
+  if (!staged)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = ir.add(ir.add(row0, grp), half * 8);
+      aRowValid[half] = ir.lt(row, m);
+      Value element =
+          inGroup(ir.add(ir.mul(row, c.lda), bFirst), c.aGroupStride);
+      aAddr[half] = byteAddress(aBuf, element);
+    }
   Value aStage;
   if (staged) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
