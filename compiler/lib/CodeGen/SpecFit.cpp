@@ -28,6 +28,9 @@ nonTwoPassKnobs(const mlir::ffn::CpuStrategy &overrides) {
   if (overrides.bf16Dot.value_or(false))
     knobs.push_back("bf16_dot=1");
   positive("sparse_max_m", overrides.sparseMaxM);
+  if (overrides.blockUnits)
+    knobs.push_back(std::string("block_units=") +
+                    (*overrides.blockUnits ? "1" : "0"));
   return knobs;
 }
 
@@ -118,6 +121,11 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                       std::to_string(fusedMaxM) +
                       " asks for the fused schedule, whose reduction order "
                       "depends on M");
+    if (schedule.overrides.blockUnits && !spec.isGrouped())
+      diags.error(spec.loc, "ffn '" + spec.name +
+                                "' has no blocks (groups), but "
+                                "--strategy=block_units asks how a grouped "
+                                "FFN's blocks split into work units");
     if (dot && spec.dtype != DType::BF16)
       diags.error(spec.loc, "ffn '" + spec.name +
                                 "' is not bf16, but --strategy=bf16_dot=1 "

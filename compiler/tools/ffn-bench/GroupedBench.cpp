@@ -44,9 +44,10 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
                spec.name, spec.groups, threads, flopsGrouped, flopsDense);
     return 1;
   }
-  ffn_kernel *grouped = nullptr, *dense = nullptr, *twoPass = nullptr;
+  ffn_kernel *grouped = nullptr, *dense = nullptr, *twoPass = nullptr,
+             *other = nullptr;
   auto destroy = [&] {
-    for (ffn_kernel *k : {grouped, dense, twoPass})
+    for (ffn_kernel *k : {grouped, dense, twoPass, other})
       if (k)
         ffn_kernel_destroy(k);
   };
@@ -61,6 +62,18 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
     return 1;
   }
   const ffn_kernel_desc &desc = *ffn_kernel_descriptor(grouped);
+  // Phase 4 of a grouped kernel is the blocks-as-units phase (GroupedPhases
+  // .cpp), empty with panels x blocks: the other split is the other library.
+  bool blockUnits = desc.cpu && desc.cpu->num_phases > 4 &&
+                    desc.cpu->phase_units(4, 1) > 0;
+  const std::string &otherLibrary =
+      blockUnits ? libraries.panelUnits : libraries.blockUnits;
+  if (ffn_kernel_load_library(ctx, otherLibrary.c_str(), spec.name.c_str(),
+                              &other) != FFN_OK) {
+    fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
+    destroy();
+    return 1;
+  }
   const ffn_kernel_desc &denseDesc = *ffn_kernel_descriptor(dense);
   // Each kernel's parameters as the run harness draws them for its shapes
   // (the grouped blocks' scale is 1/sqrt(d / G), the dense one's 1/sqrt(d),
@@ -73,6 +86,7 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
     std::vector<ffn_ref::Buffer> denseParams =
         ffn_ref::makeParams(denseDesc, rng);
     if (ffn_ref::setParams(grouped, params) != FFN_OK ||
+        ffn_ref::setParams(other, params) != FFN_OK ||
         ffn_ref::setParams(dense, denseParams) != FFN_OK ||
         ffn_ref::setParams(twoPass, denseParams) != FFN_OK) {
       fmt::print(stderr, "ffn-bench: {}\n", ffn_context_last_error(ctx));
@@ -89,22 +103,25 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
     ffn_ref::Buffer input = ffn_ref::makeInput(desc, m, rng);
     const void *x = input.bytes.data();
     size_t bytes = m * spec.dModel * elementBytes;
-    std::vector<unsigned char> yg(bytes), yd(bytes), yt(bytes);
+    std::vector<unsigned char> yg(bytes), yd(bytes), yt(bytes), yo(bytes);
     // Interleaved, best of each: grouped, dense equivalent, its two-pass
-    // schedule.
+    // schedule, the grouped FFN with the other unit split.
     std::vector<double> best =
         bestInterleaved({[&] { ffn_kernel_run(grouped, m, x, yg.data()); },
                          [&] { ffn_kernel_run(dense, m, x, yd.data()); },
-                         [&] { ffn_kernel_run(twoPass, m, x, yt.data()); }},
-                        3 * options.seconds, 200, options.quick);
+                         [&] { ffn_kernel_run(twoPass, m, x, yt.data()); },
+                         [&] { ffn_kernel_run(other, m, x, yo.data()); }},
+                        4 * options.seconds, 200, options.quick);
     // The grouped kernel's numerics on the first rows against the f64
     // reference. The dense equivalents are dense FFNs, which the main
-    // table checks.
+    // table checks. Both unit splits run the same tiles: the other one's
+    // output must be the same bytes.
     ffn_ref::Comparison cmp =
         ffn_ref::checkOutput(desc, std::min<int64_t>(m, 2), input, yg.data(),
                              params)
             .result;
-    if (!cmp.pass)
+    bool sameBits = yo == yg;
+    if (!cmp.pass || !sameBits)
       ++failures;
     // Phase 4 of ffnc's CPU kernels is the fused schedule, empty outside
     // its bucket (as the main table reads it).
@@ -113,13 +130,17 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
     double flops = double(flopsGrouped) * m;
     // Equal FLOPs, so the time ratio is the per-FLOP speed ratio.
     double vsDense = best[1] / best[0], vsTwoPass = best[2] / best[0];
+    double vsOther = best[3] / best[0];
     double gbs = wbytes / best[0] / 1e9;
-    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.1f} | {:.3f} | {} | {:.2f} | "
-               "{:.3f} | {:.2f} | {:.1f} | {:.0f}% | {:.2g}{} |\n",
-               spec.name, spec.groups, m, threads, best[0] * 1e3,
+    fmt::print("| {} | {} | {} | {} | {} | {:.3f} | {:.1f} | {:.3f} | {} | "
+               "{:.2f} | {:.3f} | {:.2f} | {:.3f} | {:.2f}{} | {:.1f} | "
+               "{:.0f}% | {:.2g}{} |\n",
+               spec.name, spec.groups, m, threads,
+               blockUnits ? "blocks" : "panels", best[0] * 1e3,
                flops / best[0] / 1e9, best[1] * 1e3,
                fused ? "fused" : "two-pass", vsDense, best[2] * 1e3, vsTwoPass,
-               gbs, 100 * gbs / model.bandwidthGBs, cmp.maxRatio,
+               best[3] * 1e3, vsOther, sameBits ? "" : " DIFFERENT BITS", gbs,
+               100 * gbs / model.bandwidthGBs, cmp.maxRatio,
                cmp.pass ? "" : " FAIL");
     std::fflush(stdout);
     std::string where = fmt::format("{}, M = {}, {} thread{}", spec.name, m,
@@ -131,6 +152,10 @@ int ffn_bench::benchGrouped(const FfnSpec &spec,
     if (vsTwoPass < summary.minVsTwoPass) {
       summary.minVsTwoPass = vsTwoPass;
       summary.whereTwoPass = where;
+    }
+    if (vsOther < summary.minVsOtherUnits) {
+      summary.minVsOtherUnits = vsOther;
+      summary.whereOtherUnits = where;
     }
   }
   destroy();
@@ -145,4 +170,7 @@ void ffn_bench::printGroupedSummary(const GroupedSummary &summary) {
   fmt::print("grouped per-FLOP speed vs dense equivalent, two-pass: min {:.2f} "
              "({})\n",
              summary.minVsTwoPass, summary.whereTwoPass);
+  fmt::print("grouped, the cost model's unit split vs the other one: min "
+             "{:.2f} ({})\n",
+             summary.minVsOtherUnits, summary.whereOtherUnits);
 }

@@ -36,7 +36,10 @@ struct GroupedBenchOptions {
 /// each as the cost model schedules it; `twoPass` the dense equivalent
 /// with fused_max_m = 0.
 struct GroupedLibraries {
-  std::string chosen, twoPass;
+  /// The cost model's strategies; the dense equivalents' two-pass ones; the
+  /// grouped FFNs with each block as a work unit and with panels x blocks
+  /// (`block_units`), so a row can time the split the model did not take.
+  std::string chosen, twoPass, blockUnits, panelUnits;
 };
 
 /// The slowest grouped rows relative to their dense equivalents, across
@@ -44,6 +47,10 @@ struct GroupedLibraries {
 struct GroupedSummary {
   double minVsDense = INFINITY, minVsTwoPass = INFINITY;
   std::string whereDense, whereTwoPass;
+  /// The chosen unit split against the other one (time ratio other /
+  /// chosen): the smallest, and the rows measured.
+  double minVsOtherUnits = INFINITY;
+  std::string whereOtherUnits;
 };
 
 /// The dense FFN that grouped `spec` is measured against: groups 1, d_ff /

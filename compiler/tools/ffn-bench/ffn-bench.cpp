@@ -288,7 +288,17 @@ int main(int argc, char **argv) {
     libs.twoPass =
         compile(denseEquivalents, threads, twoPass,
                 "grouped" + std::to_string(threads) + "-two-pass.so");
-    if (libs.chosen.empty() || libs.twoPass.empty())
+    mlir::ffn::CpuStrategy units;
+    units.blockUnits = true;
+    libs.blockUnits =
+        compile(groupedSpecs, threads, units,
+                "grouped" + std::to_string(threads) + "-block-units.so");
+    units.blockUnits = false;
+    libs.panelUnits =
+        compile(groupedSpecs, threads, units,
+                "grouped" + std::to_string(threads) + "-panel-units.so");
+    if (libs.chosen.empty() || libs.twoPass.empty() ||
+        libs.blockUnits.empty() || libs.panelUnits.empty())
       return 1;
   }
 
@@ -556,11 +566,12 @@ int main(int argc, char **argv) {
           ctx, threads, mc.roofline(threads), sparseOptions);
   }
   // Grouped FFNs at the speed of their dense equivalents per FLOP.
-  fmt::print("\n| grouped FFN | G | M | thr | ffnc ms | GFLOP/s | dense-eq ms "
-             "| dense-eq schedule | per-FLOP vs dense-eq | dense-eq two-pass "
-             "ms | per-FLOP vs two-pass | weight GB/s | % bandwidth | "
-             "err/bound |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("\n| grouped FFN | G | M | thr | units | ffnc ms | GFLOP/s | "
+             "dense-eq ms | dense-eq schedule | per-FLOP vs dense-eq | "
+             "dense-eq two-pass ms | per-FLOP vs two-pass | other units ms | "
+             "other / ffnc | weight GB/s | % bandwidth | err/bound |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+             "---|\n");
   ffn_bench::GroupedBenchOptions groupedOptions;
   groupedOptions.tokens =
       quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 16, 256};

@@ -68,12 +68,15 @@ cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
              "any of mr=N,nr=N,mc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
-             "groups=N,bf16_dot=0|1,sparse_max_m=N (register tile "
+             "groups=N,bf16_dot=0|1,sparse_max_m=N,block_units=0|1 (register "
+             "tile "
              "rows/columns, cache block rows, next-panel prefetch, largest m "
              "of the fused d_ff-chunked schedule (0: never), its chunk width "
              "and work units, bf16 pair dot products instead of widening to "
              "f32, largest m whose GEMM 2 skips W_down rows of zero "
-             "activations (0: never)); for an NVIDIA target any of sms=N,"
+             "activations (0: never), a grouped FFN's blocks as work units "
+             "(each block's two GEMMs in one thread) or panels x blocks); "
+             "for an NVIDIA target any of sms=N,"
              "bounds=[M,...],block_m=N,block_n=N,stages=N,split_k=N,"
              "mma=mma_sync (#ffn.gpu_strategy's knobs, docs/gpu.md)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),

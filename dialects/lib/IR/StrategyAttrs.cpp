@@ -157,7 +157,7 @@ Attribute CpuStrategyAttr::parse(AsmParser &parser, Type) {
       return parser.emitError(loc)
              << "unknown key '" << key
              << "' (keys: vector_bits, mr, nr, mc, prefetch, fused_max_m, "
-                "chunk, groups, bf16_dot, sparse_max_m)";
+                "chunk, groups, bf16_dot, sparse_max_m, block_units)";
 
     int64_t value;
     if (parser.parseInteger(value))

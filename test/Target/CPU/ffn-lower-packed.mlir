@@ -581,3 +581,27 @@ func.func @grouped_post(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tensor<
   return %y : tensor<?x64xf32>
 }
 }
+
+// -----
+
+// The same FFN with block_units: one unit per block, which runs GEMM 1 over
+// all its up panels (0 to 2) and then GEMM 2 over its down panel, both on
+// the H section of the thread's first block (the unit range's begin). The
+// layout is the panel units' one; the phases: rows, 4 blocks, the post-norm
+// rows.
+// CHECK-LABEL: func.func @grouped_blocks(
+// CHECK-SAME: workspace_per_row = 1536, phase_units = [array<i64: -1, 0, 0, 0, 4, -1>]
+// CHECK-SAME: (units: blocks, each block's GEMM 1 and GEMM 2 back to back in one thread)
+// Phase 4 over the unit range [begin, end) = [%arg9, %arg10).
+// CHECK: arith.cmpi eq, %arg8, %c4
+// CHECK: scf.for %{{.*}} = %arg9 to %arg10
+// CHECK: func.call @grouped_blocks.gemm_up(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO:c0[_0-9]*]], %c2,
+// CHECK: func.call @grouped_blocks.gemm_down(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1{{[_0-9]*}}, %{{.*}})
+// CHECK: arith.cmpi eq, %arg8, %c5
+// CHECK: math.sqrt
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tensor<4x16x32xf32> {ffn.param = "w_up"}, %wg: tensor<4x16x32xf32> {ffn.param = "w_gate"}, %wd: tensor<4x32x16xf32> {ffn.param = "w_down"}, %bd: tensor<4x16xf32> {ffn.param = "b_down"}, %s: tensor<64xf32> {ffn.param = "norm_scale"}) -> tensor<?x64xf32> {
+  %y = ffn.ffn gated silu residual norm<rmsnorm, post, eps = 1.0e-05> groups 4 ins(%x : tensor<?x64xf32>) up(%wu : tensor<4x16x32xf32>) gate(%wg : tensor<4x16x32xf32>) down(%wd : tensor<4x32x16xf32>) bias_down(%bd : tensor<4x16xf32>) norm_scale(%s : tensor<64xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, block_units = true> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+}

@@ -38,9 +38,22 @@
 // does not, and asking for a fused or sparse bucket is an error at the op.
 // RUN: ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target="threads=8 sync-us=20" --ffn-select-strategy | FileCheck %s --check-prefix=GROUPED
 // GROUPED-LABEL: func.func @grouped
-// GROUPED: groups 4 {{.*}} strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0> ->
+// At 8 threads its 4 blocks would leave half of them idle as work units:
+// panels x blocks (block_units = false).
+// GROUPED: groups 4 {{.*}} strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, block_units = false> ->
 // GROUPED-LABEL: func.func @dense
 // GROUPED: strategy #ffn.cpu_strategy<{{.*}}fused_max_m = 16,
+// The blocks are the work units while they split evenly enough: the
+// busiest thread at most 1/8 above an even share (4 blocks on 1, 2 or 4
+// threads; not on 3: 2 of 4 blocks is 1.5 shares).
+// RUN: ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target="threads=2" --ffn-select-strategy | FileCheck %s --check-prefix=GROUPED-T2
+// GROUPED-T2: groups 4 {{.*}} fused_max_m = 0, block_units = true> ->
+// RUN: ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target="threads=3" --ffn-select-strategy | FileCheck %s --check-prefix=GROUPED-T3
+// GROUPED-T3: groups 4 {{.*}} fused_max_m = 0, block_units = false> ->
+// block_units is a grouped FFN's knob only (test/Integration/grouped.ffn
+// sets it both ways on grouped FFNs).
+// RUN: not ffn-opt %s --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<block_units = false>'" 2>&1 | FileCheck %s --check-prefix=BAD-BLOCK-UNITS
+// BAD-BLOCK-UNITS: error: 'ffn.ffn' op strategy option block_units: a grouped FFN's work units; this FFN has no blocks (groups)
 // RUN: not ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<fused_max_m = 16>'" 2>&1 | FileCheck %s --check-prefix=BAD-GROUPED-FUSED
 // BAD-GROUPED-FUSED: grouped-ffn.mlir:5:8: error: 'ffn.ffn' op is a grouped FFN, whose blocks take the two-pass schedule; the fused one (fused_max_m = 16) is not built for them
 // RUN: not ffn-opt %S/Inputs/grouped-ffn.mlir --ffn-attach-target --ffn-select-strategy="overrides='#ffn.cpu_strategy<sparse_max_m = 2>'" 2>&1 | FileCheck %s --check-prefix=BAD-GROUPED-SPARSE

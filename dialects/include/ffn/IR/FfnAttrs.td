@@ -241,6 +241,13 @@ def Ffn_CpuStrategyAttr
       activation makes exact zeros (ReLU, ReGLU). The cost model does not
       choose it yet (measured no faster, docs/performance.md); absent means
       0 (never).
+    - `block_units`: a grouped FFN's work units. `true`: one unit per block,
+      whose GEMM 1 and GEMM 2 one thread runs back to back, so the block's
+      hidden activations stay in that thread's cache and no barrier
+      separates the GEMMs (the cost model's choice while whole blocks split
+      evenly enough over the threads); `false`: each GEMM's units are
+      panels x blocks, with a barrier between the GEMMs. Set exactly for
+      grouped FFNs (absent means false).
 
     Weights are packed once into `nr`-wide panels (`[N/nr][K][nr]`,
     zero-padded), so the innermost loop reads one contiguous panel row.

@@ -21,9 +21,10 @@ std::optional<int64_t> *ffn::integerKnob(CpuStrategy &s, std::string_view key) {
 }
 
 std::optional<bool> *ffn::booleanKnob(CpuStrategy &s, std::string_view key) {
-  return key == "prefetch"   ? &s.prefetch
-         : key == "bf16_dot" ? &s.bf16Dot
-                             : nullptr;
+  return key == "prefetch"      ? &s.prefetch
+         : key == "bf16_dot"    ? &s.bf16Dot
+         : key == "block_units" ? &s.blockUnits
+                                : nullptr;
 }
 
 bool ffn::cpuTargetHasFeature(std::string_view isa, std::string_view feature) {
@@ -310,6 +311,19 @@ static void chooseSparseBound(const FfnShape &s, const CpuStrategy &o,
     c.sparseMaxM = bound;
 }
 
+/// Whether a grouped FFN's blocks are its work units: they keep each
+/// block's H in one thread's cache and need no barrier between the GEMMs
+/// (at LLaMA-7B's G = 16, M = 256, the panel units' H of 11 MB goes
+/// through memory twice; ffn-bench's panel units / block units on Emerald
+/// Rapids, 48 interleaved rows: median 1.01, bf16 G = 16 1.04, f32 G = 16
+/// 0.98; docs/performance.md), but the runtime then splits whole blocks:
+/// worth it while the busiest thread gets at most 1/8 more than an even
+/// share.
+static bool blockUnitsPay(int64_t blocks, int64_t threads) {
+  int64_t busiest = (blocks + threads - 1) / threads;
+  return 8 * busiest * threads <= 9 * blocks;
+}
+
 CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
                                 const CpuStrategy &o,
                                 const MachineAssumptions &a) {
@@ -347,6 +361,8 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
   // blocks: the fused schedule is not built for them.
   if (o.fusedMaxM == 0 || s.weightBits || s.blocks > 1) {
     c.fusedMaxM = 0;
+    if (s.blocks > 1)
+      c.blockUnits = o.blockUnits.value_or(blockUnitsPay(s.blocks, a.threads));
     chooseSparseBound(s, o, a, c);
     return c;
   }

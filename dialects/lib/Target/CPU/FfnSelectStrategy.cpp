@@ -93,6 +93,12 @@ struct FfnSelectStrategyPass
         return WalkResult::interrupt();
       }
 
+      if (o.blockUnits && !op.getGroups()) {
+        op.emitOpError("strategy option block_units: a grouped FFN's work "
+                       "units; this FFN has no blocks (groups)");
+        return WalkResult::interrupt();
+      }
+
       if (o.bf16Dot.value_or(false) && !shape.bf16Dot) {
         op.emitOpError("strategy option bf16_dot needs a bf16 FFN on a "
                        "target with avx512bf16 (x86-64-avx512-bf16); this "

@@ -46,12 +46,18 @@ namespace mlir::ffn {
 ///     fused bucket: an override beyond the fused bucket the model would
 ///     pick turns that off). Unset means 0 (never); same results as the
 ///     dense GEMM 2.
+///   - block_units: a grouped FFN's work units are its blocks, each block's
+///     GEMM 1 and GEMM 2 run back to back by one thread (its hidden
+///     activations stay in that thread's cache, no barrier between the
+///     GEMMs); false: panels x blocks per GEMM, a barrier between them.
+///     Set exactly for grouped FFNs.
 struct CpuStrategy {
   std::optional<int64_t> vectorBits, mr, nr, mc;
   std::optional<bool> prefetch;
   std::optional<int64_t> fusedMaxM, chunk, groups;
   std::optional<bool> bf16Dot;
   std::optional<int64_t> sparseMaxM;
+  std::optional<bool> blockUnits;
 
   /// Every knob decided: what the lowering needs.
   bool isComplete() const {
@@ -63,7 +69,7 @@ struct CpuStrategy {
     return vectorBits == o.vectorBits && mr == o.mr && nr == o.nr &&
            mc == o.mc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
            chunk == o.chunk && groups == o.groups && bf16Dot == o.bf16Dot &&
-           sparseMaxM == o.sparseMaxM;
+           sparseMaxM == o.sparseMaxM && blockUnits == o.blockUnits;
   }
   bool operator!=(const CpuStrategy &o) const { return !(*this == o); }
 };
@@ -71,7 +77,8 @@ struct CpuStrategy {
 /// The knobs' names in the strategy's text, in printing order.
 constexpr const char *kCpuStrategyKeys[] = {
     "vector_bits", "mr",    "nr",     "mc",       "prefetch",
-    "fused_max_m", "chunk", "groups", "bf16_dot", "sparse_max_m"};
+    "fused_max_m", "chunk", "groups", "bf16_dot", "sparse_max_m",
+    "block_units"};
 
 /// A knob of the record by its name (nullptr: no such knob, or one of the
 /// other kind).

@@ -170,9 +170,13 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
   } else if (l.grouped()) {
     // The dense two-pass phases, the GEMMs' units panels x blocks
     // (GroupedPhases.cpp).
-    units.push_back(b.getDenseI64ArrayAttr({-1, l.blocks * l.npUp, rowsIfQuant,
-                                            l.blocks * l.npDown, 0,
-                                            l.finishInGemm ? 0 : -1}));
+    if (l.blockUnits)
+      units.push_back(b.getDenseI64ArrayAttr(
+          {-1, 0, 0, 0, l.blocks, l.finishInGemm ? 0 : -1}));
+    else
+      units.push_back(b.getDenseI64ArrayAttr(
+          {-1, l.blocks * l.npUp, rowsIfQuant, l.blocks * l.npDown, 0,
+           l.finishInGemm ? 0 : -1}));
   } else {
     units.push_back(b.getDenseI64ArrayAttr(
         {rowsIfA, l.npUp, rowsIfQuant, l.npDown, 0, l.finishInGemm ? 0 : -1}));
@@ -201,7 +205,10 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
             std::to_string(l.d) + " -> " + std::to_string(l.f) + " -> " +
             std::to_string(l.d) +
             " (block-diagonal weights), each block's GEMMs two-pass on its "
-            "gathered columns (units: panels x blocks)";
+            "gathered columns " +
+            (l.blockUnits ? "(units: blocks, each block's GEMM 1 and GEMM 2 "
+                            "back to back in one thread)"
+                          : "(units: panels x blocks)");
   // Widening tiles keep the matmuls' inputs in f32; pair tiles round the
   // pre-normed input and the hidden activations to bf16; integer dot
   // products quantize every matmul input to int8.

@@ -16,10 +16,15 @@
 // The outlined GEMMs take identity-layout views, which a column slice of x
 // or of a shared section is not, so phase 0 gathers each block's columns
 // into its own section (Layout.h), and GEMM 2 writes y at a column base.
-// The GEMM phases' units are block-major (unit = block * panels + panel):
-// a thread's contiguous range covers consecutive panels of as few blocks
-// as possible, so each block's A stays in its cache; every block has all m
-// rows, so the split is balanced.
+// With block_units (the cost model's choice where whole blocks split evenly
+// over the threads) phases 1-3 become one phase 4 over blocks: a thread runs
+// each of its blocks' GEMM 1 and GEMM 2 back to back, H in one section it
+// reuses, so H stays in its cache (LLaMA-7B's 16 blocks at m = 256 write 11
+// MB of H otherwise) and no barrier separates the GEMMs. Otherwise the GEMM
+// phases' units are block-major (unit = block * panels + panel): a thread's
+// contiguous range covers consecutive panels of as few blocks as possible,
+// so each block's A stays in its cache; every block has all m rows, so the
+// split is balanced. Both run the same tiles: the results are the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,75 +148,99 @@ void KernelBuilder::buildGrouped(Value x, const llvm::StringMap<Value> &params,
     });
   };
 
-  // Phase 1, over up panels x blocks: H_g.
-  inPhase(phase, 1, [&] {
-    overPanels(l.npUp, [&](Value g, Value p0, Value p1) {
-      UpGemmArgs args{dynamic(aOf(g)),
-                      dynamic(hOf(g)),
-                      idx(0),
-                      m,
-                      p0,
-                      p1,
-                      {},
-                      {},
-                      stackedSlice(params, stacked, "w_up", g),
-                      stackedSlice(params, stacked, "w_gate", g),
-                      stackedSlice(params, stacked, "b_up", g),
-                      stackedSlice(params, stacked, "b_gate", g)};
-      if (l.intDot) {
-        Quantized aq = quantizedOf(g, /*hidden=*/false);
-        args.a = dynamic(aq.q);
-        args.aScales = dynamic(aq.scales);
-        args.aSums = dynamic(aq.sums);
-      }
-      callUpGemm(args);
-    });
-  });
+  // GEMM 1 of block g over up panels [p0, p1): H = act(A_g W_up[g] ...)
+  // into `hBlock`'s H section (and, integer dot products, its int8 copy).
+  Value bDownFlat = params.lookup("b_down");
+  auto upGemm = [&](Value g, Value p0, Value p1, Value hBlock) {
+    UpGemmArgs args{dynamic(aOf(g)),
+                    dynamic(hOf(hBlock)),
+                    idx(0),
+                    m,
+                    p0,
+                    p1,
+                    {},
+                    {},
+                    stackedSlice(params, stacked, "w_up", g),
+                    stackedSlice(params, stacked, "w_gate", g),
+                    stackedSlice(params, stacked, "b_up", g),
+                    stackedSlice(params, stacked, "b_gate", g)};
+    if (l.intDot) {
+      Quantized aq = quantizedOf(g, /*hidden=*/false);
+      args.a = dynamic(aq.q);
+      args.aScales = dynamic(aq.scales);
+      args.aSums = dynamic(aq.sums);
+    }
+    callUpGemm(args);
+  };
+  // Row r of the H in `hBlock`'s section quantized (integer dot products).
+  auto quantizeHidden = [&](Value r, Value hBlock) {
+    Quantized hq = quantizedOf(hBlock, /*hidden=*/true);
+    quantizeRow(hOf(hBlock), r, l.f, hq.q, hq.scales, hq.sums);
+  };
+  // GEMM 2 of block g over down panels [p0, p1), reading the H in
+  // `hBlock`'s section: it finishes the block's columns of y itself, or
+  // (post-norm) writes O_g.
+  auto downGemm = [&](Value g, Value p0, Value p1, Value hBlock) {
+    DownGemmArgs args;
+    args.a = dynamic(hOf(hBlock));
+    if (l.intDot) {
+      Quantized hq = quantizedOf(hBlock, /*hidden=*/true);
+      args.a = dynamic(hq.q);
+      args.aScales = dynamic(hq.scales);
+      args.aSums = dynamic(hq.sums);
+    }
+    // Finishing never stores to c: an empty view stands for it.
+    args.c = l.finishInGemm ? dynamic(view(ws, idx(0), 0, l.oWidth))
+                            : dynamic(oOf(g));
+    args.m = m;
+    args.p0 = p0;
+    args.p1 = p1;
+    args.wDown = stackedSlice(params, stacked, "w_down", g);
+    if (l.finishInGemm) {
+      args.mode = idx(2);
+      args.y = y;
+      if (op.getResidual())
+        args.x = x;
+      if (bDownFlat)
+        args.bDown = stackedSlice(params, stacked, "b_down", g);
+      args.yColBase = mul(g, idx(l.d));
+    }
+    callDownGemm(args);
+  };
 
-  // Phase 2, over rows (integer dot products): each block's H quantized,
-  // its first d_ff / blocks columns.
-  if (l.intDot)
-    inPhase(phase, 2, [&] {
-      loop(begin, end, idx(1), [&](Value r) {
-        overBlocks([&](Value g) {
-          Quantized hq = quantizedOf(g, /*hidden=*/true);
-          quantizeRow(hOf(g), r, l.f, hq.q, hq.scales, hq.sums);
-        });
+  if (l.blockUnits) {
+    // Phase 4, over blocks: each of the thread's blocks through GEMM 1 and
+    // GEMM 2 back to back, its H in the section of the thread's first
+    // block (ranges are disjoint), so H stays in the thread's cache and
+    // no barrier separates the GEMMs.
+    inPhase(phase, 4, [&] {
+      loop(begin, end, idx(1), [&](Value g) {
+        upGemm(g, idx(0), idx(l.npUp), begin);
+        if (l.intDot)
+          loop(idx(0), m, idx(1), [&](Value r) { quantizeHidden(r, begin); });
+        downGemm(g, idx(0), idx(l.npDown), begin);
       });
     });
-
-  // Phase 3, over down panels x blocks: GEMM 2 finishes the block's
-  // columns of y itself, or (post-norm) writes O_g.
-  Value bDownFlat = params.lookup("b_down");
-  inPhase(phase, 3, [&] {
-    overPanels(l.npDown, [&](Value g, Value p0, Value p1) {
-      DownGemmArgs args;
-      args.a = dynamic(hOf(g));
-      if (l.intDot) {
-        Quantized hq = quantizedOf(g, /*hidden=*/true);
-        args.a = dynamic(hq.q);
-        args.aScales = dynamic(hq.scales);
-        args.aSums = dynamic(hq.sums);
-      }
-      // Finishing never stores to c: an empty view stands for it.
-      args.c = l.finishInGemm ? dynamic(view(ws, idx(0), 0, l.oWidth))
-                              : dynamic(oOf(g));
-      args.m = m;
-      args.p0 = p0;
-      args.p1 = p1;
-      args.wDown = stackedSlice(params, stacked, "w_down", g);
-      if (l.finishInGemm) {
-        args.mode = idx(2);
-        args.y = y;
-        if (op.getResidual())
-          args.x = x;
-        if (bDownFlat)
-          args.bDown = stackedSlice(params, stacked, "b_down", g);
-        args.yColBase = mul(g, idx(l.d));
-      }
-      callDownGemm(args);
+  } else {
+    // Phase 1, over up panels x blocks: H_g.
+    inPhase(phase, 1, [&] {
+      overPanels(l.npUp,
+                 [&](Value g, Value p0, Value p1) { upGemm(g, p0, p1, g); });
     });
-  });
+    // Phase 2, over rows (integer dot products): each block's H quantized,
+    // its first d_ff / blocks columns.
+    if (l.intDot)
+      inPhase(phase, 2, [&] {
+        loop(begin, end, idx(1), [&](Value r) {
+          overBlocks([&](Value g) { quantizeHidden(r, g); });
+        });
+      });
+    // Phase 3, over down panels x blocks.
+    inPhase(phase, 3, [&] {
+      overPanels(l.npDown,
+                 [&](Value g, Value p0, Value p1) { downGemm(g, p0, p1, g); });
+    });
+  }
 
   // Phase 5, over rows (post-norm only): the blocks' outputs plus their
   // down biases as one row, then the residual and the norm over the whole

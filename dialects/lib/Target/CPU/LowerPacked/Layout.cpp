@@ -17,6 +17,7 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   l.f = op.getBlockDFf();
   l.dModel = op.getDModel();
   l.blocks = op.getNumBlocks();
+  l.blockUnits = l.blocks > 1 && s.blockUnits.value_or(false);
   l.lanes = *s.vectorBits / 32;
   l.mr = *s.mr;
   l.mc = *s.mc;

@@ -26,6 +26,9 @@ struct Layout {
   // group).
   int64_t d, f, lanes, mr, mc;
   int64_t dModel, blocks = 1;
+  // A grouped FFN's work units: one per block, its GEMM 1 and GEMM 2 back
+  // to back in one thread (block_units), or panels x blocks per GEMM.
+  bool blockUnits = false;
   int64_t nrUp, npUp, fp;         // up/gate panels: width, count, padded d_ff
   int64_t nrDown, npDown, dp;     // down panels
   int64_t aWidth, hWidth, oWidth; // f32 row strides in the workspace
