@@ -222,6 +222,15 @@ std::string ffnc::renderInfo(llvm::ArrayRef<FfnSpec> specs,
                        mlir::ffn::describeStrategy(choice, spec.isGated(),
                                                    spec.blockDFF(),
                                                    spec.batchInvariant));
+    // A grouped FFN's work units, which decide the threads' split.
+    if (spec.isGrouped())
+      out += fmt::format(
+          "  {:<22}{}\n", "work units",
+          choice.blockUnits.value_or(false)
+              ? "blocks: each block's GEMM 1 and GEMM 2 back to back in one "
+                "thread (block_units)"
+              : "panels x blocks per GEMM, a barrier between the GEMMs "
+                "(block_units = false)");
     // A vdpbf16ps does the work of two FMAs: pair tiles' compute peak is
     // twice the f32 one (measured on Zen 4: 234.0 vs 117.2 GFLOP/s).
     bool pairTiles = choice.bf16Dot.value_or(false);

@@ -149,7 +149,7 @@ void KernelBuilder::buildGrouped(Value x, const llvm::StringMap<Value> &params,
   };
 
   // GEMM 1 of block g over up panels [p0, p1): H = act(A_g W_up[g] ...)
-  // into `hBlock`'s H section (and, integer dot products, its int8 copy).
+  // into `hBlock`'s H section (integer dot products: from A_g's int8 copy).
   Value bDownFlat = params.lookup("b_down");
   auto upGemm = [&](Value g, Value p0, Value p1, Value hBlock) {
     UpGemmArgs args{dynamic(aOf(g)),
