@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::ffn;
@@ -155,9 +156,10 @@ Attribute CpuStrategyAttr::parse(AsmParser &parser, Type) {
     std::optional<int64_t> *knob = integerKnob(s, key);
     if (!knob)
       return parser.emitError(loc)
-             << "unknown key '" << key
-             << "' (keys: vector_bits, mr, nr, mc, prefetch, fused_max_m, "
-                "chunk, groups, bf16_dot, sparse_max_m, block_units)";
+             << "unknown key '" << key << "' (keys: "
+             << llvm::join(std::begin(kCpuStrategyKeys),
+                           std::end(kCpuStrategyKeys), ", ")
+             << ")";
 
     int64_t value;
     if (parser.parseInteger(value))

@@ -21,16 +21,16 @@ namespace ffnc {
 
 /// What some FFN of the spec cannot take from this target and schedule,
 /// reported at the spec: the fused schedule for a batch-invariant FFN, bf16
-/// pair tiles for an FFN that is not bf16, an NVIDIA target for a mixture
-/// of experts (CPU kernels only so far), and for quantized weights (built
-/// by the CPU's packed schedule only, never dropped silently) an NVIDIA
-/// target, the baseline, or either knob. With --backend=halide
-/// (schedule.backend), instead: mixtures of experts, grouped FFNs and
-/// quantized weights at their FFN, and once (at the first FFN) an NVIDIA
-/// target, the baseline, a knob of ffnc's other schedules (fused_max_m,
-/// chunk, groups, bf16_dot, sparse_max_m) or any --strategy with an
-/// autoscheduler; an activation_sparsity hint is a warning (the Halide
-/// kernel reads every row of W_down).
+/// pair tiles for an FFN that is not bf16, block_units for an FFN without
+/// blocks, an NVIDIA target for a mixture of experts (CPU kernels only so
+/// far), and for quantized weights (built by the CPU's packed schedule only,
+/// never dropped silently) an NVIDIA target, the baseline, or either knob.
+/// With --backend=halide (schedule.backend), instead: mixtures of experts,
+/// grouped FFNs and quantized weights at their FFN, and once (at the first
+/// FFN) an NVIDIA target, the baseline, a knob of ffnc's other schedules
+/// (fused_max_m, chunk, groups, bf16_dot, sparse_max_m, block_units) or any
+/// --strategy with an autoscheduler; an activation_sparsity hint is a
+/// warning (the Halide kernel reads every row of W_down).
 /// Returns false (the errors reported to `diags`) if any does.
 bool checkSpecsFit(llvm::ArrayRef<FfnSpec> specs, const TargetInfo &target,
                    const ScheduleOptions &schedule, DiagnosticEngine &diags);

@@ -320,8 +320,7 @@ static void chooseSparseBound(const FfnShape &s, const CpuStrategy &o,
 /// worth it while the busiest thread gets at most 1/8 more than an even
 /// share.
 static bool blockUnitsPay(int64_t blocks, int64_t threads) {
-  int64_t busiest = (blocks + threads - 1) / threads;
-  return 8 * busiest * threads <= 9 * blocks;
+  return 8 * ceilDiv(blocks, threads) * threads <= 9 * blocks;
 }
 
 CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,

@@ -168,7 +168,8 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
         {-1, 1, routedRows, l.moeTotal * l.npUp, l.intDot ? routedRows : 0,
          l.moeTotal * l.npDown, -1}));
   } else if (l.grouped()) {
-    // The dense two-pass phases, the GEMMs' units panels x blocks
+    // The dense two-pass phases: one unit per block in phase 4 (its GEMM 1
+    // and GEMM 2 back to back), or the GEMMs' units panels x blocks
     // (GroupedPhases.cpp).
     if (l.blockUnits)
       units.push_back(b.getDenseI64ArrayAttr(
