@@ -69,7 +69,7 @@ cl::opt<std::string> strategyOption(
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
              "any of mr=N,nr=N,mc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
              "groups=N,bf16_dot=0|1,sparse_max_m=N,block_units=0|1 (register "
-             "tile rows/columns, cache block rows, next-panel prefetch, "
+             "tile rows/columns, cache block rows, weight-stream prefetch, "
              "largest m "
              "of the fused d_ff-chunked schedule (0: never), its chunk width "
              "and work units, bf16 pair dot products instead of widening to "

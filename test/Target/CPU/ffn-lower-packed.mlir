@@ -41,11 +41,9 @@
 // CHECK: arith.cmpi sge, %[[LEFT]], %c2{{(_[0-9]+)?}}
 // CHECK: arith.cmpi sge, %[[LEFT]], %c4{{(_[0-9]+)?}}
 // CHECK: %[[ROWS:.*]] = arith.select
-// Only the panel's last tile prefetches the next panel; the others their
-// own (in cache), so they do not evict what the next tile reads.
-// CHECK: %[[TILEEND:.*]] = arith.addi %[[ROW]], %[[ROWS]]
-// CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[TILEEND]], %[[END]]
-// CHECK: %[[PF:.*]] = arith.select %[[LAST]], %{{.*}}, %[[P]]
+// The block's first tile streams the panel from memory and prefetches
+// ahead of itself; the others touch their own row (in cache).
+// CHECK: %[[STREAMS:.*]] = arith.cmpi eq, %[[ROW]], %[[I0]]
 // CHECK: scf.index_switch %[[ROWS]]
 // A 4-row tile starts its accumulators at zero, then a K loop made by
 // TilingInterface runs a one-k-step contraction acc[4 x 32] += A[4 x 1] *
@@ -55,8 +53,17 @@
 // CHECK: %[[AV:.*]] = memref.subview %[[A]][%[[ROW]], %{{.*}}] [4, %{{.*}}] [1, 1]
 // CHECK: %[[WV:.*]] = memref.subview %[[UW]][%[[P]], 0, 0] [1, %{{.*}}, 32] [1, 1, 1] : memref<2x20x32xf32> to memref<?x32xf32
 // CHECK: scf.for %[[K:.*]] = %c0{{(_[0-9]+)?}} to %c20{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} {
-// The next panel's row k is prefetched while this one computes.
-// CHECK: memref.prefetch %[[UW]][%[[PF]], %[[K]], %c0{{(_[0-9]+)?}}], read, locality<2>, data : memref<2x20x32xf32>
+// 2 KiB down the weights (16 rows of 128 bytes) into L1, one prefetch per
+// cache line, in a flat view of the panels: past the panel's 20 rows come
+// the next panel's (clamped to the last row).
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[UW]] {{\[}}[0, 1], [2]] : memref<2x20x32xf32> into memref<40x32xf32>
+// CHECK: %[[PROW:.*]] = arith.muli %[[P]], %c20{{(_[0-9]+)?}}
+// CHECK: %[[ATK:.*]] = arith.addi %[[PROW]], %[[K]]
+// CHECK: %[[AHEAD:.*]] = arith.select %[[STREAMS]], %c16{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}
+// CHECK: %[[AT:.*]] = arith.addi %[[ATK]], %[[AHEAD]]
+// CHECK: %[[LAST:.*]] = arith.minsi %[[AT]], %c39{{(_[0-9]+)?}}
+// CHECK: memref.prefetch %[[FLAT]][%[[LAST]], %c0{{(_[0-9]+)?}}], read, locality<3>, data : memref<40x32xf32>
+// CHECK: memref.prefetch %[[FLAT]][%[[LAST]], %c16{{(_[0-9]+)?}}], read, locality<3>, data : memref<40x32xf32>
 // CHECK: %[[AK:.*]] = memref.subview %[[AV]][0, %[[K]]] [4, 1] [1, 1]
 // CHECK: %[[WK:.*]] = memref.subview %[[WV]][%[[K]], 0] [1, 32] [1, 1]
 // CHECK: linalg.generic {indexing_maps = [#[[MA:.*]], #[[MW:.*]], #[[MC:.*]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[AK]], %[[WK]] : memref<4x1xf32, {{.*}}>, memref<1x32xf32, {{.*}}>) outs(%{{.*}} : memref<4x32xf32{{.*}}>) attrs = {ffn.register_tile}
@@ -135,7 +142,7 @@
 // CHECK-SAME: ffn.kernel_abi = #ffn.kernel_abi<d_model = 20, d_ff = 40, storage = f32, activation = relu, gated = false, residual = false, operand_type = f32
 // CHECK-SAME: params = [#ffn.kernel_param<name = "w_up", shape = [20, 40], packed = memref<2x20x32xf32>, pack = "f_pack_w_up">, #ffn.kernel_param<name = "w_down", shape = [40, 20], packed = memref<1x40x32xf32>, pack = "f_pack_w_down">, #ffn.kernel_param<name = "b_up", shape = [40], packed = memref<64xf32>, pack = "f_pack_b_up">, #ffn.kernel_param<name = "b_down", shape = [20], packed = memref<20xf32>>]
 // CHECK-SAME: workspace_per_row = 384, phase_units = [array<i64: 0, 2, 0, 1, 0, 0>], bucket_max_m = [-1]
-// CHECK-SAME: strategy = "packed 512-bit vectors, register tile 4x32, cache block 8 rows, next-panel prefetch, fused bias+activation epilogue"
+// CHECK-SAME: strategy = "packed 512-bit vectors, register tile 4x32, cache block 8 rows, weight-stream prefetch, fused bias+activation epilogue"
 // CHECK: %[[DIM:.*]] = memref.dim %[[X]]
 // CHECK: %[[H:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x64xf32>
 // CHECK: %[[O:.*]] = memref.view %[[WS]]{{.*}} : memref<?xi8> to memref<?x32xf32>

@@ -212,9 +212,10 @@ def Ffn_CpuStrategyAttr
       projections of a column are computed in the same tile);
     - `mc`: token rows per cache block (a packed weight panel is reused,
       from L2, by all rows of a block);
-    - `prefetch`: whether the K loop prefetches the next weight panel (pays
-      off when the weights stream from DRAM, costs a little when they stay
-      in cache); `true`/`false` (or 1/0);
+    - `prefetch`: whether multi-row tiles' K loops prefetch 2 KiB down the
+      weight stream (pays off when the weights stream from DRAM, costs a
+      little when they stay in cache; one-row tiles always do);
+      `true`/`false` (or 1/0);
     - `fused_max_m`: the token-count bucket boundary. Runs with
       `m <= fused_max_m` take the whole-FFN fused schedule: d_ff in chunks of
       `chunk` columns, each chunk's hidden activations computed into an

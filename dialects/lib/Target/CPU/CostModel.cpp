@@ -175,7 +175,7 @@ std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
                        std::to_string(nrUp) + ")"
                  : std::string()) +
           ", cache block " + std::to_string(mc) + " rows" +
-          (*s.prefetch ? ", next-panel prefetch" : "") +
+          (*s.prefetch ? ", weight-stream prefetch" : "") +
           (s.bf16Dot.value_or(false) ? ", bf16 pair dot products (vdpbf16ps)"
                                      : "") +
           ", fused bias+activation epilogue";

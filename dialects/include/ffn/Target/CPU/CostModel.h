@@ -31,7 +31,7 @@ namespace mlir::ffn {
 ///   - vector_bits: SIMD width (512 AVX-512 zmm, 256 AVX2 ymm);
 ///   - mr x nr: the register tile (token rows x accumulator columns);
 ///   - mc: token rows per cache block;
-///   - prefetch: the K loop prefetches the next weight panel;
+///   - prefetch: multi-row tiles prefetch down the weight stream;
 ///   - fused_max_m: runs with m <= fused_max_m take the fused d_ff-chunked
 ///     schedule (0: none); chunk = d_ff columns per chunk, groups = work
 ///     units; set exactly when fused_max_m > 0;
@@ -248,10 +248,10 @@ SchedulePrices priceSchedules(const FfnShape &s, const CpuStrategy &c,
 /// Register tile: fills the register file with accumulators (8 x 2 zmm of
 /// 32 with AVX-512, 6 x 2 ymm of 16 with AVX2), leaving room for the weight
 /// vectors and the broadcast; 256-row cache blocks (a packed weight panel
-/// stays in L2 while the block's rows stream past it); prefetching of the
-/// next weight panel when the weights are streamed from DRAM (measured:
-/// LLaMA-7B at M = 16 44.4 -> 39.4 ms; BERT-base, whose weights stay in L3,
-/// 5-10% slower with it).
+/// stays in L2 while the block's rows stream past it); prefetching down the
+/// weight stream when the weights are streamed from DRAM (measured with
+/// the earlier next-panel prefetch: LLaMA-7B at M = 16 44.4 -> 39.4 ms;
+/// BERT-base, whose weights stay in L3, 5-10% slower with it).
 ///
 /// Fused bucket: 256-column chunks (narrower when d_ff has fewer than 8 of
 /// them, so there is work to split); the group count that prices the fused

@@ -14,8 +14,9 @@ def FfnSelectStrategy : Pass<"ffn-select-strategy", "func::FuncOp"> {
     for the weight vectors and the broadcast. The cache block is 256 rows
     (rounded to a multiple of `mr`): a packed weight panel stays in L2
     while the block's rows stream past it, so larger blocks read the
-    weights from memory fewer times. The K loop prefetches the next weight
-    panel when the FFN's weights exceed 64 MiB (they stream from DRAM).
+    weights from memory fewer times. The K loop prefetches 2 KiB down the
+    weight stream when the FFN's weights exceed 64 MiB (they stream from
+    DRAM), and always in one-row tiles.
     The target is the module's `#ffn.target` (ffn-attach-target): its SIMD
     width, threads and machine figures. Per token-count bucket it picks the fusion: runs with `m <= fused_max_m`
     take the whole-FFN fused schedule (d_ff in chunks), larger runs the

@@ -127,7 +127,6 @@ void KernelBuilder::buildUpGemm(const UpGemmArgs &in) {
   }
   Value bUp = in.bUp, bGate = in.bGate;
   up.nr = l.nrUp;
-  up.np = l.npUp;
   up.epilogue = [&](ArrayRef<SmallVector<Value>> acc, Value col) {
     SmallVector<Value> out;
     for (int64_t v = 0; v < l.nrUp / l.lanes; ++v) {
@@ -182,7 +181,6 @@ void KernelBuilder::buildDownGemm(const DownGemmArgs &in) {
   }
   allocTileBuffers(1, l.nrDown);
   down.nr = l.nrDown;
-  down.np = l.npDown;
   if (l.fusedMaxM > 0) {
     down.chunkRows = l.chunk;
     down.chunkBegin = in.q0;

@@ -27,7 +27,7 @@ using namespace mlir::ffn::cpu;
 
 void PanelGemmBuilder::intDotContract(const PanelGemm &g, ArrayRef<Value> acc,
                                       Value row0, int64_t rows, Value panel,
-                                      Value prefetchPanel, Value kLen) {
+                                      Value streams, Value kLen) {
   assert(l.lanes == 16 && "vpdpbusd on 512-bit vectors");
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
@@ -117,15 +117,7 @@ void PanelGemmBuilder::intDotContract(const PanelGemm &g, ArrayRef<Value> acc,
             sum = dot(sum, wHi, hi[r]);
         }
       }
-    // The next panel's row, one prefetch per cache line of it (a row is
-    // 4 nr bytes), for streamed weights and one-row tiles.
-    if (l.prefetch || rows == 1)
-      for (Value panels : g.panels)
-        for (int64_t off = 0; off < l.quantRowWidth(g.nr); off += 64)
-          memref::PrefetchOp::create(b, loc, panels,
-                                     ValueRange{prefetchPanel, kq, idx(off)},
-                                     /*isWrite=*/false, /*localityHint=*/2,
-                                     /*isDataCache=*/true);
+    prefetchPanelRow(g, rows, /*chunk=*/nullptr, panel, streams, kq);
     scf::YieldOp::create(b, loc, out);
   }
 

@@ -72,7 +72,7 @@ Value PanelGemmBuilder::pairWord(const PanelGemm &g, Value row, Value k,
 
 void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
                                    Value row0, int64_t rows, Value panel,
-                                   Value prefetchPanel, Value chunk, Value aCol,
+                                   Value streams, Value chunk, Value aCol,
                                    Value kLen) {
   int64_t nv = g.nr / l.lanes;
   SmallVector<Value> init = loadAccumulators(acc, rows, nv);
@@ -90,7 +90,7 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
     SmallVector<Value> out =
         pairStep(g, rows, row0, panel, chunk, loop.getRegionIterArgs(), kk,
                  [&](Value row) { return pairWord(g, row, k, false); });
-    prefetchPanelRow(g, rows, chunk, prefetchPanel, kk);
+    prefetchPanelRow(g, rows, chunk, panel, streams, kk);
     scf::YieldOp::create(b, loc, out);
   }
 

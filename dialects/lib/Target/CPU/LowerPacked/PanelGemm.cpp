@@ -151,8 +151,6 @@ void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
     loop(panelBegin, panelEnd, one, [&](Value panel) {
-      Value next = arith::MinSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, panel, one), idx(g.np - 1));
       Type index = b.getIndexType();
       auto tiles =
           scf::WhileOp::create(b, loc, TypeRange{index}, ValueRange{i0});
@@ -171,27 +169,23 @@ void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
                                            left, idx(h));
         rows = arith::SelectOp::create(b, loc, fits, idx(h), rows);
       }
-      // Only the panel's last tile pulls in the next panel: earlier ones
-      // would evict the panel their successors still read from L2 (a
-      // gate+up panel of LLaMA-7B is 512 KiB). Others "prefetch" their own
-      // panel, which is already in cache.
-      Value last =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                arith::AddIOp::create(b, loc, row, rows), end);
-      Value prefetch = arith::SelectOp::create(b, loc, last, next, panel);
+      // The block's first tile streams the panel from memory and
+      // prefetches ahead of itself; the later ones find it in cache.
+      Value streams =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, i0);
       SmallVector<int64_t> cases(ArrayRef(heights).drop_back());
       auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows,
                                                  cases, cases.size());
       for (auto [region, h] : llvm::zip(dispatch.getCaseRegions(), cases)) {
         OpBuilder::InsertionGuard caseGuard(b);
         b.createBlock(&region);
-        tile(g, row, h, panel, prefetch);
+        tile(g, row, h, panel, streams);
         scf::YieldOp::create(b, loc);
       }
       {
         OpBuilder::InsertionGuard caseGuard(b);
         b.createBlock(&dispatch.getDefaultRegion());
-        tile(g, row, 1, panel, prefetch);
+        tile(g, row, 1, panel, streams);
         scf::YieldOp::create(b, loc);
       }
       if (g.epilogue)

@@ -23,6 +23,12 @@
 
 namespace mlir::ffn::cpu {
 
+/// How far down a streamed weight panel the K loops prefetch: far enough
+/// for DRAM latency at one core's share of the bandwidth, near enough to
+/// stay in L1 (measured 1-4 KiB alike, 512 bytes short; PanelGemm::
+/// prefetchPanelRow).
+constexpr int64_t kPrefetchBytesAhead = 2048;
+
 /// One GEMM as the panel loops see it.
 struct PanelGemm {
   Value a;                   // memref<?xK x f32> (integer dot: i8)
@@ -35,7 +41,7 @@ struct PanelGemm {
   SmallVector<Value> scales;
   // int4 with zero points: memref<NP x ceil(K / group) x NR x i8> each.
   SmallVector<Value> zeros;
-  int64_t nr, np;
+  int64_t nr;
   Value c;       // memref<?x W x f32>
   Value colBase; // global column of c's column 0 (null: 0)
   // Chunk-major panels [chunks][NP][chunkRows][NR] (0: [NP][K][NR]):
@@ -98,8 +104,9 @@ private:
   std::pair<Value, Value> tileColumns(const PanelGemm &g, Value panel);
   /// One register tile of `rows` rows at row0: its K loop, then its
   /// accumulators stored to C, or to the tile buffer for epilogueRows.
+  /// `streams` (i1): the tile is the first to read the panel.
   void tile(const PanelGemm &g, Value row0, int64_t rows, Value panel,
-            Value prefetchPanel);
+            Value streams);
   /// The accumulators of a `rows`-row tile as values, from its buffers
   /// `acc` (one per weight matrix), in (matrix, row, vector) order; and
   /// back.
@@ -107,30 +114,32 @@ private:
                                       int64_t nv);
   void storeAccumulators(ArrayRef<Value> acc, int64_t rows, int64_t nv,
                          ValueRange values);
-  /// Every K loop's prefetch of the next panel's row `row` (of a chunk,
-  /// where not null), for streamed weights and one-row tiles.
+  /// Every K loop's prefetch at row `row` of `panel` (of a chunk, where
+  /// not null): kPrefetchBytesAhead further down the weights where
+  /// `streams` (the tile reads the panel from memory), else the row itself;
+  /// for streamed weights and one-row tiles.
   void prefetchPanelRow(const PanelGemm &g, int64_t rows, Value chunk,
-                        Value prefetchPanel, Value row);
+                        Value panel, Value streams, Value row);
   /// A quantized tile's contraction over k in [0, kLen) (A's columns from
   /// aCol): per group of k, the group's scales loaded once, each weight
   /// vector sign-extended, converted and scaled (exactly: a <= 8-bit
   /// integer times a scale of at most 11 significant bits), then one FMA
   /// per row.
   void quantContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
-                     int64_t rows, Value panel, Value prefetchPanel,
+                     int64_t rows, Value panel, Value streams,
                      Value aCol, Value kLen);
   /// An integer-dot tile's contraction over k in [0, kLen) (IntDotTile.cpp):
   /// per group, the int8 inputs times the unsigned weights in int32
   /// (vpdpbusd), less the weights' offset times the inputs' group sum, then
   /// converted and accumulated in f32 times the two scales.
   void intDotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
-                      int64_t rows, Value panel, Value prefetchPanel,
+                      int64_t rows, Value panel, Value streams,
                       Value kLen);
   /// A pair tile's contraction over k in [0, kLen) (A's columns from aCol):
   /// acc[mat][rows, nr] += A[rows, k] W[mat][k, nr] with vdpbf16ps, k in
   /// pairs, and an odd last k paired with zero.
   void dotContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
-                   int64_t rows, Value panel, Value prefetchPanel, Value chunk,
+                   int64_t rows, Value panel, Value streams, Value chunk,
                    Value aCol, Value kLen);
   /// The sparse GEMM 2's contraction over the listed rows
   /// (SparseTile.cpp): per listed k, one broadcast of A per row and one FMA
@@ -139,7 +148,7 @@ private:
   /// Pair tiles' odd last k (paired with zero) is never listed and always
   /// taken.
   void sparseContract(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
-                      int64_t rows, Value panel, Value prefetchPanel,
+                      int64_t rows, Value panel, Value streams,
                       Value chunk, Value aCol, Value kLen);
   /// One pair-tile k-step over pair row kk: A's bf16 word of each row
   /// (`aWord`) broadcast, then per weight vector one load and one

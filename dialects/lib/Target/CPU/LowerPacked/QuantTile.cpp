@@ -48,7 +48,7 @@ PanelGemmBuilder::quantViews(Value bytes, int64_t np, int64_t k, int64_t nr) {
 
 void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
                                      Value row0, int64_t rows, Value panel,
-                                     Value prefetchPanel, Value aCol,
+                                     Value streams, Value aCol,
                                      Value kLen) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
@@ -180,7 +180,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
                                    ValueRange{panel, k, idx(v * l.lanes)});
         return dequant(arith::ExtSIOp::create(b, loc, ints, q), mat, v);
       });
-      prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, k);
+      prefetchPanelRow(g, rows, /*chunk=*/nullptr, panel, streams, k);
       scf::YieldOp::create(b, loc, out);
       b.setInsertionPointAfter(kLoop);
       finishGroup(kLoop.getResults());
@@ -239,7 +239,7 @@ void PanelGemmBuilder::quantContract(const PanelGemm &g, ArrayRef<Value> acc,
         accumulate(out, aHi, [&](int64_t mat, int64_t v) {
           return dequant(q[mat][v].second, mat, v);
         });
-        prefetchPanelRow(g, rows, /*chunk=*/nullptr, prefetchPanel, kk);
+        prefetchPanelRow(g, rows, /*chunk=*/nullptr, panel, streams, kk);
         scf::YieldOp::create(b, loc, out);
       }
       b.setInsertionPointAfter(kLoop);

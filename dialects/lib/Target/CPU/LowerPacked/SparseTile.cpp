@@ -20,7 +20,7 @@ using namespace mlir::ffn::cpu;
 
 void PanelGemmBuilder::sparseContract(const PanelGemm &g, ArrayRef<Value> acc,
                                       Value row0, int64_t rows, Value panel,
-                                      Value prefetchPanel, Value chunk,
+                                      Value streams, Value chunk,
                                       Value aCol, Value kLen) {
   assert(g.panels.size() == 1 && "the sparse GEMM is GEMM 2's");
   int64_t nv = g.nr / l.lanes;
@@ -66,7 +66,7 @@ void PanelGemmBuilder::sparseContract(const PanelGemm &g, ArrayRef<Value> acc,
         }
       }
     }
-    prefetchPanelRow(g, rows, chunk, prefetchPanel, kk);
+    prefetchPanelRow(g, rows, chunk, panel, streams, kk);
     scf::YieldOp::create(b, loc, out);
   }
   ValueRange results = loop.getResults();
