@@ -80,7 +80,10 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
   for (Value panels : g.panels) {
     // Panels (and chunks) are contiguous, so the rows of one flat
     // [(chunks x) panels x K, width] view run down the whole stream: the
-    // look-ahead costs an add and a clamp (to the last row) per k.
+    // look-ahead costs an add and a clamp (to the last row) per k. (The
+    // fused schedule's chunk-major W_down is read chunk after chunk of one
+    // panel, not in memory order, so there each chunk's first 2 KiB are
+    // not prefetched and 2 KiB of the next panel's chunk are, early.)
     auto type = cast<MemRefType>(panels.getType());
     int64_t rank = type.getRank();
     int64_t width = type.getDimSize(rank - 1);
