@@ -25,8 +25,8 @@ namespace mlir::ffn::cpu {
 
 /// How far down a streamed weight panel the K loops prefetch: far enough
 /// for DRAM latency at one core's share of the bandwidth, near enough to
-/// stay in L1 (measured 1-4 KiB alike, 512 bytes short; PanelGemm::
-/// prefetchPanelRow).
+/// stay in L1 (measured: 1-8 KiB alike, 16 rows = 512 bytes - 2 KiB
+/// short; PanelGemm::prefetchPanelRow).
 constexpr int64_t kPrefetchBytesAhead = 2048;
 
 /// One GEMM as the panel loops see it.

@@ -71,10 +71,10 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
   // their own row, already in cache. A one-row tile (decode) always
   // prefetches: 2 FMAs per 128 bytes of weights cannot hide the latency
   // even from L3, while multi-row tiles of cache-resident weights lose
-  // 2-20% to it. Emerald Rapids VM, LLaMA-7B, one thread, ffnc / oneDNN at
-  // M = 1: 0.84-0.89x prefetching the next panel's row (a whole panel,
-  // 256 KiB - 1.4 MiB, ahead into L2) -> 0.98-1.04x 2 KiB ahead (f32);
-  // M = 16: 0.54-0.84x -> 1.02-1.09x.
+  // 2-20% to it. Emerald Rapids VM, LLaMA-7B f32, one thread, ffnc /
+  // oneDNN: prefetching the next panel's row (a whole panel, 256 KiB - 1.4
+  // MiB, ahead into L2) M = 1 0.77-0.90x, M = 16 0.54-0.74x; 2 KiB ahead
+  // 0.98-1.03x and 0.99-1.01x (docs/bench-cpu-2026-11-29-prefetch.txt).
   if (!l.prefetch && rows != 1)
     return;
   for (Value panels : g.panels) {
