@@ -23,7 +23,8 @@ double measureBf16DotGflops(unsigned threads);
 double measureInt8DotGops(unsigned threads);
 
 /// Read bandwidth in GB/s with `threads` threads summing a buffer far larger
-/// than the last-level cache.
+/// than the last-level cache, the better of one stream and several read side
+/// by side per thread.
 double measureReadBandwidth(unsigned threads);
 
 /// The buffer measureCacheReadBandwidth reads: 8 MiB in all.
