@@ -42,13 +42,15 @@
 // CHECK: arith.cmpi sge, %[[LEFT]], %c4{{(_[0-9]+)?}}
 // CHECK: %[[ROWS:.*]] = arith.select
 // The block's first tile streams the panel from memory and prefetches
-// ahead of itself; the others touch their own row (in cache).
+// ahead of itself. The full-height tile has two versions: the first tile's,
+// and the later tiles' (the panel in cache), with no prefetch at all.
 // CHECK: %[[STREAMS:.*]] = arith.cmpi eq, %[[ROW]], %[[I0]]
 // CHECK: scf.index_switch %[[ROWS]]
 // A 4-row tile starts its accumulators at zero, then a K loop made by
 // TilingInterface runs a one-k-step contraction acc[4 x 32] += A[4 x 1] *
 // W[1 x 32] (ffn-vectorize-register-tiles turns it into FMAs).
 // CHECK: case 4 {
+// CHECK-NEXT: scf.if %[[STREAMS]] {
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[TB]]
 // CHECK: %[[AV:.*]] = memref.subview %[[A]][%[[ROW]], %{{.*}}] [4, %{{.*}}] [1, 1]
 // CHECK: %[[WV:.*]] = memref.subview %[[UW]][%[[P]], 0, 0] [1, %{{.*}}, 32] [1, 1, 1] : memref<2x20x32xf32> to memref<?x32xf32
@@ -59,8 +61,7 @@
 // CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[UW]] {{\[}}[0, 1], [2]] : memref<2x20x32xf32> into memref<40x32xf32>
 // CHECK: %[[PROW:.*]] = arith.muli %[[P]], %c20{{(_[0-9]+)?}}
 // CHECK: %[[ATK:.*]] = arith.addi %[[PROW]], %[[K]]
-// CHECK: %[[AHEAD:.*]] = arith.select %[[STREAMS]], %c16{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}
-// CHECK: %[[AT:.*]] = arith.addi %[[ATK]], %[[AHEAD]]
+// CHECK: %[[AT:.*]] = arith.addi %[[ATK]], %c16{{(_[0-9]+)?}}
 // CHECK: %[[LAST:.*]] = arith.minsi %[[AT]], %c39{{(_[0-9]+)?}}
 // CHECK: memref.prefetch %[[FLAT]][%[[LAST]], %c0{{(_[0-9]+)?}}], read, locality<3>, data : memref<40x32xf32>
 // CHECK: memref.prefetch %[[FLAT]][%[[LAST]], %c16{{(_[0-9]+)?}}], read, locality<3>, data : memref<40x32xf32>
@@ -69,6 +70,12 @@
 // CHECK: linalg.generic {indexing_maps = [#[[MA:.*]], #[[MW:.*]], #[[MC:.*]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[AK]], %[[WK]] : memref<4x1xf32, {{.*}}>, memref<1x32xf32, {{.*}}>) outs(%{{.*}} : memref<4x32xf32{{.*}}>) attrs = {ffn.register_tile}
 // CHECK: arith.mulf
 // CHECK: arith.addf
+// CHECK: } {llvm.loop_annotation = #{{.*}}}
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: memref.prefetch
+// CHECK: linalg.generic
+// CHECK-SAME: attrs = {ffn.register_tile}
 // CHECK: } {llvm.loop_annotation = #{{.*}}}
 // Shorter tiles compute in their own buffers and copy into the tile buffer.
 // CHECK: case 2 {

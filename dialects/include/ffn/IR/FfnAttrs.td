@@ -212,10 +212,11 @@ def Ffn_CpuStrategyAttr
       projections of a column are computed in the same tile);
     - `mc`: token rows per cache block (a packed weight panel is reused,
       from L2, by all rows of a block);
-    - `prefetch`: whether multi-row tiles' K loops prefetch 2 KiB down the
-      weight stream (pays off when the weights stream from DRAM, costs a
-      little when they stay in cache; one-row tiles always do);
-      `true`/`false` (or 1/0);
+    - `prefetch`: whether a block's first multi-row tile prefetches 2 KiB
+      down the weight stream in its K loop (the block's later tiles, which
+      find the panel in cache, run a K loop without prefetches; one-row
+      tiles always prefetch); chosen `true` for every size, `false` to
+      compare; `true`/`false` (or 1/0);
     - `fused_max_m`: the token-count bucket boundary. Runs with
       `m <= fused_max_m` take the whole-FFN fused schedule: d_ff in chunks of
       `chunk` columns, each chunk's hidden activations computed into an

@@ -333,7 +333,11 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
   c.nr = o.nr.value_or(2 * lanes);
   c.mr = o.mr.value_or(defaultMr(vectorBits));
   c.mc = o.mc.value_or(defaultMc(*c.mr));
-  c.prefetch = o.prefetch.value_or(s.weightBytes() > kStreamedWeightBytes);
+  // Every size: the first tile of a block prefetches 2 KiB ahead, the later
+  // ones run a K loop without prefetches, so cache-resident weights lose
+  // nothing and gain where the first tile misses L2 (BERT-base f32, M = 8,
+  // one thread: 1.17 -> 0.92 ms; docs/bench-cpu-2026-11-29-prefetch-all.txt).
+  c.prefetch = o.prefetch.value_or(true);
   if (o.bf16Dot) {
     c.bf16Dot = o.bf16Dot;
   } else if (s.bf16Dot && vectorBits == 512) {

@@ -179,7 +179,25 @@ void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
       for (auto [region, h] : llvm::zip(dispatch.getCaseRegions(), cases)) {
         OpBuilder::InsertionGuard caseGuard(b);
         b.createBlock(&region);
-        tile(g, row, h, panel, streams);
+        if (l.prefetch && h == l.mr) {
+          // Two versions of the full-height tile, the common one: the
+          // block's first tile prefetches ahead, the later ones have no
+          // prefetch at all. Prefetching their own (cached) row cost about
+          // 3% in a compute-bound GEMM (Transformer-base M = 2048, two
+          // threads; docs/bench-cpu-2026-11-29-prefetch-all.txt).
+          auto first = scf::IfOp::create(b, loc, streams,
+                                         /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard ifGuard(b);
+            b.setInsertionPointToStart(first.thenBlock());
+            tile(g, row, h, panel,
+                 arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+            b.setInsertionPointToStart(first.elseBlock());
+            tile(g, row, h, panel, /*streams=*/Value());
+          }
+        } else {
+          tile(g, row, h, panel, streams);
+        }
         scf::YieldOp::create(b, loc);
       }
       {

@@ -104,7 +104,9 @@ private:
   std::pair<Value, Value> tileColumns(const PanelGemm &g, Value panel);
   /// One register tile of `rows` rows at row0: its K loop, then its
   /// accumulators stored to C, or to the tile buffer for epilogueRows.
-  /// `streams` (i1): the tile is the first to read the panel.
+  /// `streams` (i1): the tile is the first to read the panel; null for a
+  /// tile known not to be, which then prefetches nothing unless it is one
+  /// row high.
   void tile(const PanelGemm &g, Value row0, int64_t rows, Value panel,
             Value streams);
   /// The accumulators of a `rows`-row tile as values, from its buffers
@@ -117,7 +119,8 @@ private:
   /// Every K loop's prefetch at row `row` of `panel` (of a chunk, where
   /// not null): kPrefetchBytesAhead further down the weights where
   /// `streams` (the tile reads the panel from memory), else the row itself;
-  /// for streamed weights and one-row tiles.
+  /// for one-row tiles, and for multi-row ones where the strategy's
+  /// `prefetch` is set and `streams` is not null.
   void prefetchPanelRow(const PanelGemm &g, int64_t rows, Value chunk,
                         Value panel, Value streams, Value row);
   /// A quantized tile's contraction over k in [0, kLen) (A's columns from

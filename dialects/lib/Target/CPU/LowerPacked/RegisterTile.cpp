@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -67,15 +68,16 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
   // Software prefetch kPrefetchBytesAhead down the weight stream, into L1:
   // a panel is contiguous and the next one follows it, so a row past this
   // panel's end is the next panel's. Only the tile that streams the panel
-  // from memory (the first of its row block) looks ahead; later ones touch
-  // their own row, already in cache. A one-row tile (decode) always
-  // prefetches: 2 FMAs per 128 bytes of weights cannot hide the latency
-  // even from L3, while multi-row tiles of cache-resident weights lose
-  // 2-20% to it. Emerald Rapids VM, LLaMA-7B f32, one thread, ffnc /
-  // oneDNN: prefetching the next panel's row (a whole panel, 256 KiB - 1.4
-  // MiB, ahead into L2) M = 1 0.77-0.90x, M = 16 0.54-0.74x; 2 KiB ahead
-  // 0.98-1.03x and 0.99-1.01x (docs/bench-cpu-2026-11-29-prefetch.txt).
-  if (!l.prefetch && rows != 1)
+  // from memory (the first of its row block) looks ahead. A later tile of
+  // full height gets its own K loop without prefetches (`streams` null,
+  // PanelGemmBuilder::gemm); shorter ones touch their own row, in cache. A
+  // one-row tile (decode) always prefetches: 2 FMAs per 128 bytes of
+  // weights cannot hide the latency even from L3. Emerald Rapids VM,
+  // LLaMA-7B f32, one thread, ffnc / oneDNN: prefetching the next panel's
+  // row (a whole panel, 256 KiB - 1.4 MiB, ahead into L2) M = 1
+  // 0.77-0.90x, M = 16 0.54-0.74x; 2 KiB ahead 0.98-1.03x and 0.99-1.01x
+  // (docs/bench-cpu-2026-11-29-prefetch.txt).
+  if ((!l.prefetch || !streams) && rows != 1)
     return;
   for (Value panels : g.panels) {
     // Panels (and chunks) are contiguous, so the rows of one flat
@@ -103,9 +105,17 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
                     panel)
               : panel,
         idx(kRows));
+    // A constant `streams` (the full-height tile's two versions) needs no
+    // select.
+    Value distance =
+        !streams                         ? idx(0)
+        : matchPattern(streams, m_One()) ? idx(ahead)
+                                         : arith::SelectOp::create(
+                                               b, loc, streams, idx(ahead),
+                                               idx(0))
+                                               .getResult();
     Value at = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, panelRow, row),
-        arith::SelectOp::create(b, loc, streams, idx(ahead), idx(0)));
+        b, loc, arith::AddIOp::create(b, loc, panelRow, row), distance);
     at = arith::MinSIOp::create(
         b, loc, at, idx(cast<MemRefType>(flat.getType()).getDimSize(0) - 1));
     // One prefetch per cache line of the row (an f32 row of 32 columns,
