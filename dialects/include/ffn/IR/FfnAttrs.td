@@ -207,8 +207,9 @@ def Ffn_CpuStrategyAttr
 
     - `vector_bits`: SIMD width (512 for AVX-512 zmm, 256 for AVX2 ymm);
     - `mr`: token rows of the register tile;
-    - `nr`: accumulator columns of the register tile, a multiple of the
-      vector lanes (a gated FFN splits them between gate and up, so both
+    - `nr`: accumulator columns of the register tile, 1, 2, 4 or 8 vectors
+      of the f32 lanes (other counts are not legal LLVM vector widths and
+      are refused) (a gated FFN splits them between gate and up, so both
       projections of a column are computed in the same tile);
     - `mc`: token rows per cache block (a packed weight panel is reused,
       from L2, by all rows of a block);
