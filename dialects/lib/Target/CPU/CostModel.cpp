@@ -347,7 +347,9 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
   // Every size: the first tile of a block prefetches 2 KiB ahead, the later
   // ones run a K loop without prefetches, so cache-resident weights lose
   // nothing and gain where the first tile misses L2 (BERT-base f32, M = 8,
-  // one thread: 1.17 -> 0.92 ms; docs/bench-cpu-2026-11-29-prefetch-all.txt).
+  // one thread, warm, median: 1.17 -> 0.92 ms with a prefetch; ffn-bench
+  // 0.79-0.88x -> 1.16-1.26x oneDNN;
+  // docs/bench-cpu-2026-11-29-prefetch-all.txt).
   c.prefetch = o.prefetch.value_or(true);
   if (o.bf16Dot) {
     c.bf16Dot = o.bf16Dot;
