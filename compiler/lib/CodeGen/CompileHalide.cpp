@@ -448,7 +448,8 @@ static bool isAutoscheduled(const ScheduleOptions &schedule) {
 
 /// The options of the strategy stage. Strategy mode: the cost model picks
 /// mr, nr and mc for the two-pass kernel Halide's schedules are written for
-/// (the fused, bf16-pair and sparse kernels are ffnc's own), so those knobs
+/// (the fused, bf16-pair, sparse and K-blocked kernels are ffnc's own), so
+/// those knobs
 /// are fixed off (checkSpecsFit refuses them when asked for), and prefetch
 /// is off unless asked for.
 /// An autoscheduler decides everything itself: the target alone.
@@ -461,6 +462,7 @@ static ScheduleOptions strategyStageOptions(const ScheduleOptions &schedule) {
   options.overrides.fusedMaxM = 0;
   options.overrides.bf16Dot = false;
   options.overrides.sparseMaxM = 0;
+  options.overrides.kc = 0;
   // Halide's prefetch is the whole next panel's weights at once, not ffnc's
   // 2 KiB look-ahead: on an Emerald Rapids VM it made LLaMA-7B bf16 decode
   // 5x slower (one thread, M = 1: 24-27 ms without, 120-136 with; M = 16

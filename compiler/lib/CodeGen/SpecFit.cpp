@@ -10,7 +10,7 @@
 using namespace ffnc;
 
 /// The --strategy knobs that choose one of ffnc's own kernels (fused,
-/// bf16 pair tiles, sparse GEMM 2), as typed, when set to anything but
+/// bf16 pair tiles, sparse GEMM 2, K blocks), as typed, when set to anything but
 /// "off": the Halide back end builds the two-pass schedule only.
 static std::vector<std::string>
 nonTwoPassKnobs(const mlir::ffn::CpuStrategy &overrides) {
@@ -28,6 +28,7 @@ nonTwoPassKnobs(const mlir::ffn::CpuStrategy &overrides) {
   if (overrides.bf16Dot.value_or(false))
     knobs.push_back("bf16_dot=1");
   positive("sparse_max_m", overrides.sparseMaxM);
+  positive("kc", overrides.kc);
   if (overrides.blockUnits)
     knobs.push_back(std::string("block_units=") +
                     (*overrides.blockUnits ? "1" : "0"));
@@ -146,6 +147,11 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
     if (spec.weightQuant == WeightQuant::None)
       continue;
     std::string format = toString(spec.weightQuant).str();
+    if (int64_t kc = schedule.overrides.kc.value_or(0); kc > 0 && !target.isGpu())
+      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
+                                ", whose tiles read K whole (scales per "
+                                "group); --strategy=kc=" +
+                                std::to_string(kc) + " does not apply to them");
     if (dot || fusedMaxM > 0)
       diags.error(spec.loc,
                   "ffn '" + spec.name + "' has weights = " + format +

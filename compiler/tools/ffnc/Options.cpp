@@ -67,9 +67,10 @@ cl::opt<std::string>
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
-             "any of mr=N,nr=N,mc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
+             "any of mr=N,nr=N,mc=N,kc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
              "groups=N,bf16_dot=0|1,sparse_max_m=N,block_units=0|1 (register "
-             "tile rows/columns, cache block rows, weight-stream prefetch, "
+             "tile rows/columns, cache block rows, K block rows (0: whole K), "
+             "weight-stream prefetch, "
              "largest m "
              "of the fused d_ff-chunked schedule (0: never), its chunk width "
              "and work units, bf16 pair dot products instead of widening to "

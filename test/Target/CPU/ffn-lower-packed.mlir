@@ -44,12 +44,12 @@
 // The block's first tile streams the panel from memory and prefetches
 // ahead of itself. The full-height tile has two versions: the first tile's,
 // and the later tiles' (the panel in cache), with no prefetch at all.
-// CHECK: %[[STREAMS:.*]] = arith.cmpi eq, %[[ROW]], %[[I0]]
 // CHECK: scf.index_switch %[[ROWS]]
 // A 4-row tile starts its accumulators at zero, then a K loop made by
 // TilingInterface runs a one-k-step contraction acc[4 x 32] += A[4 x 1] *
 // W[1 x 32] (ffn-vectorize-register-tiles turns it into FMAs).
 // CHECK: case 4 {
+// CHECK-NEXT: %[[STREAMS:.*]] = arith.cmpi eq, %[[ROW]], %[[I0]]
 // CHECK-NEXT: scf.if %[[STREAMS]] {
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[TB]]
 // CHECK: %[[AV:.*]] = memref.subview %[[A]][%[[ROW]], %{{.*}}] [4, %{{.*}}] [1, 1]
@@ -617,5 +617,84 @@ module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits =
 func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tensor<4x16x32xf32> {ffn.param = "w_up"}, %wg: tensor<4x16x32xf32> {ffn.param = "w_gate"}, %wd: tensor<4x32x16xf32> {ffn.param = "w_down"}, %bd: tensor<4x16xf32> {ffn.param = "b_down"}, %s: tensor<64xf32> {ffn.param = "norm_scale"}) -> tensor<?x64xf32> {
   %y = ffn.ffn gated silu residual norm<rmsnorm, post, eps = 1.0e-05> groups 4 ins(%x : tensor<?x64xf32>) up(%wu : tensor<4x16x32xf32>) gate(%wg : tensor<4x16x32xf32>) down(%wd : tensor<4x32x16xf32>) bias_down(%bd : tensor<4x16xf32>) norm_scale(%s : tensor<64xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, prefetch = false, fused_max_m = 0, block_units = true> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+}
+
+// -----
+
+// K blocks (kc = 16, KBlocks.cpp): d_model 40 in blocks of 16, 16 and 8.
+// A row block of more than mr = 4 and at most 12 mr rows takes them; every
+// tile runs over one K block before the next, its partial sums parked in a
+// 16 x 32 stack buffer (mc x nr) in between: zero before the first block,
+// else loaded from the buffer, and stored back after the block. The
+// block's first two tiles prefetch the next K block, half each, a row every
+// other k. The finished rows go through the epilogue from the buffer; other
+// row blocks take the whole-K tiles.
+// CHECK-LABEL: func.func private @k.gemm_up(
+// CHECK-SAME: %[[KA:[^:]*]]: memref<?x?xf32>, %{{[^:]*}}: memref<?x?xf32>, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[KW:[^:]*]]: memref<2x40x32xf32>)
+// CHECK: %[[KTB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
+// CHECK: %[[KB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
+// CHECK: scf.for %[[KI0:.*]] = %{{.*}} to %{{.*}} step %c16
+// CHECK: %[[KEND:.*]] = arith.minsi
+// CHECK: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK: %[[KROWS:.*]] = arith.subi %[[KEND]], %[[KI0]]
+// CHECK: %[[MORE:.*]] = arith.cmpi sgt, %[[KROWS]], %c4
+// CHECK: %[[FEW:.*]] = arith.cmpi sle, %[[KROWS]], %c48
+// CHECK: %[[BLOCKED:.*]] = arith.andi %[[MORE]], %[[FEW]]
+// CHECK: scf.if %[[BLOCKED]] {
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c40 step %{{.*}} {
+// CHECK: %[[KLEFT:.*]] = arith.subi %c40, %[[K0]]
+// CHECK: %[[KLEN:.*]] = arith.minsi %{{.*}}, %[[KLEFT]]
+// CHECK: scf.while
+// CHECK: ^bb0(%[[KROW:.*]]: index):
+// CHECK: case 4 {
+// CHECK: %[[OFF:.*]] = arith.subi %[[KROW]], %[[KI0]]
+// CHECK: %[[FIRSTTILE:.*]] = arith.cmpi eq, %[[OFF]], %c0
+// CHECK: %[[SHARE:.*]] = arith.select %[[FIRSTTILE]], %c0{{.*}}, %c1
+// CHECK: %[[TWO:.*]] = arith.cmpi slt, %[[OFF]], %c8
+// CHECK: scf.if %[[TWO]] {
+// CHECK: %[[FIRSTK:.*]] = arith.cmpi eq, %[[K0]], %c0
+// CHECK: scf.if %[[FIRSTK]] {
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[KTB]]
+// CHECK: } else {
+// CHECK-COUNT-8: vector.load %[[KB]]
+// CHECK: }
+// CHECK: %[[HALF:.*]] = arith.shrui %[[KLEN]], %c1
+// CHECK: %[[MINE:.*]] = arith.muli %[[SHARE]], %[[HALF]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[K0]], %[[KLEN]]
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[NEXT]], %[[MINE]]
+// CHECK: memref.subview %[[KA]][%[[KROW]], %[[K0]]] [4, %[[KLEN]]]
+// CHECK: memref.subview %[[KW]][%[[KP]], %[[K0]], 0] [1, %[[KLEN]], 32]
+// CHECK: scf.for %[[KK:.*]] = %{{.*}} to %[[KLEN]] step
+// CHECK: %[[KFLAT:.*]] = memref.collapse_shape %[[KW]]
+// CHECK: %[[KPROW:.*]] = arith.muli %[[KP]], %c40
+// CHECK: %[[STEP2:.*]] = arith.shrui %[[KK]], %c1
+// CHECK: %[[KAT0:.*]] = arith.addi %[[KPROW]], %[[AHEAD]]
+// CHECK: %[[KAT:.*]] = arith.addi %[[KAT0]], %[[STEP2]]
+// CHECK: %[[KLAST:.*]] = arith.minsi %[[KAT]], %c79
+// CHECK: memref.prefetch %[[KFLAT]][%[[KLAST]], %c0{{.*}}]
+// CHECK: memref.prefetch %[[KFLAT]][%[[KLAST]], %c16{{.*}}]
+// CHECK: linalg.generic
+// CHECK-SAME: attrs = {ffn.register_tile}
+// CHECK: } {llvm.loop_annotation
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[KB]]
+// The later full-height tiles: the same without prefetches.
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: memref.prefetch
+// CHECK: linalg.generic
+// CHECK: } {llvm.loop_annotation
+// After the K blocks: bias-free relu over the block's rows, from the buffer.
+// CHECK: %[[FROWS:.*]] = arith.subi %[[KEND]], %[[KI0]]
+// CHECK: scf.for %[[KR:.*]] = %c0{{.*}} to %[[FROWS]] step %c1
+// CHECK: vector.load %[[KB]][%[[KR]], %c0{{.*}}]
+// CHECK: vector.load %[[KB]][%[[KR]], %c16{{.*}}]
+// CHECK: arith.maximumf
+// CHECK: } else {
+// CHECK: scf.while
+module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
+func.func @k(%x: tensor<?x40xf32> {ffn.param = "input"}, %w1: tensor<40x64xf32> {ffn.param = "w_up"}, %w2: tensor<64x40xf32> {ffn.param = "w_down"}) -> tensor<?x40xf32> {
+  %y = ffn.ffn relu ins(%x : tensor<?x40xf32>) up(%w1 : tensor<40x64xf32>) down(%w2 : tensor<64x40xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 16, kc = 16, prefetch = true, fused_max_m = 0> -> tensor<?x40xf32>
+  return %y : tensor<?x40xf32>
 }
 }

@@ -213,6 +213,18 @@ def Ffn_CpuStrategyAttr
       projections of a column are computed in the same tile);
     - `mc`: token rows per cache block (a packed weight panel is reused,
       from L2, by all rows of a block);
+    - `kc`: K blocks. A row block of more than `mr` and at most 12 `mr`
+      rows runs each panel's K in blocks of `kc` rows: every tile of the
+      block over one K block before any moves on, its partial sums parked
+      in an `mc` x `nr` stack buffer (f32, exact) in between, and the
+      block's first two tiles prefetching the next K block between them, so
+      the weights stream from memory while all the tiles compute instead of
+      before them. The same FMAs in the same order as whole K (bit-identical
+      results). A multiple of 16, with `mc` x `nr` at most 32768; for the
+      widening and bf16 pair tiles over whole panels (not quantized
+      weights, the fused schedule's chunk-major W_down or the sparse GEMM
+      2). The cost model picks 16 KiB of weights per block (f32 128, bf16
+      256 at `nr` = 32) where K exceeds it; absent means 0 (whole K);
     - `prefetch`: whether a block's first multi-row tile prefetches 2 KiB
       down the weight stream in its K loop (the block's later tiles, which
       find the panel in cache, run a K loop without prefetches; one-row

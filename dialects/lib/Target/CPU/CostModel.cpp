@@ -13,6 +13,7 @@ std::optional<int64_t> *ffn::integerKnob(CpuStrategy &s, std::string_view key) {
          : key == "mr"           ? &s.mr
          : key == "nr"           ? &s.nr
          : key == "mc"           ? &s.mc
+         : key == "kc"           ? &s.kc
          : key == "fused_max_m"  ? &s.fusedMaxM
          : key == "chunk"        ? &s.chunk
          : key == "groups"       ? &s.groups
@@ -112,6 +113,18 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
     return error("mc", "must be a multiple of mr (" + str(mr) +
                            ") up to 1048576, got " + str(*s.mc));
   int64_t mc = s.mc ? *s.mc : (bits || s.mr) ? defaultMc(mr) : kMaxRows;
+  // Whole pairs per K block for pair tiles; the partial sums (mc x nr f32
+  // per weight matrix, two for a gated GEMM 1) live on the stack.
+  if (s.kc && (*s.kc < 0 || *s.kc % 16 != 0 || *s.kc > kMaxRows))
+    return error("kc", "must be 0 (whole K) or a multiple of 16 up to "
+                       "1048576, got " +
+                           str(*s.kc));
+  // (Checked once mc is known: unset, it is the cost model's, at most 256.)
+  if (s.kc && *s.kc > 0 && (s.mc || bits || s.mr) && mc * nr > kMaxKBlockSums)
+    return error("kc", "keeps mc x nr partial sums on the stack: mc (" +
+                           str(mc) + ") x nr (" + str(nr) +
+                           ") must be at most " + str(kMaxKBlockSums) +
+                           " with K blocks");
   if (s.fusedMaxM && (*s.fusedMaxM < 0 || *s.fusedMaxM > mc))
     return error("fused_max_m", "must be in [0, mc = " + str(mc) + "], got " +
                                     str(*s.fusedMaxM));
@@ -186,6 +199,11 @@ std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
                        std::to_string(nrUp) + ")"
                  : std::string()) +
           ", cache block " + std::to_string(mc) + " rows" +
+          (s.kc.value_or(0) > 0
+               ? ", K in blocks of " + std::to_string(*s.kc) +
+                     " for row blocks of " + std::to_string(mr + 1) + "-" +
+                     std::to_string(kKBlockMaxTiles * mr) + " rows"
+               : std::string()) +
           (*s.prefetch ? ", weight-stream prefetch" : "") +
           (s.bf16Dot.value_or(false) ? ", bf16 pair dot products (vdpbf16ps)"
                                      : "") +
@@ -344,6 +362,17 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
   c.nr = o.nr.value_or(2 * lanes);
   c.mr = o.mr.value_or(defaultMr(vectorBits));
   c.mc = o.mc.value_or(defaultMc(*c.mr));
+  // K blocks of 16 KiB of weights (all matrices of a tile's K rows): two
+  // of them, the one the tiles read and the one on its way, fit L1 beside
+  // A's rows. Quantized tiles read K whole, and so does a row block too
+  // tall for its partial sums to stay on the stack (an mc override).
+  // A K no longer than one block has nothing to block.
+  int64_t kc = kBlockRows(*c.nr, s.elementBytes);
+  if (o.kc)
+    c.kc = o.kc;
+  else if (!s.weightBits && *c.mc * *c.nr <= kMaxKBlockSums &&
+           std::max(s.dModel, s.dFf) > kc)
+    c.kc = kc;
   // Every size: the first tile of a block prefetches 2 KiB ahead, the later
   // ones run a K loop without prefetches, so cache-resident weights lose
   // nothing and gain where the first tile misses L2 (BERT-base f32, M = 8,

@@ -31,6 +31,13 @@ namespace mlir::ffn {
 ///   - vector_bits: SIMD width (512 AVX-512 zmm, 256 AVX2 ymm);
 ///   - mr x nr: the register tile (token rows x accumulator columns);
 ///   - mc: token rows per cache block;
+///   - kc: a block of more than mr rows runs K in blocks of kc, every tile
+///     over one K block before the next, partial sums parked on the stack
+///     and the next K block prefetched while all tiles compute (weights
+///     stream from memory during the FMAs instead of before them). Unset
+///     means 0 (whole K); the widening and pair tiles of whole panels only
+///     (not quantized weights, the fused schedule's chunks or the sparse
+///     GEMM 2).
 ///   - prefetch: multi-row tiles prefetch down the weight stream;
 ///   - fused_max_m: runs with m <= fused_max_m take the fused d_ff-chunked
 ///     schedule (0: none); chunk = d_ff columns per chunk, groups = work
@@ -52,7 +59,7 @@ namespace mlir::ffn {
 ///     GEMMs); false: panels x blocks per GEMM, a barrier between them.
 ///     Set exactly for grouped FFNs.
 struct CpuStrategy {
-  std::optional<int64_t> vectorBits, mr, nr, mc;
+  std::optional<int64_t> vectorBits, mr, nr, mc, kc;
   std::optional<bool> prefetch;
   std::optional<int64_t> fusedMaxM, chunk, groups;
   std::optional<bool> bf16Dot;
@@ -67,7 +74,7 @@ struct CpuStrategy {
   }
   bool operator==(const CpuStrategy &o) const {
     return vectorBits == o.vectorBits && mr == o.mr && nr == o.nr &&
-           mc == o.mc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
+           mc == o.mc && kc == o.kc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
            chunk == o.chunk && groups == o.groups && bf16Dot == o.bf16Dot &&
            sparseMaxM == o.sparseMaxM && blockUnits == o.blockUnits;
   }
@@ -76,9 +83,8 @@ struct CpuStrategy {
 
 /// The knobs' names in the strategy's text, in printing order.
 constexpr const char *kCpuStrategyKeys[] = {
-    "vector_bits", "mr",    "nr",     "mc",       "prefetch",
-    "fused_max_m", "chunk", "groups", "bf16_dot", "sparse_max_m",
-    "block_units"};
+    "vector_bits", "mr",    "nr",     "mc",       "kc",          "prefetch",
+    "fused_max_m", "chunk", "groups", "bf16_dot", "sparse_max_m", "block_units"};
 
 /// A knob of the record by its name (nullptr: no such knob, or one of the
 /// other kind).
@@ -100,6 +106,27 @@ inline int64_t defaultMr(int64_t vectorBits) {
   return vectorBits == 512 ? 8 : 6;
 }
 inline int64_t defaultMc(int64_t mr) { return 256 / mr * mr; }
+
+/// The most partial sums (mc x nr) a K-blocked GEMM parks on the stack per
+/// weight matrix: 128 KiB of f32.
+constexpr int64_t kMaxKBlockSums = 32768;
+
+/// The most tiles a row block may have for the GEMMs to run its K in blocks
+/// (more than one tile, and at most this many). LLaMA-7B f32, one thread,
+/// Emerald Rapids VM, kc = 128 vs whole K, warm medians: M = 16 67 -> 43
+/// ms, 32 96 -> 75, 64 157 -> 127, 96 210 -> 193, 128 352 -> 333 (best 300
+/// -> 305), 192 395 -> 417, 256 534 -> 662: past a dozen tiles the FMAs
+/// hide the weight stream anyway, and A's rows, read a K block at a time,
+/// lose the long streams the hardware prefetches.
+constexpr int64_t kKBlockMaxTiles = 12;
+
+/// The K block the cost model picks: 16 KiB of a panel's weights (nr
+/// columns of `elementBytes` each per k, all matrices of a gated GEMM 1
+/// together), a multiple of 16. f32 nr = 32: 128; bf16: 256.
+inline int64_t kBlockRows(int64_t nr, int64_t elementBytes) {
+  int64_t rows = 16384 / (nr * elementBytes) / 16 * 16;
+  return rows < 16 ? 16 : rows;
+}
 
 /// A rejected strategy: which knob, and why.
 struct KnobError {

@@ -21,6 +21,7 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   l.lanes = *s.vectorBits / 32;
   l.mr = *s.mr;
   l.mc = *s.mc;
+  l.kc = s.kc.value_or(0);
   l.prefetch = *s.prefetch;
   l.nrUp = upPanelWidth(*s.nr, *s.vectorBits, op.getGated());
   l.npUp = (l.f + l.nrUp - 1) / l.nrUp;

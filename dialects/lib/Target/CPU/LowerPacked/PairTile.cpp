@@ -87,8 +87,12 @@ void PanelGemmBuilder::dotContract(const PanelGemm &g, ArrayRef<Value> acc,
     Value kk = loop.getInductionVar();
     Value k = arith::AddIOp::create(b, loc, aCol,
                                     arith::MulIOp::create(b, loc, kk, idx(2)));
+    // The panel's pair row: kk, from the K block's first (kBlockRow).
+    Value pairRow = kBlockRow ? arith::AddIOp::create(b, loc, kBlockRow, kk)
+                              : kk;
     SmallVector<Value> out =
-        pairStep(g, rows, row0, panel, chunk, loop.getRegionIterArgs(), kk,
+        pairStep(g, rows, row0, panel, chunk, loop.getRegionIterArgs(),
+                 pairRow,
                  [&](Value row) { return pairWord(g, row, k, false); });
     prefetchPanelRow(g, rows, chunk, panel, streams, kk);
     scf::YieldOp::create(b, loc, out);
@@ -114,6 +118,8 @@ SmallVector<Value> PanelGemmBuilder::pairTail(const PanelGemm &g, int64_t rows,
         Value k = arith::SubIOp::create(
             b, loc, arith::AddIOp::create(b, loc, aCol, kLen), idx(1));
         Value kk = arith::DivUIOp::create(b, loc, kLen, idx(2));
+        if (kBlockRow)
+          kk = arith::AddIOp::create(b, loc, kBlockRow, kk);
         SmallVector<Value> out =
             pairStep(g, rows, row0, panel, chunk, in, kk,
                      [&](Value row) { return pairWord(g, row, k, true); });

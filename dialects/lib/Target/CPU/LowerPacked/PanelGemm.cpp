@@ -8,6 +8,8 @@
 
 #include "PanelGemm.h"
 
+#include "ffn/Target/CPU/CostModel.h"
+
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -17,8 +19,13 @@ void PanelGemmBuilder::allocTileBuffers(int64_t matrices, int64_t nr) {
   gemmEntry = b.getInsertionBlock();
   registerTiles.clear();
   tileBuffers.clear();
-  for (int64_t mat = 0; mat < matrices; ++mat)
+  kBlockBuffers.clear();
+  for (int64_t mat = 0; mat < matrices; ++mat) {
     tileBuffers.push_back(stackBuffer(l.mr, nr));
+    // checkStrategy bounds mc x nr, so this stays a small stack frame.
+    if (l.kc > 0)
+      kBlockBuffers.push_back(stackBuffer(l.mc, nr));
+  }
 }
 
 std::pair<Value, Value> PanelGemmBuilder::tileColumns(const PanelGemm &g,
@@ -30,7 +37,7 @@ std::pair<Value, Value> PanelGemmBuilder::tileColumns(const PanelGemm &g,
 }
 
 void PanelGemmBuilder::epilogueRows(const PanelGemm &g, Value row0, Value rows,
-                                    Value panel) {
+                                    Value panel, ArrayRef<Value> from) {
   int64_t nv = g.nr / l.lanes;
   int64_t nmat = g.panels.size();
   auto [col, storeCol] = tileColumns(g, panel);
@@ -43,7 +50,7 @@ void PanelGemmBuilder::epilogueRows(const PanelGemm &g, Value row0, Value rows,
   for (int64_t mat = 0; mat < nmat; ++mat)
     for (int64_t v = 0; v < nv; ++v)
       rowAcc[mat].push_back(vector::LoadOp::create(
-          b, loc, vecF32, tileBuffers[mat], ValueRange{r, idx(v * l.lanes)}));
+          b, loc, vecF32, from[mat], ValueRange{r, idx(v * l.lanes)}));
   SmallVector<Value> out = g.epilogue(rowAcc, col);
   Value row = arith::AddIOp::create(b, loc, row0, r);
   // H in bf16 for pair tiles: the next GEMM's operand.
@@ -60,7 +67,7 @@ void PanelGemmBuilder::epilogueRows(const PanelGemm &g, Value row0, Value rows,
 }
 
 void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
-                                  Value panel) {
+                                  Value panel, Value from) {
   int64_t nv = g.nr / l.lanes;
   Value col = arith::MulIOp::create(b, loc, panel, idx(g.nr));
   auto rowLoop = scf::ForOp::create(b, loc, idx(0), rows, idx(1));
@@ -82,7 +89,7 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
     Value c = arith::AddIOp::create(b, loc, col, idx(v * l.lanes));
     auto vectorPath = [&] {
       Value yc = yColumn(c);
-      Value acc = vector::LoadOp::create(b, loc, vecF32, tileBuffers[0],
+      Value acc = vector::LoadOp::create(b, loc, vecF32, from,
                                          ValueRange{r, idx(v * l.lanes)});
       if (g.bias)
         acc = arith::AddFOp::create(
@@ -115,8 +122,7 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
     loop(c, idx(l.d), idx(1), [&](Value j) {
       Value lane = arith::AddIOp::create(b, loc, idx(v * l.lanes),
                                          arith::SubIOp::create(b, loc, j, c));
-      Value acc =
-          memref::LoadOp::create(b, loc, tileBuffers[0], ValueRange{r, lane});
+      Value acc = memref::LoadOp::create(b, loc, from, ValueRange{r, lane});
       if (g.bias)
         acc = arith::AddFOp::create(
             b, loc, acc,
@@ -132,8 +138,9 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
   }
 }
 
-void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
-                            Value panelEnd) {
+void PanelGemmBuilder::forEachTile(
+    Value i0, Value end, function_ref<void(Value row, int64_t h)> tileOf,
+    function_ref<void(Value row, Value rows)> after) {
   // Tile heights, tallest first: mr, then mr/2, mr/4, ... down to 2, then
   // 1. Each step takes the tallest that fits what is left of the block:
   // M = 12 with 8-row tiles is 8 + 4, not 8 + 1 + 1 + 1 + 1 (measured 1.6
@@ -144,6 +151,46 @@ void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
     heights.push_back(h);
   if (heights.back() != 1)
     heights.push_back(1);
+  Type index = b.getIndexType();
+  auto tiles = scf::WhileOp::create(b, loc, TypeRange{index}, ValueRange{i0});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&tiles.getBefore(), {}, {index}, {loc});
+  Value row = before->getArgument(0);
+  Value more =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, end);
+  scf::ConditionOp::create(b, loc, more, ValueRange{row});
+  Block *afterBlock = b.createBlock(&tiles.getAfter(), {}, {index}, {loc});
+  row = afterBlock->getArgument(0);
+  Value left = arith::SubIOp::create(b, loc, end, row);
+  Value rows = idx(1);
+  for (int64_t h : llvm::reverse(ArrayRef(heights).drop_back())) {
+    Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       left, idx(h));
+    rows = arith::SelectOp::create(b, loc, fits, idx(h), rows);
+  }
+  SmallVector<int64_t> cases(ArrayRef(heights).drop_back());
+  auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows, cases,
+                                             cases.size());
+  for (auto [region, h] : llvm::zip(dispatch.getCaseRegions(), cases)) {
+    OpBuilder::InsertionGuard caseGuard(b);
+    b.createBlock(&region);
+    tileOf(row, h);
+    scf::YieldOp::create(b, loc);
+  }
+  {
+    OpBuilder::InsertionGuard caseGuard(b);
+    b.createBlock(&dispatch.getDefaultRegion());
+    tileOf(row, 1);
+    scf::YieldOp::create(b, loc);
+  }
+  if (after)
+    after(row, rows);
+  scf::YieldOp::create(b, loc,
+                       ValueRange{arith::AddIOp::create(b, loc, row, rows)});
+}
+
+void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
+                            Value panelEnd) {
   Value mc = idx(l.mc), one = idx(1);
   loop(idx(0), m, mc, [&](Value i0) {
     Value end = arith::MinSIOp::create(
@@ -151,72 +198,65 @@ void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
     loop(panelBegin, panelEnd, one, [&](Value panel) {
-      Type index = b.getIndexType();
-      auto tiles =
-          scf::WhileOp::create(b, loc, TypeRange{index}, ValueRange{i0});
+      auto wholeK = [&] {
+        forEachTile(
+            i0, end,
+            [&](Value row, int64_t h) {
+              // The block's first tile streams the panel from memory and
+              // prefetches ahead of itself; the later ones find it in
+              // cache.
+              Value streams = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq, row, i0);
+              if (!l.prefetch || h != l.mr || h == 1) {
+                tile(g, row, h, panel, streams);
+                return;
+              }
+              // Two versions of the full-height tile, the common one: the
+              // block's first tile prefetches ahead, the later ones have no
+              // prefetch at all. Prefetching their own (cached) row cost
+              // about 3% in a compute-bound GEMM (Transformer-base M =
+              // 2048, two threads; docs/bench-cpu-2026-11-29-prefetch-all.txt).
+              auto first =
+                  scf::IfOp::create(b, loc, streams, /*withElseRegion=*/true);
+              OpBuilder::InsertionGuard ifGuard(b);
+              b.setInsertionPointToStart(first.thenBlock());
+              tile(g, row, h, panel,
+                   arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+              b.setInsertionPointToStart(first.elseBlock());
+              tile(g, row, h, panel, /*streams=*/Value());
+            },
+            [&](Value row, Value rows) {
+              if (g.epilogue)
+                epilogueRows(g, row, rows, panel, tileBuffers);
+              if (g.finish) {
+                auto ifOp = scf::IfOp::create(b, loc, g.finish,
+                                              /*withElseRegion=*/false);
+                OpBuilder::InsertionGuard finishGuard(b);
+                b.setInsertionPointToStart(ifOp.thenBlock());
+                finishRows(g, row, rows, panel, tileBuffers[0]);
+              }
+            });
+      };
+      if (!blocksK(g))
+        return wholeK();
+      // K blocks pay off where the panel is read by a few tiles: a block
+      // of at most mr rows (decode) keeps its one K loop, and so does one
+      // of more than kKBlockMaxTiles tiles, whose FMAs hide the weight
+      // stream anyway and whose A rows, read a K block at a time, lose the
+      // long streams the hardware prefetches.
+      Value rows = arith::SubIOp::create(b, loc, end, i0);
+      Value several = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows,
+                                idx(l.mr)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, rows,
+                                idx(kKBlockMaxTiles * l.mr)));
+      auto ifOp = scf::IfOp::create(b, loc, several, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
-      Block *before = b.createBlock(&tiles.getBefore(), {}, {index}, {loc});
-      Value row = before->getArgument(0);
-      Value more =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, end);
-      scf::ConditionOp::create(b, loc, more, ValueRange{row});
-      Block *after = b.createBlock(&tiles.getAfter(), {}, {index}, {loc});
-      row = after->getArgument(0);
-      Value left = arith::SubIOp::create(b, loc, end, row);
-      Value rows = idx(1);
-      for (int64_t h : llvm::reverse(ArrayRef(heights).drop_back())) {
-        Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                           left, idx(h));
-        rows = arith::SelectOp::create(b, loc, fits, idx(h), rows);
-      }
-      // The block's first tile streams the panel from memory and
-      // prefetches ahead of itself; the later ones find it in cache.
-      Value streams =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, i0);
-      SmallVector<int64_t> cases(ArrayRef(heights).drop_back());
-      auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows,
-                                                 cases, cases.size());
-      for (auto [region, h] : llvm::zip(dispatch.getCaseRegions(), cases)) {
-        OpBuilder::InsertionGuard caseGuard(b);
-        b.createBlock(&region);
-        if (l.prefetch && h == l.mr) {
-          // Two versions of the full-height tile, the common one: the
-          // block's first tile prefetches ahead, the later ones have no
-          // prefetch at all. Prefetching their own (cached) row cost about
-          // 3% in a compute-bound GEMM (Transformer-base M = 2048, two
-          // threads; docs/bench-cpu-2026-11-29-prefetch-all.txt).
-          auto first = scf::IfOp::create(b, loc, streams,
-                                         /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard ifGuard(b);
-            b.setInsertionPointToStart(first.thenBlock());
-            tile(g, row, h, panel,
-                 arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-            b.setInsertionPointToStart(first.elseBlock());
-            tile(g, row, h, panel, /*streams=*/Value());
-          }
-        } else {
-          tile(g, row, h, panel, streams);
-        }
-        scf::YieldOp::create(b, loc);
-      }
-      {
-        OpBuilder::InsertionGuard caseGuard(b);
-        b.createBlock(&dispatch.getDefaultRegion());
-        tile(g, row, 1, panel, streams);
-        scf::YieldOp::create(b, loc);
-      }
-      if (g.epilogue)
-        epilogueRows(g, row, rows, panel);
-      if (g.finish) {
-        auto ifOp =
-            scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard finishGuard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        finishRows(g, row, rows, panel);
-      }
-      scf::YieldOp::create(
-          b, loc, ValueRange{arith::AddIOp::create(b, loc, row, rows)});
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      kBlockedPanel(g, i0, end, panel);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      wholeK();
     });
   });
 }

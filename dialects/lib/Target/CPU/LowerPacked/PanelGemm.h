@@ -7,6 +7,11 @@
 // then the accumulators to C -- through an epilogue, accumulated into C, or
 // finishing the FFN's output (bias, residual, storage type).
 //
+// With the strategy's kc, a block of more than one tile runs K in blocks of
+// kc: every tile of the block over one K block, its partial sums parked in
+// an mc x nr stack buffer between blocks, and the first two tiles prefetch
+// the next K block between them (KBlocks.cpp).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FFN_TARGET_CPU_LOWERPACKED_PANELGEMM_H
@@ -76,7 +81,8 @@ public:
   Type operandType() { return l.dot ? b.getBF16Type() : f32; }
 
   /// Called at a GEMM function's entry: the tile buffers (mr x nr, one per
-  /// weight matrix) that the epilogue and finishRows read.
+  /// weight matrix) that the epilogue and finishRows read, and with kc the
+  /// K blocks' partial sums (mc x nr, one per weight matrix).
   void allocTileBuffers(int64_t matrices, int64_t nr);
   /// The GEMM over panels [panelBegin, panelEnd) for rows [0, m).
   void gemm(const PanelGemm &g, Value m, Value panelBegin, Value panelEnd);
@@ -168,18 +174,58 @@ private:
   /// paired with zero (an odd K's last).
   Value pairWord(const PanelGemm &g, Value row, Value k, bool single);
 
-  /// The epilogue of the tile of `rows` rows at row0 just parked in the
-  /// tile buffer, row by row into C.
-  void epilogueRows(const PanelGemm &g, Value row0, Value rows, Value panel);
-  /// GEMM 2 finishing the output: the tile of `rows` rows at row0 from the
-  /// tile buffer, plus bias and residual, converted and stored into y.
-  void finishRows(const PanelGemm &g, Value row0, Value rows, Value panel);
+  /// The epilogue of the `rows` rows at row0 parked in `from` (one buffer
+  /// per weight matrix, row r of it C's row row0 + r: the tile buffers, or
+  /// the K blocks' partial sums), row by row into C.
+  void epilogueRows(const PanelGemm &g, Value row0, Value rows, Value panel,
+                    ArrayRef<Value> from);
+  /// GEMM 2 finishing the output: the `rows` rows at row0 from `from` (as
+  /// for epilogueRows), plus bias and residual, converted and stored into y.
+  void finishRows(const PanelGemm &g, Value row0, Value rows, Value panel,
+                  Value from);
+
+  /// The tile loop over rows [i0, end) of a row block: each step the
+  /// tallest tile height that fits what is left; `tileOf(row, h)` emits a
+  /// tile of h rows (once per height, in an index switch on it), `after(row,
+  /// rows)` what follows every tile (null: nothing).
+  void forEachTile(Value i0, Value end,
+                   function_ref<void(Value row, int64_t h)> tileOf,
+                   function_ref<void(Value row, Value rows)> after);
+  /// Whether gemm() may run this GEMM's K in blocks: kc is set, and the
+  /// tiles are the widening or pair tiles over whole panels (not chunks, a
+  /// row list, or quantized weights).
+  bool blocksK(const PanelGemm &g) const;
+  /// A block's rows [i0, end) (more than one tile) against one panel, K in
+  /// blocks of kc (KBlocks.cpp), then the finished rows to C or y.
+  void kBlockedPanel(const PanelGemm &g, Value i0, Value end, Value panel);
+  /// One tile of `rows` rows at row0 over the K block [k0, k0 + kLen): its
+  /// partial sums from the block buffers (zero, or C's, at k0 = 0), the
+  /// contraction, and back; `share` (index 0 or 1, null: none) is the half
+  /// of the next K block that its K loop prefetches.
+  void kBlockTile(const PanelGemm &g, Value i0, Value row0, int64_t rows,
+                  Value panel, Value k0, Value kLen, Value share);
+  /// The contraction of a tile over k in [0, kLen) of the panel (A's
+  /// columns from aCol; the panel's rows from kRow, in its packed rows),
+  /// accumulators in `acc`: the widening, pair, quantized, integer-dot or
+  /// sparse tile's K loop.
+  void contractTile(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
+                    int64_t rows, Value panel, Value streams, Value chunk,
+                    Value aCol, Value kLen);
+
+  /// While a K-blocked tile is emitted (kBlockTile): the panel row its K
+  /// loop starts at (packed rows; null: 0), and the panel row that the K
+  /// loop's step 0 prefetches, the loop's step t then prefetching row
+  /// kBlockAhead + t / 2 (null: the tile's usual prefetch).
+  Value kBlockRow, kBlockAhead;
 
   Block *gemmEntry = nullptr;
   llvm::DenseMap<std::pair<int64_t, int64_t>, Value> registerTiles;
   /// Per weight matrix: the current GEMM function's mr x nr accumulator
   /// buffer on the stack, which the epilogue and finishRows read.
   SmallVector<Value> tileBuffers;
+  /// Per weight matrix, with kc: the mc x nr partial sums of a row block's
+  /// tiles between K blocks.
+  SmallVector<Value> kBlockBuffers;
 };
 
 } // namespace mlir::ffn::cpu

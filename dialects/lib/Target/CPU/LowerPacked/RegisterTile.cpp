@@ -77,7 +77,9 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
   // row (a whole panel, 256 KiB - 1.4 MiB, ahead into L2) M = 1
   // 0.77-0.90x, M = 16 0.54-0.74x; 2 KiB ahead 0.98-1.03x and 0.99-1.01x
   // (docs/bench-cpu-2026-11-29-prefetch.txt).
-  if ((!l.prefetch || !streams) && rows != 1)
+  // A K-blocked tile (kBlockTile) prefetches its half of the next K block,
+  // a row every other step, whatever it streams.
+  if ((!l.prefetch || !streams) && rows != 1 && !kBlockAhead)
     return;
   for (Value panels : g.panels) {
     // Panels (and chunks) are contiguous, so the rows of one flat
@@ -105,17 +107,24 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
                     panel)
               : panel,
         idx(kRows));
-    // A constant `streams` (the full-height tile's two versions) needs no
-    // select.
-    Value distance =
-        !streams                         ? idx(0)
-        : matchPattern(streams, m_One()) ? idx(ahead)
-                                         : arith::SelectOp::create(
-                                               b, loc, streams, idx(ahead),
-                                               idx(0))
-                                               .getResult();
-    Value at = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, panelRow, row), distance);
+    Value at;
+    if (kBlockAhead) {
+      Value half = arith::ShRUIOp::create(b, loc, row, idx(1));
+      at = arith::AddIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, panelRow, kBlockAhead), half);
+    } else {
+      // A constant `streams` (the full-height tile's two versions) needs no
+      // select.
+      Value distance =
+          !streams                         ? idx(0)
+          : matchPattern(streams, m_One()) ? idx(ahead)
+                                           : arith::SelectOp::create(
+                                                 b, loc, streams, idx(ahead),
+                                                 idx(0))
+                                                 .getResult();
+      at = arith::AddIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, panelRow, row), distance);
+    }
     at = arith::MinSIOp::create(
         b, loc, at, idx(cast<MemRefType>(flat.getType()).getDimSize(0) - 1));
     // One prefetch per cache line of the row (an f32 row of 32 columns,
@@ -179,99 +188,12 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
     zeroTile();
   }
 
-  // acc[mat] += A[rows, k] * panel[mat][k, nr], as a linalg contraction
-  // over (row, k, column) that TilingInterface tiles into the K loop (k
-  // in steps of 1) and ffn-vectorize-register-tiles turns into one
-  // broadcast of A per row and one FMA per accumulator vector per k, the
-  // accumulators hoisted into registers across the loop. `chunk` (or
-  // null): the panel's chunk in a chunk-major layout.
-  auto contract = [&](Value chunk, Value aCol, Value kLen) {
-    if (l.dot)
-      return dotContract(g, acc, row0, rows, panel, streams, chunk, aCol,
-                         kLen);
-    if (l.intDot) {
-      assert(!chunk && "quantized weights take the two-pass schedule");
-      return intDotContract(g, acc, row0, rows, panel, streams, kLen);
-    }
-    if (l.quantBits) {
-      assert(!chunk && "quantized weights take the two-pass schedule");
-      return quantContract(g, acc, row0, rows, panel, streams, aCol,
-                           kLen);
-    }
-    auto sub = [&](Value src, ArrayRef<OpFoldResult> offsets,
-
-                   ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> shape) {
-      SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
-      auto srcType = cast<MemRefType>(src.getType());
-      auto type = memref::SubViewOp::inferRankReducedResultType(
-          shape, srcType, offsets, sizes, strides);
-      return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), src,
-                                       offsets, sizes, strides)
-          .getResult();
-    };
-    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-    Value aView = sub(g.a, {row0, aCol}, {b.getIndexAttr(rows), kLen},
-                      {rows, ShapedType::kDynamic});
-    SmallVector<Value> inputs{aView};
-    for (int64_t mat = 0; mat < nmat; ++mat) {
-      SmallVector<OpFoldResult> offsets, sizes;
-      if (chunk) {
-        offsets.push_back(chunk);
-        sizes.push_back(one);
-      }
-      offsets.append({panel, zero, zero});
-      sizes.append({one, kLen, b.getIndexAttr(g.nr)});
-      inputs.push_back(
-          sub(g.panels[mat], offsets, sizes, {ShapedType::kDynamic, g.nr}));
-    }
-    MLIRContext *ctx = b.getContext();
-    AffineExpr r = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
-               n = getAffineDimExpr(2, ctx);
-    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {r, k}, ctx)};
-    maps.append(nmat, AffineMap::get(3, 0, {k, n}, ctx));
-    maps.append(nmat, AffineMap::get(3, 0, {r, n}, ctx));
-    auto contraction = linalg::GenericOp::create(
-        b, loc, TypeRange{}, inputs, acc, maps,
-        {utils::IteratorType::parallel, utils::IteratorType::reduction,
-         utils::IteratorType::parallel},
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          SmallVector<Value> sums;
-          for (int64_t mat = 0; mat < nmat; ++mat) {
-            Value w = args[1 + mat];
-            if (w.getType() != f32)
-              w = arith::ExtFOp::create(nb, nl, f32, w);
-            Value prod = arith::MulFOp::create(nb, nl, args[0], w);
-            sums.push_back(
-                arith::AddFOp::create(nb, nl, args[1 + nmat + mat], prod));
-          }
-          linalg::YieldOp::create(nb, nl, sums);
-        });
-    // Tile k by 1: the loop that carries the accumulators.
-    IRRewriter rewriter(b);
-    rewriter.setInsertionPoint(contraction);
-    scf::SCFTilingOptions options;
-    options.setTileSizes({zero, one, zero});
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(contraction.getOperation()), options);
-    assert(succeeded(tiled) && tiled->loops.size() == 1 &&
-           "a static-shaped contraction tiles along k");
-    rewriter.eraseOp(contraction);
-    tiled->tiledOps.front()->setAttr(kRegisterTileAttr, b.getUnitAttr());
-    auto loop = cast<scf::ForOp>(tiled->loops.front());
-    // The body is already a full register tile of FMAs; unrolling or
-    // re-vectorizing the K loop only multiplies code (and compile time).
-    loop->setAttr("llvm.loop_annotation", noUnroll());
-    b.setInsertionPointToStart(loop.getBody());
-    prefetchPanelRow(g, rows, chunk, panel, streams, loop.getInductionVar());
-    b.setInsertionPointAfter(loop);
-  };
-
   if (!g.chunkRows) {
     if (g.kList)
       sparseContract(g, acc, row0, rows, panel, streams, nullptr, idx(0),
                      g.k);
     else
-      contract(nullptr, idx(0), g.k);
+      contractTile(g, acc, row0, rows, panel, streams, nullptr, idx(0), g.k);
   } else {
     // K through chunks of a chunk-major panel: the vectorizer hoists the
     // accumulators out of this loop too, so they stay in registers across
@@ -288,7 +210,7 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
     if (g.kList)
       sparseContract(g, acc, row0, rows, panel, streams, c, aBase, len);
     else
-      contract(c, aBase, len);
+      contractTile(g, acc, row0, rows, panel, streams, c, aBase, len);
   }
 
   // With an epilogue, gemm() runs it from the tile buffer once for every
@@ -306,4 +228,94 @@ void PanelGemmBuilder::tile(const PanelGemm &g, Value row0, int64_t rows,
   copyTile(/*fromC=*/false, /*toC=*/false);
   b.setInsertionPointToStart(ifOp.elseBlock());
   copyTile(/*fromC=*/false, /*toC=*/true);
+}
+
+void PanelGemmBuilder::contractTile(const PanelGemm &g, ArrayRef<Value> acc,
+                                    Value row0, int64_t rows, Value panel,
+                                    Value streams, Value chunk, Value aCol,
+                                    Value kLen) {
+  // acc[mat] += A[rows, k] * panel[mat][k, nr], as a linalg contraction
+  // over (row, k, column) that TilingInterface tiles into the K loop (k
+  // in steps of 1) and ffn-vectorize-register-tiles turns into one
+  // broadcast of A per row and one FMA per accumulator vector per k, the
+  // accumulators hoisted into registers across the loop. `chunk` (or
+  // null): the panel's chunk in a chunk-major layout.
+  int64_t nmat = g.panels.size();
+  if (l.dot)
+    return dotContract(g, acc, row0, rows, panel, streams, chunk, aCol,
+                       kLen);
+  if (l.intDot) {
+    assert(!chunk && "quantized weights take the two-pass schedule");
+    return intDotContract(g, acc, row0, rows, panel, streams, kLen);
+  }
+  if (l.quantBits) {
+    assert(!chunk && "quantized weights take the two-pass schedule");
+    return quantContract(g, acc, row0, rows, panel, streams, aCol,
+                         kLen);
+  }
+  auto sub = [&](Value src, ArrayRef<OpFoldResult> offsets,
+                 ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> shape) {
+    SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+    auto srcType = cast<MemRefType>(src.getType());
+    auto type = memref::SubViewOp::inferRankReducedResultType(
+        shape, srcType, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), src,
+                                     offsets, sizes, strides)
+        .getResult();
+  };
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  Value aView = sub(g.a, {row0, aCol}, {b.getIndexAttr(rows), kLen},
+                    {rows, ShapedType::kDynamic});
+  SmallVector<Value> inputs{aView};
+  for (int64_t mat = 0; mat < nmat; ++mat) {
+    SmallVector<OpFoldResult> offsets, sizes;
+    if (chunk) {
+      offsets.push_back(chunk);
+      sizes.push_back(one);
+    }
+    offsets.append({panel, kBlockRow ? OpFoldResult(kBlockRow) : zero, zero});
+    sizes.append({one, kLen, b.getIndexAttr(g.nr)});
+    inputs.push_back(
+        sub(g.panels[mat], offsets, sizes, {ShapedType::kDynamic, g.nr}));
+  }
+  MLIRContext *ctx = b.getContext();
+  AffineExpr r = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
+             n = getAffineDimExpr(2, ctx);
+  SmallVector<AffineMap> maps{AffineMap::get(3, 0, {r, k}, ctx)};
+  maps.append(nmat, AffineMap::get(3, 0, {k, n}, ctx));
+  maps.append(nmat, AffineMap::get(3, 0, {r, n}, ctx));
+  auto contraction = linalg::GenericOp::create(
+      b, loc, TypeRange{}, inputs, acc, maps,
+      {utils::IteratorType::parallel, utils::IteratorType::reduction,
+       utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> sums;
+        for (int64_t mat = 0; mat < nmat; ++mat) {
+          Value w = args[1 + mat];
+          if (w.getType() != f32)
+            w = arith::ExtFOp::create(nb, nl, f32, w);
+          Value prod = arith::MulFOp::create(nb, nl, args[0], w);
+          sums.push_back(
+              arith::AddFOp::create(nb, nl, args[1 + nmat + mat], prod));
+        }
+        linalg::YieldOp::create(nb, nl, sums);
+      });
+  // Tile k by 1: the loop that carries the accumulators.
+  IRRewriter rewriter(b);
+  rewriter.setInsertionPoint(contraction);
+  scf::SCFTilingOptions options;
+  options.setTileSizes({zero, one, zero});
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(contraction.getOperation()), options);
+  assert(succeeded(tiled) && tiled->loops.size() == 1 &&
+         "a static-shaped contraction tiles along k");
+  rewriter.eraseOp(contraction);
+  tiled->tiledOps.front()->setAttr(kRegisterTileAttr, b.getUnitAttr());
+  auto loop = cast<scf::ForOp>(tiled->loops.front());
+  // The body is already a full register tile of FMAs; unrolling or
+  // re-vectorizing the K loop only multiplies code (and compile time).
+  loop->setAttr("llvm.loop_annotation", noUnroll());
+  b.setInsertionPointToStart(loop.getBody());
+  prefetchPanelRow(g, rows, chunk, panel, streams, loop.getInductionVar());
+  b.setInsertionPointAfter(loop);
 }
