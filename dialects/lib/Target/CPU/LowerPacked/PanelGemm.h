@@ -7,10 +7,10 @@
 // then the accumulators to C -- through an epilogue, accumulated into C, or
 // finishing the FFN's output (bias, residual, storage type).
 //
-// With the strategy's kc, a block of more than one tile runs K in blocks of
-// kc: every tile of the block over one K block, its partial sums parked in
-// an mc x nr stack buffer between blocks, and the first two tiles prefetch
-// the next K block between them (KBlocks.cpp).
+// With the strategy's kc, a block of 2 to kKBlockMaxTiles tiles runs K in
+// blocks of kc: every tile of the block over one K block, its partial sums
+// parked in an mc x nr stack buffer between blocks, and the first two tiles
+// prefetch the next K block between them (KBlocks.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,8 +195,9 @@ private:
   /// tiles are the widening or pair tiles over whole panels (not chunks, a
   /// row list, or quantized weights).
   bool blocksK(const PanelGemm &g) const;
-  /// A block's rows [i0, end) (more than one tile) against one panel, K in
-  /// blocks of kc (KBlocks.cpp), then the finished rows to C or y.
+  /// A block's rows [i0, end) (2 to kKBlockMaxTiles tiles) against one
+  /// panel, K in blocks of kc (KBlocks.cpp), then the finished rows to C or
+  /// y.
   void kBlockedPanel(const PanelGemm &g, Value i0, Value end, Value panel);
   /// One tile of `rows` rows at row0 over the K block [k0, k0 + kLen): its
   /// partial sums from the block buffers (zero, or C's, at k0 = 0), the
@@ -205,9 +206,9 @@ private:
   void kBlockTile(const PanelGemm &g, Value i0, Value row0, int64_t rows,
                   Value panel, Value k0, Value kLen, Value share);
   /// The contraction of a tile over k in [0, kLen) of the panel (A's
-  /// columns from aCol; the panel's rows from kRow, in its packed rows),
-  /// accumulators in `acc`: the widening, pair, quantized, integer-dot or
-  /// sparse tile's K loop.
+  /// columns from aCol; the panel's packed rows from kBlockRow, 0 where
+  /// null), accumulators in `acc`: the widening, pair, quantized or
+  /// integer-dot tile's K loop.
   void contractTile(const PanelGemm &g, ArrayRef<Value> acc, Value row0,
                     int64_t rows, Value panel, Value streams, Value chunk,
                     Value aCol, Value kLen);
