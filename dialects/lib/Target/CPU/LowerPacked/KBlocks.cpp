@@ -39,12 +39,13 @@ void PanelGemmBuilder::kBlockTile(const PanelGemm &g, Value i0, Value row0,
   SmallVector<Value> acc;
   for (int64_t mat = 0; mat < nmat; ++mat)
     acc.push_back(registerTile(mat, rows, g.nr));
-  Value storeCol = tileColumns(g, panel).second;
   Value blockRow = arith::SubIOp::create(b, loc, row0, i0);
 
-  // The tile's partial sums: zero (or C's) before the first K block, else
-  // where the last K block left them.
-  auto copy = [&](bool toBlock, bool fromC) {
+  // The tile's partial sums: zero before the first K block, else where the
+  // last K block left them. (Only the fused schedule's chunked GEMM 2
+  // accumulates into C, and it reads K whole: blocksK.)
+  assert(!g.accumulate && "accumulating GEMMs read chunks, not K blocks");
+  auto copy = [&](bool toBlock) {
     for (int64_t mat = 0; mat < nmat; ++mat)
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t v = 0; v < nv; ++v) {
@@ -52,31 +53,12 @@ void PanelGemmBuilder::kBlockTile(const PanelGemm &g, Value i0, Value row0,
           SmallVector<Value> inBlock{
               arith::AddIOp::create(b, loc, blockRow, idx(r)),
               idx(v * l.lanes)};
-          if (toBlock) {
-            Value vec = vector::LoadOp::create(b, loc, vecF32, acc[mat], inAcc);
-            vector::StoreOp::create(b, loc, vec, kBlockBuffers[mat], inBlock);
-            continue;
-          }
-          Value vec;
-          if (fromC)
-            vec = vector::LoadOp::create(
-                b, loc, vecF32, g.c,
-                ValueRange{arith::AddIOp::create(b, loc, row0, idx(r)),
-                           arith::AddIOp::create(b, loc, storeCol,
-                                                 idx(v * l.lanes))});
-          else
-            vec = vector::LoadOp::create(b, loc, vecF32, kBlockBuffers[mat],
-                                         inBlock);
-          vector::StoreOp::create(b, loc, vec, acc[mat], inAcc);
+          Value from = toBlock ? acc[mat] : kBlockBuffers[mat];
+          Value to = toBlock ? kBlockBuffers[mat] : acc[mat];
+          Value vec = vector::LoadOp::create(b, loc, vecF32, from,
+                                             toBlock ? inAcc : inBlock);
+          vector::StoreOp::create(b, loc, vec, to, toBlock ? inBlock : inAcc);
         }
-  };
-  auto zero = [&] {
-    Value z = f32Constant(b, loc, vecF32, 0.0);
-    for (int64_t mat = 0; mat < nmat; ++mat)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t v = 0; v < nv; ++v)
-          vector::StoreOp::create(b, loc, z, acc[mat],
-                                  ValueRange{idx(r), idx(v * l.lanes)});
   };
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
@@ -84,19 +66,11 @@ void PanelGemmBuilder::kBlockTile(const PanelGemm &g, Value i0, Value row0,
     auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifFirst.thenBlock());
-    if (g.accumulate) {
-      auto ifAcc =
-          scf::IfOp::create(b, loc, g.accumulate, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard accGuard(b);
-      b.setInsertionPointToStart(ifAcc.thenBlock());
-      copy(/*toBlock=*/false, /*fromC=*/true);
-      b.setInsertionPointToStart(ifAcc.elseBlock());
-      zero();
-    } else {
-      zero();
-    }
+    storeAccumulators(acc, rows, nv,
+                      SmallVector<Value>(nmat * rows * nv,
+                                         f32Constant(b, loc, vecF32, 0.0)));
     b.setInsertionPointToStart(ifFirst.elseBlock());
-    copy(/*toBlock=*/false, /*fromC=*/false);
+    copy(/*toBlock=*/false);
   }
 
   // The K block in the panel's packed rows (pairs for pair tiles; kc is
@@ -120,7 +94,7 @@ void PanelGemmBuilder::kBlockTile(const PanelGemm &g, Value i0, Value row0,
   contractTile(g, acc, row0, rows, panel, /*streams=*/Value(),
                /*chunk=*/Value(), /*aCol=*/k0, kLen);
   kBlockRow = kBlockAhead = Value();
-  copy(/*toBlock=*/true, /*fromC=*/false);
+  copy(/*toBlock=*/true);
 }
 
 void PanelGemmBuilder::kBlockedPanel(const PanelGemm &g, Value i0, Value end,
@@ -166,36 +140,15 @@ void PanelGemmBuilder::kBlockedPanel(const PanelGemm &g, Value i0, Value end,
   });
 
   // The block's finished rows, as the whole-K tiles' epilogue, finish or
-  // copy would take them from the tile buffers.
+  // copy would take them from the tile buffers: through the epilogue (none
+  // for GEMM 2: as they are) into C, or finished into y.
   Value rows = arith::SubIOp::create(b, loc, end, i0);
-  if (g.epilogue) {
-    epilogueRows(g, i0, rows, panel, kBlockBuffers);
-    return;
-  }
-  auto toC = [&] {
-    int64_t nv = g.nr / l.lanes;
-    Value storeCol = tileColumns(g, panel).second;
-    auto rowLoop = scf::ForOp::create(b, loc, idx(0), rows, idx(1));
-    rowLoop->setAttr("llvm.loop_annotation", noUnroll());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rowLoop.getBody());
-    Value r = rowLoop.getInductionVar();
-    Value row = arith::AddIOp::create(b, loc, i0, r);
-    for (int64_t v = 0; v < nv; ++v) {
-      Value vec = vector::LoadOp::create(b, loc, vecF32, kBlockBuffers[0],
-                                         ValueRange{r, idx(v * l.lanes)});
-      vector::StoreOp::create(
-          b, loc, vec, g.c,
-          ValueRange{row,
-                     arith::AddIOp::create(b, loc, storeCol, idx(v * l.lanes))});
-    }
-  };
   if (!g.finish)
-    return toC();
+    return epilogueRows(g, i0, rows, panel, kBlockBuffers);
   auto ifOp = scf::IfOp::create(b, loc, g.finish, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   finishRows(g, i0, rows, panel, kBlockBuffers[0]);
   b.setInsertionPointToStart(ifOp.elseBlock());
-  toC();
+  epilogueRows(g, i0, rows, panel, kBlockBuffers);
 }

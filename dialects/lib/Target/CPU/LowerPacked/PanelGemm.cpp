@@ -51,7 +51,8 @@ void PanelGemmBuilder::epilogueRows(const PanelGemm &g, Value row0, Value rows,
     for (int64_t v = 0; v < nv; ++v)
       rowAcc[mat].push_back(vector::LoadOp::create(
           b, loc, vecF32, from[mat], ValueRange{r, idx(v * l.lanes)}));
-  SmallVector<Value> out = g.epilogue(rowAcc, col);
+  // Without an epilogue (a plain GEMM 2 into O) the sums go as they are.
+  SmallVector<Value> out = g.epilogue ? g.epilogue(rowAcc, col) : rowAcc[0];
   Value row = arith::AddIOp::create(b, loc, row0, r);
   // H in bf16 for pair tiles: the next GEMM's operand.
   Type cType = cast<MemRefType>(g.c.getType()).getElementType();

@@ -174,9 +174,10 @@ private:
   /// paired with zero (an odd K's last).
   Value pairWord(const PanelGemm &g, Value row, Value k, bool single);
 
-  /// The epilogue of the `rows` rows at row0 parked in `from` (one buffer
-  /// per weight matrix, row r of it C's row row0 + r: the tile buffers, or
-  /// the K blocks' partial sums), row by row into C.
+  /// The epilogue (or, without one, none) of the `rows` rows at row0
+  /// parked in `from` (one buffer per weight matrix, row r of it C's row
+  /// row0 + r: the tile buffers, or the K blocks' partial sums), row by
+  /// row into C.
   void epilogueRows(const PanelGemm &g, Value row0, Value rows, Value panel,
                     ArrayRef<Value> from);
   /// GEMM 2 finishing the output: the `rows` rows at row0 from `from` (as
@@ -200,7 +201,7 @@ private:
   /// y.
   void kBlockedPanel(const PanelGemm &g, Value i0, Value end, Value panel);
   /// One tile of `rows` rows at row0 over the K block [k0, k0 + kLen): its
-  /// partial sums from the block buffers (zero, or C's, at k0 = 0), the
+  /// partial sums from the block buffers (zero at k0 = 0), the
   /// contraction, and back; `share` (index 0 or 1, null: none) is the half
   /// of the next K block that its K loop prefetches.
   void kBlockTile(const PanelGemm &g, Value i0, Value row0, int64_t rows,
