@@ -314,7 +314,7 @@ module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 2
 
 // -----
 
-// expected-error @+1 {{unknown key 'tile' (keys: vector_bits, mr, nr, mc, kc, prefetch, fused_max_m, chunk, groups, bf16_dot, sparse_max_m, block_units)}}
+// expected-error @+1 {{unknown key 'tile' (keys: vector_bits, mr, nr, mc, kc, kc_tall, nc, prefetch, fused_max_m, chunk, groups, bf16_dot, sparse_max_m, block_units)}}
 module attributes {x = #ffn.cpu_strategy<tile = 8>} {}
 
 // -----

@@ -463,6 +463,8 @@ static ScheduleOptions strategyStageOptions(const ScheduleOptions &schedule) {
   options.overrides.bf16Dot = false;
   options.overrides.sparseMaxM = 0;
   options.overrides.kc = 0;
+  options.overrides.kcTall = 0;
+  options.overrides.nc.reset();
   // Halide's prefetch is the whole next panel's weights at once, not ffnc's
   // 2 KiB look-ahead: on an Emerald Rapids VM it made LLaMA-7B bf16 decode
   // 5x slower (one thread, M = 1: 24-27 ms without, 120-136 with; M = 16

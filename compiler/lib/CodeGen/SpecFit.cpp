@@ -29,6 +29,8 @@ nonTwoPassKnobs(const mlir::ffn::CpuStrategy &overrides) {
     knobs.push_back("bf16_dot=1");
   positive("sparse_max_m", overrides.sparseMaxM);
   positive("kc", overrides.kc);
+  positive("kc_tall", overrides.kcTall);
+  positive("nc", overrides.nc);
   if (overrides.blockUnits)
     knobs.push_back(std::string("block_units=") +
                     (*overrides.blockUnits ? "1" : "0"));
@@ -147,11 +149,18 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
     if (spec.weightQuant == WeightQuant::None)
       continue;
     std::string format = toString(spec.weightQuant).str();
-    if (int64_t kc = schedule.overrides.kc.value_or(0); kc > 0 && !target.isGpu())
-      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                ", whose tiles read K whole (scales per "
-                                "group); --strategy=kc=" +
-                                std::to_string(kc) + " does not apply to them");
+    for (auto [key, knob] :
+         {std::pair<const char *, std::optional<int64_t>>{
+              "kc", schedule.overrides.kc},
+          {"kc_tall", schedule.overrides.kcTall},
+          {"nc", schedule.overrides.nc}})
+      if (knob.value_or(0) > 0 && !target.isGpu())
+        diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " +
+                                  format +
+                                  ", whose tiles read K whole (scales per "
+                                  "group); --strategy=" + key + "=" +
+                                  std::to_string(*knob) +
+                                  " does not apply to them");
     if (dot || fusedMaxM > 0)
       diags.error(spec.loc,
                   "ffn '" + spec.name + "' has weights = " + format +

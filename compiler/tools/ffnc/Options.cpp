@@ -67,9 +67,11 @@ cl::opt<std::string>
 cl::opt<std::string> strategyOption(
     "strategy",
     cl::desc("Override the CPU schedule: 'baseline' (unpacked loops), or "
-             "any of mr=N,nr=N,mc=N,kc=N,prefetch=0|1,fused_max_m=N,chunk=N,"
-             "groups=N,bf16_dot=0|1,sparse_max_m=N,block_units=0|1 (register "
-             "tile rows/columns, cache block rows, K block rows (0: whole K), "
+             "any of mr=N,nr=N,mc=N,kc=N,kc_tall=N,nc=N,prefetch=0|1,"
+             "fused_max_m=N,chunk=N,groups=N,bf16_dot=0|1,sparse_max_m=N,"
+             "block_units=0|1 (register tile rows/columns, cache block rows, "
+             "K block rows for blocks of 2-12 tiles and for taller ones (0: "
+             "whole K), weight columns per panel group of a K-blocked block, "
              "weight-stream prefetch, "
              "largest m "
              "of the fused d_ff-chunked schedule (0: never), its chunk width "

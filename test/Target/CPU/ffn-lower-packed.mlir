@@ -622,29 +622,38 @@ func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tenso
 
 // -----
 
-// K blocks (kc = 16, KBlocks.cpp): d_model 40 in blocks of 16, 16 and 8.
-// A row block of more than mr = 4 and at most 12 mr rows takes them; every
-// tile runs over one K block before the next, its partial sums parked in a
-// 16 x 32 stack buffer (mc x nr) in between: zero before the first block,
-// else loaded from the buffer, and stored back after the block. The
-// block's first two tiles prefetch the next K block, half each, a row every
-// other k. The finished rows go through the epilogue from the buffer; other
-// row blocks take the whole-K tiles.
+// K blocks (KBlocks.cpp): d_model 40, kc = 16 (blocks of 16, 16 and 8)
+// for row blocks of more than mr = 4 and at most 12 mr rows, kc_tall = 32
+// (32 and 8) for taller ones (mc = 64), panels in groups of nc / nr = 2.
+// Every tile runs over one K block of one panel, then of the group's next
+// panel, before the next K block; its partial sums are parked in the
+// block's 64 x 64 stack buffer (mc x nc) at the panel's column of the
+// group: zero before the first K block, else loaded from the buffer, and
+// stored back after the block. The block's first two tiles prefetch,
+// half each, a row every other k, what the group reads next: the next
+// panel's same rows, or after the group's last panel the first one's next
+// K block. The finished rows go through the epilogue from the buffer,
+// panel by panel; a block of one tile takes the whole-K tiles.
 // CHECK-LABEL: func.func private @k.gemm_up(
-// CHECK-SAME: %[[KA:[^:]*]]: memref<?x?xf32>, %{{[^:]*}}: memref<?x?xf32>, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[KW:[^:]*]]: memref<2x40x32xf32>)
+// CHECK-SAME: %[[KA:[^:]*]]: memref<?x?xf32>, %{{[^:]*}}: memref<?x?xf32>, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[PB:[^:]*]]: index, %[[PE:[^:]*]]: index, %[[KW:[^:]*]]: memref<2x40x32xf32>)
 // CHECK: %[[KTB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
-// CHECK: %[[KB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
-// CHECK: scf.for %[[KI0:.*]] = %{{.*}} to %{{.*}} step %c16
+// CHECK: %[[KB:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: scf.for %[[KI0:.*]] = %{{.*}} to %{{.*}} step %c64
 // CHECK: %[[KEND:.*]] = arith.minsi
-// CHECK: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK: scf.for %[[P0:.*]] = %[[PB]] to %[[PE]] step %c2
+// CHECK: %[[P2:.*]] = arith.addi %[[P0]], %c2
+// CHECK: %[[P1:.*]] = arith.minsi %[[P2]], %[[PE]]
 // CHECK: %[[KROWS:.*]] = arith.subi %[[KEND]], %[[KI0]]
+// CHECK: %[[TALL:.*]] = arith.cmpi sgt, %[[KROWS]], %c48
+// CHECK: %[[KC:.*]] = arith.select %[[TALL]], %c32, %c16
 // CHECK: %[[MORE:.*]] = arith.cmpi sgt, %[[KROWS]], %c4
-// CHECK: %[[FEW:.*]] = arith.cmpi sle, %[[KROWS]], %c48
-// CHECK: %[[BLOCKED:.*]] = arith.andi %[[MORE]], %[[FEW]]
+// CHECK: %[[SOME:.*]] = arith.cmpi sgt, %[[KC]], %c0
+// CHECK: %[[BLOCKED:.*]] = arith.andi %[[MORE]], %[[SOME]]
 // CHECK: scf.if %[[BLOCKED]] {
-// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c40 step %{{.*}} {
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c40 step %[[KC]] {
 // CHECK: %[[KLEFT:.*]] = arith.subi %c40, %[[K0]]
-// CHECK: %[[KLEN:.*]] = arith.minsi %{{.*}}, %[[KLEFT]]
+// CHECK: %[[KLEN:.*]] = arith.minsi %[[KC]], %[[KLEFT]]
+// CHECK: scf.for %[[KP:.*]] = %[[P0]] to %[[P1]] step
 // CHECK: scf.while
 // CHECK: ^bb0(%[[KROW:.*]]: index):
 // CHECK: case 4 {
@@ -653,16 +662,28 @@ func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tenso
 // CHECK: %[[SHARE:.*]] = arith.select %[[FIRSTTILE]], %c0{{.*}}, %c1
 // CHECK: %[[TWO:.*]] = arith.cmpi slt, %[[OFF]], %c8
 // CHECK: scf.if %[[TWO]] {
+// CHECK: %[[BROW:.*]] = arith.subi %[[KROW]], %[[KI0]]
+// CHECK: %[[GP:.*]] = arith.subi %[[KP]], %[[P0]]
+// CHECK: %[[GCOL:.*]] = arith.muli %[[GP]], %c32
 // CHECK: %[[FIRSTK:.*]] = arith.cmpi eq, %[[K0]], %c0
 // CHECK: scf.if %[[FIRSTK]] {
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[KTB]]
 // CHECK: } else {
-// CHECK-COUNT-8: vector.load %[[KB]]
+// CHECK: %[[R0:.*]] = arith.addi %[[BROW]], %c0
+// CHECK: %[[C0:.*]] = arith.addi %[[GCOL]], %c0
+// CHECK: vector.load %[[KB]][%[[R0]], %[[C0]]]
+// CHECK-COUNT-7: vector.load %[[KB]]
 // CHECK: }
 // CHECK: %[[HALF:.*]] = arith.shrui %[[KLEN]], %c1
 // CHECK: %[[MINE:.*]] = arith.muli %[[SHARE]], %[[HALF]]
-// CHECK: %[[NEXT:.*]] = arith.addi %[[K0]], %[[KLEN]]
-// CHECK: %[[AHEAD:.*]] = arith.addi %[[NEXT]], %[[MINE]]
+// CHECK: %[[PN:.*]] = arith.addi %[[KP]], %c1
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[PN]], %[[P1]]
+// CHECK: %[[BACK:.*]] = arith.subi %[[KP]], %[[P0]]
+// CHECK: %[[BACKROWS:.*]] = arith.muli %[[BACK]], %c40
+// CHECK: %[[WRAP:.*]] = arith.subi %[[KLEN]], %[[BACKROWS]]
+// CHECK: %[[NEXT:.*]] = arith.select %[[LAST]], %[[WRAP]], %c40
+// CHECK: %[[NEXTROW:.*]] = arith.addi %[[K0]], %[[NEXT]]
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[NEXTROW]], %[[MINE]]
 // CHECK: memref.subview %[[KA]][%[[KROW]], %[[K0]]] [4, %[[KLEN]]]
 // CHECK: memref.subview %[[KW]][%[[KP]], %[[K0]], 0] [1, %[[KLEN]], 32]
 // CHECK: scf.for %[[KK:.*]] = %{{.*}} to %[[KLEN]] step
@@ -677,24 +698,35 @@ func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tenso
 // CHECK: linalg.generic
 // CHECK-SAME: attrs = {ffn.register_tile}
 // CHECK: } {llvm.loop_annotation
-// CHECK-COUNT-8: vector.store %{{.*}}, %[[KB]]
+// CHECK: %[[S0:.*]] = arith.addi %[[BROW]], %c0
+// CHECK: %[[SC0:.*]] = arith.addi %[[GCOL]], %c0
+// CHECK: %[[SV:.*]] = vector.load %[[KTB]]
+// CHECK: vector.store %[[SV]], %[[KB]][%[[S0]], %[[SC0]]]
+// CHECK-COUNT-7: vector.store %{{.*}}, %[[KB]]
 // The later full-height tiles: the same without prefetches.
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK-NOT: memref.prefetch
 // CHECK: linalg.generic
 // CHECK: } {llvm.loop_annotation
-// After the K blocks: bias-free relu over the block's rows, from the buffer.
+// After the K blocks: bias-free relu over the block's rows, from the
+// buffer's columns of each panel of the group.
 // CHECK: %[[FROWS:.*]] = arith.subi %[[KEND]], %[[KI0]]
+// CHECK: scf.for %[[FP:.*]] = %[[P0]] to %[[P1]] step
+// CHECK: %[[FP0:.*]] = arith.subi %[[FP]], %[[P0]]
+// CHECK: %[[FCOL:.*]] = arith.muli %[[FP0]], %c32
+// CHECK: %[[SUMS:.*]] = memref.subview %[[KB]][0, %[[FCOL]]] [64, 32] [1, 1]
 // CHECK: scf.for %[[KR:.*]] = %c0{{.*}} to %[[FROWS]] step %c1
-// CHECK: vector.load %[[KB]][%[[KR]], %c0{{.*}}]
-// CHECK: vector.load %[[KB]][%[[KR]], %c16{{.*}}]
+// CHECK: vector.load %[[SUMS]][%[[KR]], %c0{{.*}}]
+// CHECK: vector.load %[[SUMS]][%[[KR]], %c16{{.*}}]
 // CHECK: arith.maximumf
+// A block of one tile: the group's panels one after another, K whole.
 // CHECK: } else {
+// CHECK: scf.for %{{.*}} = %[[P0]] to %[[P1]] step
 // CHECK: scf.while
 module attributes {ffn.target = #ffn.target<isa = "x86-64-avx512", vector_bits = 512, threads = 1, peak_gflops = 112.0, dram_gbs = 20.0, cache_gbs = 60.0, sync_us = 1.0>} {
 func.func @k(%x: tensor<?x40xf32> {ffn.param = "input"}, %w1: tensor<40x64xf32> {ffn.param = "w_up"}, %w2: tensor<64x40xf32> {ffn.param = "w_down"}) -> tensor<?x40xf32> {
-  %y = ffn.ffn relu ins(%x : tensor<?x40xf32>) up(%w1 : tensor<40x64xf32>) down(%w2 : tensor<64x40xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 16, kc = 16, prefetch = true, fused_max_m = 0> -> tensor<?x40xf32>
+  %y = ffn.ffn relu ins(%x : tensor<?x40xf32>) up(%w1 : tensor<40x64xf32>) down(%w2 : tensor<64x40xf32>) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 32, mc = 64, kc = 16, kc_tall = 32, nc = 64, prefetch = true, fused_max_m = 0> -> tensor<?x40xf32>
   return %y : tensor<?x40xf32>
 }
 }

@@ -40,7 +40,7 @@
 // GROUPED-LABEL: func.func @grouped
 // At 8 threads its 4 blocks would leave half of them idle as work units:
 // panels x blocks (block_units = false).
-// GROUPED: groups 4 {{.*}} strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0, block_units = false> ->
+// GROUPED: groups 4 {{.*}} strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0, block_units = false> ->
 // GROUPED-LABEL: func.func @dense
 // GROUPED: strategy #ffn.cpu_strategy<{{.*}}fused_max_m = 16,
 // The blocks are the work units while they split evenly enough: the
@@ -66,7 +66,7 @@
 // The fused bucket is the cost model's (ScheduleCost.h): on one thread it
 // never wins (the same work plus partial outputs), so there is none.
 // AVX512-LABEL: func.func @bert
-// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
+// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0>
 // On two threads the fused schedule saves one phase boundary and pays for
 // its partial outputs. With the nominal hand-off (1 us) that is about even:
 // fused up to m = 2 only; with a free one, never; on a machine whose pool
@@ -75,26 +75,26 @@
 // 256-column chunks, 12 of them, and 2 groups of 6 balance two threads with
 // the fewest partial outputs.
 // T2-NOMINAL-LABEL: func.func @bert
-// T2-NOMINAL: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 2, chunk = 256, groups = 2>
+// T2-NOMINAL: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 2, chunk = 256, groups = 2>
 // T2-FREE-LABEL: func.func @bert
-// T2-FREE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
+// T2-FREE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0>
 // Compute 4x faster and the cache half as fast: the partial outputs weigh
 // more than the saved boundary.
 // T2-SLOWCACHE-LABEL: func.func @bert
-// T2-SLOWCACHE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
+// T2-SLOWCACHE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0>
 // T2-LABEL: func.func @bert
-// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 16, chunk = 256, groups = 2>
+// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 16, chunk = 256, groups = 2>
 // On eight threads 12 chunks cannot be split evenly (6 groups of 2: the
 // busiest thread holds 2 of 12 chunks, not 1.5), so fused wins only while
 // the saved boundary outweighs that, up to m = 4.
 // T8-LABEL: func.func @bert
-// T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 4, chunk = 256, groups = 6>
+// T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 4, chunk = 256, groups = 6>
 // AVX2-LABEL: func.func @bert
-// AVX2: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, kc = 256, prefetch = true, fused_max_m = 16, chunk = 256, groups = 2>
+// AVX2: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, kc = 256, nc = 64, prefetch = true, fused_max_m = 16, chunk = 256, groups = 2>
 // OVERRIDE-LABEL: func.func @bert
-// OVERRIDE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32, kc = 64, prefetch = false, fused_max_m = 0>
+// OVERRIDE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 4, nr = 64, mc = 32, kc = 64, kc_tall = 256, nc = 256, prefetch = false, fused_max_m = 0>
 // NARROW-LABEL: func.func @bert
-// NARROW: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, kc = 256, prefetch = true, fused_max_m = 0>
+// NARROW: strategy #ffn.cpu_strategy<vector_bits = 256, mr = 6, nr = 16, mc = 252, kc = 256, nc = 64, prefetch = true, fused_max_m = 0>
 // NO-TARGET: error: ffn-select-strategy: the module has no #ffn.target (run ffn-attach-target first)
 // BAD-PEAK: error: ffn-attach-target: target peak_gflops must be positive and finite, got -1
 // BAD-SYNC: error: ffn-attach-target: target sync_us must be non-negative and finite, got -3
@@ -109,11 +109,11 @@
 // The bucket bound, chunk and groups can be set; the rest is still chosen
 // (one thread: one group, the fewest partial outputs).
 // FUSED-LABEL: func.func @bert
-// FUSED: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 16, chunk = 256, groups = 1>
+// FUSED: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 16, chunk = 256, groups = 1>
 // batch-invariant: the op says so, and no m takes the fused schedule (T2
 // above picks it for m <= 16 on the same machine).
 // INVARIANT-LABEL: func.func @bert
-// INVARIANT: ffn.ffn gelu batch_invariant ins({{.*}}) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
+// INVARIANT: ffn.ffn gelu batch_invariant ins({{.*}}) strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0>
 // BAD-INVARIANT: error: 'ffn.ffn' op is batch_invariant; it cannot take the fused schedule (fused_max_m = 16)
 // FUSED-OVERRIDE: fused_max_m = 8, chunk = 512, groups = 4>
 // BAD-CHUNK: error: 'ffn.ffn' op strategy option chunk must be a multiple of nr (32) up to 1048576, got 48
@@ -143,20 +143,20 @@ func.func @small(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64
 // OVERRIDE run checks that prefetch = false is kept.)
 // LLaMA-7B's SwiGLU: 3 * 4096 * 11008 * 2 bytes = 258 MiB in bf16.
 // AVX512-LABEL: func.func @llama
-// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, prefetch = true, fused_max_m = 0>
+// AVX512: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, kc_tall = 1024, nc = 128, prefetch = true, fused_max_m = 0>
 // T2-LABEL: func.func @llama
-// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, prefetch = true, fused_max_m = 0>
+// T2: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, kc_tall = 1024, nc = 128, prefetch = true, fused_max_m = 0>
 // T8-LABEL: func.func @llama
-// T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, prefetch = true, fused_max_m = 0>
+// T8: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, kc_tall = 1024, nc = 128, prefetch = true, fused_max_m = 0>
 // On a target with avx512bf16, bf16 FFNs take pair tiles (the same bytes,
 // half the instructions: cheaper at decode and at a full block); f32 ones
 // are untouched, and the knob is not printed where it cannot apply.
 // BF16-LABEL: func.func @bert
-// BF16: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
+// BF16: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0>
 // BF16-LABEL: func.func @llama
-// BF16: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, prefetch = true, fused_max_m = 0, bf16_dot = true>
+// BF16: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, kc_tall = 1024, nc = 128, prefetch = true, fused_max_m = 0, bf16_dot = true>
 // BF16-OFF-LABEL: func.func @llama
-// BF16-OFF: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0, bf16_dot = false>
+// BF16-OFF: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, kc_tall = 1024, nc = 128, prefetch = true, fused_max_m = 0, bf16_dot = false>
 // BAD-DOT: error: 'ffn.ffn' op strategy option bf16_dot needs a bf16 FFN on a target with avx512bf16 (x86-64-avx512-bf16); this is 'f32' on 'x86-64-avx512'
 // BAD-DOT-WIDTH: #ffn.cpu_strategy<vector_bits = 256, bf16_dot = true>:1:38: error: bf16_dot needs 512-bit vectors, got 256
 func.func @llama(%x: tensor<?x4096xbf16>, %wu: tensor<4096x11008xbf16>, %wg: tensor<4096x11008xbf16>, %wd: tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
@@ -171,14 +171,14 @@ func.func @llama(%x: tensor<?x4096xbf16>, %wu: tensor<4096x11008xbf16>, %wg: ten
 // profile, or at 50% zeros, it takes none. An override sets the bucket for
 // any FFN.
 // SPARSE-LABEL: func.func @opt
-// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0, sparse_max_m = 3>
-// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, prefetch = true, fused_max_m = 0, bf16_dot = true, sparse_max_m = 1>
-// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
-// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, kc_tall = 512, nc = 128, prefetch = true, fused_max_m = 0, sparse_max_m = 3>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 256, kc_tall = 1024, nc = 128, prefetch = true, fused_max_m = 0, bf16_dot = true, sparse_max_m = 1>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, kc_tall = 512, nc = 128, prefetch = true, fused_max_m = 0>
+// SPARSE: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, kc_tall = 512, nc = 128, prefetch = true, fused_max_m = 0>
 // A sparse bucket asked for beyond the fused one the model picks (BERT on
 // two threads: m <= 16) is the two-pass one, which turns the fused off.
 // SPARSE-BEYOND-LABEL: func.func @bert
-// SPARSE-BEYOND: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, prefetch = true, fused_max_m = 0, sparse_max_m = 20>
+// SPARSE-BEYOND: strategy #ffn.cpu_strategy<vector_bits = 512, mr = 8, nr = 32, mc = 256, kc = 128, nc = 128, prefetch = true, fused_max_m = 0, sparse_max_m = 20>
 // SPARSE-OVERRIDE-LABEL: func.func @opt
 // SPARSE-OVERRIDE-COUNT-4: sparse_max_m = 2>
 // BAD-SPARSE: error: 'ffn.ffn' op strategy option sparse_max_m = 2: the sparse GEMM 2 is built for unquantized dense FFNs; this one has quantized weights

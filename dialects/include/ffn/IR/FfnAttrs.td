@@ -216,15 +216,28 @@ def Ffn_CpuStrategyAttr
     - `kc`: K blocks. A row block of more than `mr` and at most 12 `mr`
       rows runs each panel's K in blocks of `kc` rows: every tile of the
       block over one K block before any moves on, its partial sums parked
-      in an `mc` x `nr` stack buffer (f32, exact) in between, and the
+      in an `mc` x `nc` stack buffer (f32, exact) in between, and the
       block's first two tiles prefetching the next K block between them, so
       the weights stream from memory while all the tiles compute instead of
       before them. The same FMAs in the same order as whole K (bit-identical
-      results). A multiple of 16, with `mc` x `nr` at most 32768; for the
+      results). A multiple of 16; for the
       widening and bf16 pair tiles over whole panels (not quantized
       weights, the fused schedule's chunk-major W_down or the sparse GEMM
       2). The cost model picks 16 KiB of weights per block (f32 128, bf16
       256 at `nr` = 32) where K exceeds it; absent means 0 (whole K);
+    - `kc_tall`: the same for a row block of more than 12 `mr` rows, in K
+      blocks of `kc_tall` rows: there the many tiles hide the weight
+      stream, and K blocks keep a panel that is too long for L2 beside the
+      block's A rows in cache. A multiple of 16; the cost model picks 4
+      `kc` where the longer GEMM's whole-K panel exceeds 512 KiB; absent
+      means 0 (whole K);
+    - `nc`: a K-blocked row block runs its weight panels in groups of `nc`
+      columns (a multiple of `nr`): each K block over every panel of the
+      group before the next K block, so the block's A rows of a K block are
+      read from memory once per group, not once per panel; the partial
+      sums are `mc` x `nc` (at most 32768, with K blocks). The cost model
+      picks 4 `nr` (as `mc` allows) where it picks K blocks; absent means
+      `nr` (one panel);
     - `prefetch`: whether a block's first multi-row tile prefetches 2 KiB
       down the weight stream in its K loop (the block's later tiles, which
       find the panel in cache, run a K loop without prefetches; one-row

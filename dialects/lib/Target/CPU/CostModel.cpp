@@ -14,6 +14,8 @@ std::optional<int64_t> *ffn::integerKnob(CpuStrategy &s, std::string_view key) {
          : key == "nr"           ? &s.nr
          : key == "mc"           ? &s.mc
          : key == "kc"           ? &s.kc
+         : key == "kc_tall"      ? &s.kcTall
+         : key == "nc"           ? &s.nc
          : key == "fused_max_m"  ? &s.fusedMaxM
          : key == "chunk"        ? &s.chunk
          : key == "groups"       ? &s.groups
@@ -115,16 +117,30 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
   int64_t mc = s.mc ? *s.mc : (bits || s.mr) ? defaultMc(mr) : kMaxRows;
   // Whole pairs per K block for pair tiles; the partial sums (mc x nr f32
   // per weight matrix, two for a gated GEMM 1) live on the stack.
-  if (s.kc && (*s.kc < 0 || *s.kc % 16 != 0 || *s.kc > kMaxRows))
-    return error("kc", "must be 0 (whole K) or a multiple of 16 up to "
-                       "1048576, got " +
-                           str(*s.kc));
+  for (auto [key, knob] : {std::pair<const char *, std::optional<int64_t>>{
+                               "kc", s.kc},
+                           {"kc_tall", s.kcTall}})
+    if (knob && (*knob < 0 || *knob % 16 != 0 || *knob > kMaxRows))
+      return error(key, "must be 0 (whole K) or a multiple of 16 up to "
+                        "1048576, got " +
+                            str(*knob));
+  if (s.nc && (*s.nc < nr || *s.nc % nr != 0 || *s.nc > kMaxRows))
+    return error("nc", "must be a multiple of nr (" + str(nr) +
+                           ") up to 1048576, got " + str(*s.nc));
+  if (s.nc && s.kc == 0 && s.kcTall == 0)
+    return error("nc", "groups the panels of row blocks that run K in "
+                       "blocks, but kc = 0 and kc_tall = 0 run K whole");
   // (Checked once mc is known: unset, it is the cost model's, at most 256.)
-  if (s.kc && *s.kc > 0 && (s.mc || bits || s.mr) && mc * nr > kMaxKBlockSums)
-    return error("kc", "keeps mc x nr partial sums on the stack: mc (" +
-                           str(mc) + ") x nr (" + str(nr) +
-                           ") must be at most " + str(kMaxKBlockSums) +
-                           " with K blocks");
+  bool kBlocks = s.kc.value_or(0) > 0 || s.kcTall.value_or(0) > 0;
+  int64_t nc = s.nc.value_or(nr);
+  // An explicit nc means K blocks (the cost model's kc, if not the user's).
+  if ((kBlocks || s.nc) && (s.mc || bits || s.mr) && mc * nc > kMaxKBlockSums)
+    return error(s.nc             ? "nc"
+                 : s.kc.value_or(0) > 0 ? "kc"
+                                        : "kc_tall",
+                 "keeps mc x nc partial sums on the stack: mc (" + str(mc) +
+                     ") x nc (" + str(nc) + ") must be at most " +
+                     str(kMaxKBlockSums) + " with K blocks");
   if (s.fusedMaxM && (*s.fusedMaxM < 0 || *s.fusedMaxM > mc))
     return error("fused_max_m", "must be in [0, mc = " + str(mc) + "], got " +
                                     str(*s.fusedMaxM));
@@ -174,6 +190,28 @@ FusedShape ffn::fusedShape(int64_t chunk, int64_t groups, int64_t nrUp,
   return s;
 }
 
+/// The K blocks of a strategy's description: ", K in blocks of 128 for row
+/// blocks of 9-96 rows and of 512 above, panels in groups of 4".
+static std::string kBlocksText(const CpuStrategy &s) {
+  int64_t mr = *s.mr, kc = s.kc.value_or(0), tall = s.kcTall.value_or(0);
+  if (!kc && !tall)
+    return "";
+  std::string few = std::to_string(mr + 1) + "-" +
+                    std::to_string(kKBlockMaxTiles * mr) + " rows";
+  std::string more = "over " + std::to_string(kKBlockMaxTiles * mr) + " rows";
+  std::string text = ", K in blocks of ";
+  if (kc && tall)
+    text += std::to_string(kc) + " for row blocks of " + few + " and of " +
+            std::to_string(tall) + " for those " + more;
+  else
+    text += std::to_string(kc ? kc : tall) + " for row blocks of " +
+            (kc ? few : more);
+  int64_t panels = s.nc.value_or(*s.nr) / *s.nr;
+  if (panels > 1)
+    text += ", panels in groups of " + std::to_string(panels);
+  return text;
+}
+
 std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
                                   bool batchInvariant) {
   int64_t vectorBits = *s.vectorBits, mr = *s.mr, nr = *s.nr, mc = *s.mc;
@@ -199,11 +237,7 @@ std::string ffn::describeStrategy(const CpuStrategy &s, bool gated, int64_t dFf,
                        std::to_string(nrUp) + ")"
                  : std::string()) +
           ", cache block " + std::to_string(mc) + " rows" +
-          (s.kc.value_or(0) > 0
-               ? ", K in blocks of " + std::to_string(*s.kc) +
-                     " for row blocks of " + std::to_string(mr + 1) + "-" +
-                     std::to_string(kKBlockMaxTiles * mr) + " rows"
-               : std::string()) +
+          kBlocksText(s) +
           (*s.prefetch ? ", weight-stream prefetch" : "") +
           (s.bf16Dot.value_or(false) ? ", bf16 pair dot products (vdpbf16ps)"
                                      : "") +
@@ -368,11 +402,28 @@ CpuStrategy ffn::chooseStrategy(int64_t targetVectorBits, const FfnShape &s,
   // tall for its partial sums to stay on the stack (an mc override).
   // A K no longer than one block has nothing to block.
   int64_t kc = kBlockRows(*c.nr, s.elementBytes);
+  int64_t maxK = std::max(s.dModel, s.dFf);
+  bool blockable = !s.weightBits && *c.mc * *c.nr <= kMaxKBlockSums;
   if (o.kc)
     c.kc = o.kc;
-  else if (!s.weightBits && *c.mc * *c.nr <= kMaxKBlockSums &&
-           std::max(s.dModel, s.dFf) > kc)
+  else if (blockable && maxK > kc)
     c.kc = kc;
+  // Row blocks of many tiles: K blocks 4x longer, where the longer GEMM's
+  // whole-K panel does not stay in L2 beside the block's A rows
+  // (kKBlockTallPanelBytes).
+  int64_t tall = kKBlockTallFactor * kc;
+  if (o.kcTall)
+    c.kcTall = o.kcTall;
+  else if (blockable && maxK > tall &&
+           maxK * *c.nr * s.elementBytes > kKBlockTallPanelBytes)
+    c.kcTall = tall;
+  // Panels in groups of kKBlockGroupPanels, as many as the stack's partial
+  // sums allow (mc x nc).
+  if (o.nc)
+    c.nc = o.nc;
+  else if (c.kc.value_or(0) > 0 || c.kcTall.value_or(0) > 0)
+    c.nc = *c.nr * std::clamp<int64_t>(kMaxKBlockSums / (*c.mc * *c.nr), 1,
+                                       kKBlockGroupPanels);
   // Every size: the first tile of a block prefetches 2 KiB ahead, the later
   // ones run a K loop without prefetches, so cache-resident weights lose
   // nothing and gain where the first tile misses L2 (BERT-base f32, M = 8,

@@ -95,12 +95,17 @@ struct FfnSelectStrategyPass
 
       // Quantized tiles read their scales per group of K and take no K
       // blocks; an explicit kc would be ignored, so it is refused.
-      if (o.kc.value_or(0) > 0 && quant) {
-        op.emitOpError("strategy option kc = ")
-            << *o.kc << ": K blocks are built for the widening and bf16 pair "
-            << "tiles; this FFN has quantized weights (kc = 0)";
-        return WalkResult::interrupt();
-      }
+      for (auto [key, knob] :
+           {std::pair<const char *, std::optional<int64_t>>{"kc", o.kc},
+            {"kc_tall", o.kcTall},
+            {"nc", o.nc}})
+        if (knob.value_or(0) > 0 && quant) {
+          op.emitOpError("strategy option ")
+              << key << " = " << *knob
+              << ": K blocks are built for the widening and bf16 pair "
+              << "tiles; this FFN has quantized weights (kc = 0)";
+          return WalkResult::interrupt();
+        }
 
       if (o.blockUnits && !op.getGroups()) {
         op.emitOpError("strategy option block_units: a grouped FFN's work "

@@ -120,9 +120,13 @@ std::optional<std::string> refusal(FfnOp op, CpuStrategyAttr strategy) {
     return "the strategy takes the sparse GEMM 2 (sparse_max_m = " +
            std::to_string(*s.sparseMaxM) +
            "); the Halide back end has no sparse schedule (sparse_max_m = 0)";
-  if (s.kc.value_or(0) > 0)
-    return "the strategy runs K in blocks (kc = " + std::to_string(*s.kc) +
-           "); the Halide back end runs K whole (kc = 0)";
+  if (s.kc.value_or(0) > 0 || s.kcTall.value_or(0) > 0) {
+    bool few = s.kc.value_or(0) > 0;
+    return std::string("the strategy runs K in blocks (") +
+           (few ? "kc" : "kc_tall") + " = " +
+           std::to_string(few ? *s.kc : *s.kcTall) +
+           "); the Halide back end runs K whole (kc = 0, kc_tall = 0)";
+  }
   if (s.bf16Dot.value_or(false))
     return std::string("the strategy takes bf16 pair tiles (bf16_dot = "
                        "true); the Halide back end widens to f32 "

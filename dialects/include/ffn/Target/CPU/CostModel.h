@@ -38,6 +38,13 @@ namespace mlir::ffn {
 ///     means 0 (whole K); the widening and pair tiles of whole panels only
 ///     (not quantized weights, the fused schedule's chunks or the sparse
 ///     GEMM 2).
+///   - kc_tall: the same for a block of more than kKBlockMaxTiles tiles
+///     (K in blocks of kc_tall; unset means 0, whole K);
+///   - nc: a K-blocked block runs its panels in groups of nc columns (a
+///     multiple of nr): every panel of the group over one K block before
+///     the next K block, so the block's A rows of a K block are read from
+///     cache by all the group's panels; partial sums mc x nc per weight
+///     matrix. Unset means nr (one panel);
 ///   - prefetch: multi-row tiles prefetch down the weight stream;
 ///   - fused_max_m: runs with m <= fused_max_m take the fused d_ff-chunked
 ///     schedule (0: none); chunk = d_ff columns per chunk, groups = work
@@ -59,7 +66,7 @@ namespace mlir::ffn {
 ///     GEMMs); false: panels x blocks per GEMM, a barrier between them.
 ///     Set exactly for grouped FFNs.
 struct CpuStrategy {
-  std::optional<int64_t> vectorBits, mr, nr, mc, kc;
+  std::optional<int64_t> vectorBits, mr, nr, mc, kc, kcTall, nc;
   std::optional<bool> prefetch;
   std::optional<int64_t> fusedMaxM, chunk, groups;
   std::optional<bool> bf16Dot;
@@ -74,7 +81,8 @@ struct CpuStrategy {
   }
   bool operator==(const CpuStrategy &o) const {
     return vectorBits == o.vectorBits && mr == o.mr && nr == o.nr &&
-           mc == o.mc && kc == o.kc && prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
+           mc == o.mc && kc == o.kc && kcTall == o.kcTall && nc == o.nc &&
+           prefetch == o.prefetch && fusedMaxM == o.fusedMaxM &&
            chunk == o.chunk && groups == o.groups && bf16Dot == o.bf16Dot &&
            sparseMaxM == o.sparseMaxM && blockUnits == o.blockUnits;
   }
@@ -83,8 +91,9 @@ struct CpuStrategy {
 
 /// The knobs' names in the strategy's text, in printing order.
 constexpr const char *kCpuStrategyKeys[] = {
-    "vector_bits", "mr",    "nr",     "mc",       "kc",          "prefetch",
-    "fused_max_m", "chunk", "groups", "bf16_dot", "sparse_max_m", "block_units"};
+    "vector_bits", "mr",       "nr",       "mc",    "kc",
+    "kc_tall",     "nc",       "prefetch", "fused_max_m", "chunk",
+    "groups",      "bf16_dot", "sparse_max_m", "block_units"};
 
 /// A knob of the record by its name (nullptr: no such knob, or one of the
 /// other kind).
@@ -107,8 +116,8 @@ inline int64_t defaultMr(int64_t vectorBits) {
 }
 inline int64_t defaultMc(int64_t mr) { return 256 / mr * mr; }
 
-/// The most partial sums (mc x nr) a K-blocked GEMM parks on the stack per
-/// weight matrix: 128 KiB of f32.
+/// The most partial sums (mc x nc) a K-blocked GEMM parks on the stack:
+/// 128 KiB of f32 (a gated GEMM 1's gate and up split the nc columns).
 constexpr int64_t kMaxKBlockSums = 32768;
 
 /// The most tiles a row block may have for the GEMMs to run its K in blocks
@@ -119,6 +128,24 @@ constexpr int64_t kMaxKBlockSums = 32768;
 /// hide the weight stream anyway, and A's rows, read a K block at a time,
 /// lose the long streams the hardware prefetches.
 constexpr int64_t kKBlockMaxTiles = 12;
+
+/// The panels of a group the cost model picks (nc = this x nr, as mc x nc
+/// allows). LLaMA-7B f32, one thread, Emerald Rapids VM, kc = 128, warm
+/// medians, one panel -> groups of 2 / 4 / 8: M = 16 43.8 -> 42.1 / 41.9 /
+/// 44.9 ms, M = 64 129.7 -> 126.6 / 124.2 / 123.8, M = 96 203 -> 193 / 186
+/// / 194: a K block of A is read once from memory per group, not per panel.
+constexpr int64_t kKBlockGroupPanels = 4;
+
+/// Tall blocks (more than kKBlockMaxTiles tiles) run K in blocks of
+/// kc_tall = kKBlockTallFactor x kc where a GEMM's whole-K panel (all its
+/// weight matrices) is larger than kKBlockTallPanelBytes: such a panel does
+/// not stay in L2 while A's rows stream past it. LLaMA-7B f32 M = 256, one
+/// thread, whole K -> kc_tall = 512 in groups of 4 panels: 512 -> 453 ms
+/// (GEMM 2, 1.4 MiB panels: 220 -> 168 ms; GEMM 1: 364 -> 340); 128 and
+/// 2048 did 3-7% worse than 512. BERT-base M = 2048 (panels of at most
+/// 384 KiB) gains nothing from it (138 ms whole K, 139-145 blocked).
+constexpr int64_t kKBlockTallFactor = 4;
+constexpr int64_t kKBlockTallPanelBytes = 512 * 1024;
 
 /// The K block the cost model picks: 16 KiB of a panel's weights (nr
 /// columns of `elementBytes` each per k, all matrices of a gated GEMM 1

@@ -22,6 +22,8 @@ cpu::Layout cpu::layoutFor(FfnOp op, CpuStrategyAttr attr) {
   l.mr = *s.mr;
   l.mc = *s.mc;
   l.kc = s.kc.value_or(0);
+  l.kcTall = s.kcTall.value_or(0);
+  l.groupPanels = s.nc.value_or(*s.nr) / *s.nr;
   l.prefetch = *s.prefetch;
   l.nrUp = upPanelWidth(*s.nr, *s.vectorBits, op.getGated());
   l.npUp = (l.f + l.nrUp - 1) / l.nrUp;

@@ -25,8 +25,10 @@ struct Layout {
   // below are the fused schedule's chunk groups and `group` the quantization
   // group).
   int64_t d, f, lanes, mr, mc;
-  // K rows per K block of a multi-tile row block (0: whole K; PanelGemm.h).
-  int64_t kc = 0;
+  // K rows per K block of a row block of 2 to kKBlockMaxTiles tiles, and
+  // of a taller one (0: whole K); the panels a K-blocked block runs side by
+  // side (nc / nr; PanelGemm.h).
+  int64_t kc = 0, kcTall = 0, groupPanels = 1;
   int64_t dModel, blocks = 1;
   // A grouped FFN's work units: one per block, its GEMM 1 and GEMM 2 back
   // to back in one thread (block_units), or panels x blocks per GEMM.

@@ -22,9 +22,10 @@ void PanelGemmBuilder::allocTileBuffers(int64_t matrices, int64_t nr) {
   kBlockBuffers.clear();
   for (int64_t mat = 0; mat < matrices; ++mat) {
     tileBuffers.push_back(stackBuffer(l.mr, nr));
-    // checkStrategy bounds mc x nr, so this stays a small stack frame.
-    if (l.kc > 0)
-      kBlockBuffers.push_back(stackBuffer(l.mc, nr));
+    // checkStrategy bounds mc x nc (all matrices), so this stays a small
+    // stack frame.
+    if (l.kc > 0 || l.kcTall > 0)
+      kBlockBuffers.push_back(stackBuffer(l.mc, nr * l.groupPanels));
   }
 }
 
@@ -198,66 +199,75 @@ void PanelGemmBuilder::gemm(const PanelGemm &g, Value m, Value panelBegin,
         b, loc, arith::AddIOp::create(b, loc, i0, mc), m);
     // The weight panel outside the row tiles: it stays in cache while the
     // block's rows stream past it.
-    loop(panelBegin, panelEnd, one, [&](Value panel) {
-      auto wholeK = [&] {
-        forEachTile(
-            i0, end,
-            [&](Value row, int64_t h) {
-              // The block's first tile streams the panel from memory and
-              // prefetches ahead of itself; the later ones find it in
-              // cache.
-              Value streams = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::eq, row, i0);
-              if (!l.prefetch || h != l.mr || h == 1) {
-                tile(g, row, h, panel, streams);
-                return;
-              }
-              // Two versions of the full-height tile, the common one: the
-              // block's first tile prefetches ahead, the later ones have no
-              // prefetch at all. Prefetching their own (cached) row cost
-              // about 3% in a compute-bound GEMM (Transformer-base M =
-              // 2048, two threads; docs/bench-cpu-2026-11-29-prefetch-all.txt).
-              auto first =
-                  scf::IfOp::create(b, loc, streams, /*withElseRegion=*/true);
-              OpBuilder::InsertionGuard ifGuard(b);
-              b.setInsertionPointToStart(first.thenBlock());
-              tile(g, row, h, panel,
-                   arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-              b.setInsertionPointToStart(first.elseBlock());
-              tile(g, row, h, panel, /*streams=*/Value());
-            },
-            [&](Value row, Value rows) {
-              if (g.epilogue)
-                epilogueRows(g, row, rows, panel, tileBuffers);
-              if (g.finish) {
-                auto ifOp = scf::IfOp::create(b, loc, g.finish,
-                                              /*withElseRegion=*/false);
-                OpBuilder::InsertionGuard finishGuard(b);
-                b.setInsertionPointToStart(ifOp.thenBlock());
-                finishRows(g, row, rows, panel, tileBuffers[0]);
-              }
-            });
-      };
-      if (!blocksK(g))
-        return wholeK();
-      // K blocks pay off where the panel is read by a few tiles: a block
-      // of at most mr rows (decode) keeps its one K loop, and so does one
-      // of more than kKBlockMaxTiles tiles, whose FMAs hide the weight
-      // stream anyway and whose A rows, read a K block at a time, lose the
-      // long streams the hardware prefetches.
+    auto wholeK = [&](Value panel) {
+      forEachTile(
+          i0, end,
+          [&](Value row, int64_t h) {
+            // The block's first tile streams the panel from memory and
+            // prefetches ahead of itself; the later ones find it in cache.
+            Value streams = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, row, i0);
+            if (!l.prefetch || h != l.mr || h == 1) {
+              tile(g, row, h, panel, streams);
+              return;
+            }
+            // Two versions of the full-height tile, the common one: the
+            // block's first tile prefetches ahead, the later ones have no
+            // prefetch at all. Prefetching their own (cached) row cost
+            // about 3% in a compute-bound GEMM (Transformer-base M =
+            // 2048, two threads; docs/bench-cpu-2026-11-29-prefetch-all.txt).
+            auto first =
+                scf::IfOp::create(b, loc, streams, /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard ifGuard(b);
+            b.setInsertionPointToStart(first.thenBlock());
+            tile(g, row, h, panel,
+                 arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+            b.setInsertionPointToStart(first.elseBlock());
+            tile(g, row, h, panel, /*streams=*/Value());
+          },
+          [&](Value row, Value rows) {
+            if (g.epilogue)
+              epilogueRows(g, row, rows, panel, tileBuffers);
+            if (g.finish) {
+              auto ifOp = scf::IfOp::create(b, loc, g.finish,
+                                            /*withElseRegion=*/false);
+              OpBuilder::InsertionGuard finishGuard(b);
+              b.setInsertionPointToStart(ifOp.thenBlock());
+              finishRows(g, row, rows, panel, tileBuffers[0]);
+            }
+          });
+    };
+    if (!blocksK(g)) {
+      loop(panelBegin, panelEnd, one, wholeK);
+      return;
+    }
+    // K blocks pay off where a panel is read by a few tiles (the weights
+    // then stream while all of them compute), and, with longer blocks,
+    // where a tall block's whole-K panel would not stay in L2 beside its A
+    // rows. A block of at most mr rows (decode) keeps its one K loop.
+    Value np = idx(l.groupPanels);
+    loop(panelBegin, panelEnd, np, [&](Value p0) {
+      Value p1 = arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, p0, np), panelEnd);
+      // Blocks of 2 to kKBlockMaxTiles tiles take kc, taller ones kc_tall
+      // (0: whole K).
       Value rows = arith::SubIOp::create(b, loc, end, i0);
-      Value several = arith::AndIOp::create(
+      Value tall = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                         rows, idx(kKBlockMaxTiles * l.mr));
+      Value kc = arith::SelectOp::create(b, loc, tall, idx(l.kcTall),
+                                         idx(l.kc));
+      Value blocked = arith::AndIOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows,
                                 idx(l.mr)),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, rows,
-                                idx(kKBlockMaxTiles * l.mr)));
-      auto ifOp = scf::IfOp::create(b, loc, several, /*withElseRegion=*/true);
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, kc,
+                                idx(0)));
+      auto ifOp = scf::IfOp::create(b, loc, blocked, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      kBlockedPanel(g, i0, end, panel);
+      kBlockedGroup(g, i0, end, p0, p1, kc);
       b.setInsertionPointToStart(ifOp.elseBlock());
-      wholeK();
+      loop(p0, p1, one, wholeK);
     });
   });
 }

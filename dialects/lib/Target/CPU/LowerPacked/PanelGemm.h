@@ -8,9 +8,11 @@
 // finishing the FFN's output (bias, residual, storage type).
 //
 // With the strategy's kc, a block of 2 to kKBlockMaxTiles tiles runs K in
-// blocks of kc: every tile of the block over one K block, its partial sums
-// parked in an mc x nr stack buffer between blocks, and the first two tiles
-// prefetch the next K block between them (KBlocks.cpp).
+// blocks of kc (taller ones: kc_tall) over a group of nc / nr panels: every
+// tile of the block over one K block of one panel, then the next panel's,
+// its partial sums parked in an mc x nc stack buffer between blocks, and
+// the first two tiles prefetch what the group reads next between them
+// (KBlocks.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -196,16 +198,22 @@ private:
   /// tiles are the widening or pair tiles over whole panels (not chunks, a
   /// row list, or quantized weights).
   bool blocksK(const PanelGemm &g) const;
-  /// A block's rows [i0, end) (2 to kKBlockMaxTiles tiles) against one
-  /// panel, K in blocks of kc (KBlocks.cpp), then the finished rows to C or
-  /// y.
-  void kBlockedPanel(const PanelGemm &g, Value i0, Value end, Value panel);
-  /// One tile of `rows` rows at row0 over the K block [k0, k0 + kLen): its
-  /// partial sums from the block buffers (zero at k0 = 0), the
-  /// contraction, and back; `share` (index 0 or 1, null: none) is the half
-  /// of the next K block that its K loop prefetches.
+  /// A block's rows [i0, end) (more than one tile) against the group of
+  /// panels [p0, p1), K in blocks of kc, each K block over every panel of
+  /// the group before the next (KBlocks.cpp), then the finished rows to C
+  /// or y.
+  void kBlockedGroup(const PanelGemm &g, Value i0, Value end, Value p0,
+                     Value p1, Value kc);
+  /// One tile of `rows` rows at row0 of panel `panel` of the group [p0,
+  /// p1) over the K block [k0, k0 + kLen): its partial sums from the block
+  /// buffers (zero at k0 = 0), the contraction, and back; `share` (index 0
+  /// or 1, null: none) is the half of what the group reads next that its K
+  /// loop prefetches.
   void kBlockTile(const PanelGemm &g, Value i0, Value row0, int64_t rows,
-                  Value panel, Value k0, Value kLen, Value share);
+                  Value p0, Value p1, Value panel, Value k0, Value kLen,
+                  Value share);
+  /// Panel `panel`'s first column in the group's partial sums.
+  Value groupColumn(const PanelGemm &g, Value p0, Value panel);
   /// The contraction of a tile over k in [0, kLen) of the panel (A's
   /// columns from aCol; the panel's packed rows from kBlockRow, 0 where
   /// null), accumulators in `acc`: the widening, pair, quantized or
@@ -225,8 +233,8 @@ private:
   /// Per weight matrix: the current GEMM function's mr x nr accumulator
   /// buffer on the stack, which the epilogue and finishRows read.
   SmallVector<Value> tileBuffers;
-  /// Per weight matrix, with kc: the mc x nr partial sums of a row block's
-  /// tiles between K blocks.
+  /// Per weight matrix, with K blocks: the partial sums of a row block's
+  /// tiles between K blocks, mc x (nc / nr panels of the GEMM's width).
   SmallVector<Value> kBlockBuffers;
 };
 
