@@ -133,12 +133,16 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
   // (Checked once mc is known: unset, it is the cost model's, at most 256.)
   bool kBlocks = s.kc.value_or(0) > 0 || s.kcTall.value_or(0) > 0;
   int64_t nc = s.nc.value_or(nr);
-  // An explicit nc means K blocks (the cost model's kc, if not the user's).
-  if ((kBlocks || s.nc) && (s.mc || bits || s.mr) && mc * nc > kMaxKBlockSums)
+  // An explicit nc means K blocks (the cost model's kc, if not the user's),
+  // under the cost model's mc (at most 256) where mc is not known yet.
+  int64_t sumsRows = (s.mc || bits || s.mr) ? mc : defaultMc(defaultMr(512));
+  if (((kBlocks && (s.mc || bits || s.mr)) || s.nc) &&
+      sumsRows * nc > kMaxKBlockSums)
     return error(s.nc             ? "nc"
                  : s.kc.value_or(0) > 0 ? "kc"
                                         : "kc_tall",
-                 "keeps mc x nc partial sums on the stack: mc (" + str(mc) +
+                 "keeps mc x nc partial sums on the stack: mc (" +
+                     str(sumsRows) +
                      ") x nc (" + str(nc) + ") must be at most " +
                      str(kMaxKBlockSums) + " with K blocks");
   if (s.fusedMaxM && (*s.fusedMaxM < 0 || *s.fusedMaxM > mc))
