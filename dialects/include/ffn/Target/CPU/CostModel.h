@@ -121,12 +121,13 @@ inline int64_t defaultMc(int64_t mr) { return 256 / mr * mr; }
 constexpr int64_t kMaxKBlockSums = 32768;
 
 /// The most tiles a row block may have for the GEMMs to run its K in blocks
-/// (more than one tile, and at most this many). LLaMA-7B f32, one thread,
-/// Emerald Rapids VM, kc = 128 vs whole K, warm medians: M = 16 67 -> 43
-/// ms, 32 96 -> 75, 64 157 -> 127, 96 210 -> 193, 128 352 -> 333 (best 300
-/// -> 305), 192 395 -> 417, 256 534 -> 662: past a dozen tiles the FMAs
-/// hide the weight stream anyway, and A's rows, read a K block at a time,
-/// lose the long streams the hardware prefetches.
+/// of kc (more than one tile, and at most this many; taller blocks take
+/// kc_tall). LLaMA-7B f32, one thread, Emerald Rapids VM, kc = 128 vs whole
+/// K (one panel at a time), warm medians: M = 16 67 -> 43 ms, 32 96 -> 75,
+/// 64 157 -> 127, 96 210 -> 193, 128 352 -> 333 (best 300 -> 305), 192 395
+/// -> 417, 256 534 -> 662: past a dozen tiles the FMAs hide the weight
+/// stream anyway, and 16 KiB K blocks cut A's rows into streams too short
+/// for the hardware prefetcher (kKBlockTallFactor).
 constexpr int64_t kKBlockMaxTiles = 12;
 
 /// The panels of a group the cost model picks (nc = this x nr, as mc x nc

@@ -34,7 +34,8 @@ using namespace mlir::ffn;
 using namespace mlir::ffn::cpu;
 
 bool PanelGemmBuilder::blocksK(const PanelGemm &g) const {
-  return (l.kc > 0 || l.kcTall > 0) && !kBlockBuffers.empty() && !g.chunkRows && !g.kList &&
+  return (l.kc > 0 || l.kcTall > 0) && !kBlockBuffers.empty() &&
+         !g.chunkRows && !g.kList &&
          !l.quantBits && !l.intDot;
 }
 

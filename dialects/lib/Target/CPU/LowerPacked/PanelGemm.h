@@ -194,9 +194,9 @@ private:
   void forEachTile(Value i0, Value end,
                    function_ref<void(Value row, int64_t h)> tileOf,
                    function_ref<void(Value row, Value rows)> after);
-  /// Whether gemm() may run this GEMM's K in blocks: kc is set, and the
-  /// tiles are the widening or pair tiles over whole panels (not chunks, a
-  /// row list, or quantized weights).
+  /// Whether gemm() may run this GEMM's K in blocks: kc or kc_tall is set,
+  /// and the tiles are the widening or pair tiles over whole panels (not
+  /// chunks, a row list, or quantized weights).
   bool blocksK(const PanelGemm &g) const;
   /// A block's rows [i0, end) (more than one tile) against the group of
   /// panels [p0, p1), K in blocks of kc, each K block over every panel of
