@@ -28,9 +28,8 @@ nonTwoPassKnobs(const mlir::ffn::CpuStrategy &overrides) {
   if (overrides.bf16Dot.value_or(false))
     knobs.push_back("bf16_dot=1");
   positive("sparse_max_m", overrides.sparseMaxM);
-  positive("kc", overrides.kc);
-  positive("kc_tall", overrides.kcTall);
-  positive("nc", overrides.nc);
+  for (auto [key, knob] : mlir::ffn::kBlockKnobs(overrides))
+    positive(key, knob);
   if (overrides.blockUnits)
     knobs.push_back(std::string("block_units=") +
                     (*overrides.blockUnits ? "1" : "0"));
@@ -149,11 +148,7 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
     if (spec.weightQuant == WeightQuant::None)
       continue;
     std::string format = toString(spec.weightQuant).str();
-    for (auto [key, knob] :
-         {std::pair<const char *, std::optional<int64_t>>{
-              "kc", schedule.overrides.kc},
-          {"kc_tall", schedule.overrides.kcTall},
-          {"nc", schedule.overrides.nc}})
+    for (auto [key, knob] : mlir::ffn::kBlockKnobs(schedule.overrides))
       if (knob.value_or(0) > 0 && !target.isGpu())
         diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " +
                                   format +

@@ -114,7 +114,13 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
   if (s.mc && (*s.mc < mr || *s.mc % mr != 0 || *s.mc > kMaxRows))
     return error("mc", "must be a multiple of mr (" + str(mr) +
                            ") up to 1048576, got " + str(*s.mc));
-  int64_t mc = s.mc ? *s.mc : (bits || s.mr) ? defaultMc(mr) : kMaxRows;
+  // mc as the kernels will have it: the user's, or the cost model's for the
+  // tile once mr or the vector width is known. Not known yet, fused_max_m
+  // and sparse_max_m take no bound, and the K blocks' partial sums the cost
+  // model's largest mc (256).
+  bool mcKnown = s.mc || bits || s.mr;
+  int64_t mc = s.mc ? *s.mc : mcKnown ? defaultMc(mr) : kMaxRows;
+  int64_t sumsRows = mcKnown ? mc : defaultMc(defaultMr(512));
   // Whole pairs per K block for pair tiles; the partial sums (mc x nr f32
   // per weight matrix, two for a gated GEMM 1) live on the stack.
   for (auto [key, knob] : {std::pair<const char *, std::optional<int64_t>>{
@@ -130,14 +136,12 @@ std::optional<KnobError> ffn::checkStrategy(const CpuStrategy &s,
   if (s.nc && s.kc == 0 && s.kcTall == 0)
     return error("nc", "groups the panels of row blocks that run K in "
                        "blocks, but kc = 0 and kc_tall = 0 run K whole");
-  // (Checked once mc is known: unset, it is the cost model's, at most 256.)
-  bool kBlocks = s.kc.value_or(0) > 0 || s.kcTall.value_or(0) > 0;
+  // K blocks keep mc x nc f32 partial sums per weight matrix on the stack.
+  // An explicit nc means K blocks (the cost model's kc, if not the user's).
+  // (With mc unknown and nc = nr the bound holds: 256 x 128 at most.)
+  bool kBlocks = s.kc.value_or(0) > 0 || s.kcTall.value_or(0) > 0 || s.nc;
   int64_t nc = s.nc.value_or(nr);
-  // An explicit nc means K blocks (the cost model's kc, if not the user's),
-  // under the cost model's mc (at most 256) where mc is not known yet.
-  int64_t sumsRows = (s.mc || bits || s.mr) ? mc : defaultMc(defaultMr(512));
-  if (((kBlocks && (s.mc || bits || s.mr)) || s.nc) &&
-      sumsRows * nc > kMaxKBlockSums)
+  if (kBlocks && sumsRows * nc > kMaxKBlockSums)
     return error(s.nc             ? "nc"
                  : s.kc.value_or(0) > 0 ? "kc"
                                         : "kc_tall",

@@ -95,10 +95,7 @@ struct FfnSelectStrategyPass
 
       // Quantized tiles read their scales per group of K and take no K
       // blocks; an explicit kc would be ignored, so it is refused.
-      for (auto [key, knob] :
-           {std::pair<const char *, std::optional<int64_t>>{"kc", o.kc},
-            {"kc_tall", o.kcTall},
-            {"nc", o.nc}})
+      for (auto [key, knob] : kBlockKnobs(o))
         if (knob.value_or(0) > 0 && quant) {
           op.emitOpError("strategy option ")
               << key << " = " << *knob

@@ -16,10 +16,12 @@
 #ifndef FFN_TARGET_CPU_COSTMODEL_H
 #define FFN_TARGET_CPU_COSTMODEL_H
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace mlir::ffn {
 
@@ -94,6 +96,16 @@ constexpr const char *kCpuStrategyKeys[] = {
     "vector_bits", "mr",       "nr",       "mc",    "kc",
     "kc_tall",     "nc",       "prefetch", "fused_max_m", "chunk",
     "groups",      "bf16_dot", "sparse_max_m", "block_units"};
+
+/// A knob of the record and its name in the strategy's text.
+using NamedKnob = std::pair<const char *, std::optional<int64_t>>;
+
+/// The K-block knobs (kc, kc_tall, nc), for the checks that refuse them
+/// where K runs whole: quantized tiles (scales per group of K) and the
+/// Halide back end.
+inline std::array<NamedKnob, 3> kBlockKnobs(const CpuStrategy &s) {
+  return {{{"kc", s.kc}, {"kc_tall", s.kcTall}, {"nc", s.nc}}};
+}
 
 /// A knob of the record by its name (nullptr: no such knob, or one of the
 /// other kind).
