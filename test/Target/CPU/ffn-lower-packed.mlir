@@ -468,8 +468,9 @@ func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {f
 // CHECK-SAME: #ffn.kernel_param<name = "w_up", shape = [20, 40], packed = memref<3x20x16xf32>, pack = "moe_pack_w_up", experts = 3>
 // CHECK-SAME: #ffn.kernel_param<name = "b_down", shape = [20], packed = memref<20xf32>, experts = 3>
 // CHECK-SAME: #ffn.kernel_param<name = "w_router", shape = [20, 2], packed = memref<20x2xf32>>
-// Phases: rows, one unit, 2 routed rows per row, 3 up panels x 3 experts,
-// no quantization, 1 down panel x 3 experts, rows. Workspace per row: the
+// Phases: rows, one unit, 2 routed rows per row, 3 up panel groups (of one
+// panel) x 3 experts, no quantization, 1 down panel group x 3 experts,
+// rows. Workspace per row: the
 // 64-byte head, then per routed row Ap, Hp, Op (32 + 48 + 32 floats), the
 // routing table (12 bytes) and the token index (4).
 // CHECK-SAME: workspace_per_row = 992, phase_units = [array<i64: -1, 1, -2, 9, 0, 3, -1>]
@@ -478,9 +479,25 @@ func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {f
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<2x3xi64>
 // Phase 0: the router's logits, then the top pick's exp-weights.
 // CHECK: math.exp
-// Phase 3: per unit (panel * 3 + expert), that expert's rows and weights.
-// CHECK: arith.divui %{{.*}}, %c3
-// CHECK: arith.remui %{{.*}}, %c3
+// Phase 3: the thread's units [begin, end) (unit = panel group * 3 +
+// expert; groups of one panel here, as nc is unset) expert by expert: the
+// groups from begin / 3 to ceil(end / 3), each unit of the range running
+// its expert's rows of its group's panels [g, min(g + 1, 3)).
+// CHECK: %[[GB:.*]] = arith.divui %[[UB:arg[0-9]+]], %c3
+// CHECK: %[[UE1:.*]] = arith.addi %[[UE:arg[0-9]+]], %c2
+// CHECK: %[[GE:.*]] = arith.divui %[[UE1]], %c3
+// CHECK: scf.for %[[E:.*]] = %c0{{.*}} to %c3{{.*}} step
+// CHECK: scf.for %[[G:.*]] = %[[GB]] to %[[GE]] step
+// CHECK: %[[GU:.*]] = arith.muli %[[G]], %c3
+// CHECK: %[[U:.*]] = arith.addi %[[GU]], %[[E]]
+// CHECK: %[[LO:.*]] = arith.cmpi uge, %[[U]], %[[UB]]
+// CHECK: %[[HI:.*]] = arith.cmpi ult, %[[U]], %[[UE]]
+// CHECK: %[[MINE:.*]] = arith.andi %[[LO]], %[[HI]]
+// CHECK: scf.if %[[MINE]] {
+// CHECK: %[[GP0:.*]] = arith.muli %[[G]], %c1
+// CHECK: %[[GP2:.*]] = arith.addi %[[GP0]], %c1
+// CHECK: arith.minsi %[[GP2]], %c3
+// CHECK: memref.load %{{.*}}[%c1{{.*}}, %[[E]]]
 // CHECK: scf.if
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<11520xi8> to memref<3x20x16xf32>
 // CHECK: func.call @moe.gemm_up(
@@ -650,13 +667,16 @@ func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tenso
 // CHECK: %[[SOME:.*]] = arith.cmpi sgt, %[[KC]], %c0
 // CHECK: %[[BLOCKED:.*]] = arith.andi %[[MORE]], %[[SOME]]
 // CHECK: scf.if %[[BLOCKED]] {
+// CHECK: %[[BROWS:.*]] = arith.subi %[[KEND]], %[[KI0]]
+// CHECK: %[[NFULL:.*]] = arith.divui %[[BROWS]], %c4
+// CHECK: %[[FULLROWS:.*]] = arith.muli %[[NFULL]], %c4
+// CHECK: %[[FULLEND:.*]] = arith.addi %[[KI0]], %[[FULLROWS]]
+// CHECK: %[[ONEFULL:.*]] = arith.cmpi slt, %[[BROWS]], %c8
 // CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c40 step %[[KC]] {
 // CHECK: %[[KLEFT:.*]] = arith.subi %c40, %[[K0]]
 // CHECK: %[[KLEN:.*]] = arith.minsi %[[KC]], %[[KLEFT]]
 // CHECK: scf.for %[[KP:.*]] = %[[P0]] to %[[P1]] step
-// CHECK: scf.while
-// CHECK: ^bb0(%[[KROW:.*]]: index):
-// CHECK: case 4 {
+// CHECK: scf.for %[[KROW:.*]] = %[[KI0]] to %[[FULLEND]] step %c4
 // CHECK: %[[OFF:.*]] = arith.subi %[[KROW]], %[[KI0]]
 // CHECK: %[[FIRSTTILE:.*]] = arith.cmpi eq, %[[OFF]], %c0
 // CHECK: %[[SHARE:.*]] = arith.select %[[FIRSTTILE]], %c0{{.*}}, %c1
@@ -709,14 +729,58 @@ func.func @grouped_blocks(%x: tensor<?x64xf32> {ffn.param = "input"}, %wu: tenso
 // CHECK-NOT: memref.prefetch
 // CHECK: linalg.generic
 // CHECK: } {llvm.loop_annotation
+// The last rows (fewer than mr) after each panel's full tiles: 2-row, then
+// 1-row tiles. A block of one full tile runs them on this panel alone, the
+// 2-row tile prefetching the second half; else a tile spans the group's
+// 2 panels after the second one's full tiles (panels p and p + 1: a view
+// of the panels from 1 as a second matrix, two accumulators, no
+// prefetches), and a panel past the last whole span runs alone.
+// CHECK: %[[AT:.*]] = arith.subi %[[KP]], %[[P0]]
+// CHECK: scf.while (%{{.*}} = %[[FULLEND]])
+// CHECK: ^bb0(%[[TROW:.*]]: index):
+// CHECK: case 2 {
+// CHECK: %[[SPANP:.*]] = arith.subi %[[P1]], %[[P0]]
+// CHECK: %[[NSPANS:.*]] = arith.divui %[[SPANP]], %c2
+// CHECK: %[[SPANNED:.*]] = arith.muli %[[NSPANS]], %c2
+// CHECK: %[[WIDEEND:.*]] = arith.addi %[[P0]], %[[SPANNED]]
+// CHECK: %[[INSPANS:.*]] = arith.cmpi slt, %[[KP]], %[[WIDEEND]]
+// CHECK: %[[AT1:.*]] = arith.addi %[[AT]], %c1
+// CHECK: %[[REM:.*]] = arith.remui %[[AT1]], %c2
+// CHECK: %[[LASTOF:.*]] = arith.cmpi eq, %[[REM]], %c0
+// CHECK: %[[ENDS:.*]] = arith.andi %[[INSPANS]], %[[LASTOF]]
+// CHECK: scf.if %[[ONEFULL]] {
+// CHECK: memref.subview %[[KW]][%[[KP]], %[[K0]], 0] [1, %[[KLEN]], 32]
+// CHECK: scf.for
+// CHECK: memref.prefetch
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : memref<2x1xf32
+// CHECK: } else {
+// CHECK: scf.if %[[ENDS]] {
+// CHECK: %[[FIRSTP:.*]] = arith.subi %[[KP]], %c1
+// CHECK: %[[FROM1:.*]] = memref.subview %[[KW]][1, 0, 0] [1, 40, 32] [1, 1, 1] : memref<2x40x32xf32> to memref<1x40x32xf32, strided<[1280, 32, 1], offset: 1280>>
+// CHECK: %[[TCOL0:.*]] = arith.subi %[[FIRSTP]], %[[P0]]
+// CHECK: arith.muli %[[TCOL0]], %c32
+// CHECK: %[[SECONDP:.*]] = arith.addi %[[FIRSTP]], %c1
+// CHECK: %[[TCOL1:.*]] = arith.subi %[[SECONDP]], %[[P0]]
+// CHECK: arith.muli %[[TCOL1]], %c32
+// CHECK: memref.subview %[[KW]][%[[FIRSTP]], %[[K0]], 0] [1, %[[KLEN]], 32]
+// CHECK: memref.subview %[[FROM1]][%[[FIRSTP]], %[[K0]], 0] [1, %[[KLEN]], 32]
+// CHECK: scf.for
+// CHECK-NOT: memref.prefetch
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x1xf32, strided<[?, 1], offset: ?>>, memref<1x32xf32, strided<[32, 1], offset: ?>>, memref<1x32xf32, strided<[32, 1], offset: ?>>) outs(%{{.*}}, %{{.*}} : memref<2x32xf32, strided<[32, 1]>>, memref<2x32xf32, strided<[32, 1]>>)
+// CHECK: } else {
+// CHECK: scf.if %[[INSPANS]] {
+// CHECK: } else {
+// CHECK: memref.subview %[[KW]][%[[KP]], %[[K0]], 0] [1, %[[KLEN]], 32]
+// CHECK: default {
 // After the K blocks: bias-free relu over the block's rows, from the
 // buffer's columns of each panel of the group.
-// CHECK: %[[FROWS:.*]] = arith.subi %[[KEND]], %[[KI0]]
 // CHECK: scf.for %[[FP:.*]] = %[[P0]] to %[[P1]] step
 // CHECK: %[[FP0:.*]] = arith.subi %[[FP]], %[[P0]]
 // CHECK: %[[FCOL:.*]] = arith.muli %[[FP0]], %c32
 // CHECK: %[[SUMS:.*]] = memref.subview %[[KB]][0, %[[FCOL]]] [64, 32] [1, 1]
-// CHECK: scf.for %[[KR:.*]] = %c0{{.*}} to %[[FROWS]] step %c1
+// CHECK: scf.for %[[KR:.*]] = %c0{{.*}} to %[[BROWS]] step %c1
 // CHECK: vector.load %[[SUMS]][%[[KR]], %c0{{.*}}]
 // CHECK: vector.load %[[SUMS]][%[[KR]], %c16{{.*}}]
 // CHECK: arith.maximumf

@@ -161,12 +161,15 @@ LogicalResult lowerFunction(func::FuncOp func, FfnOp op,
     bucketMaxM.push_back(l.sparseMaxM);
   }
   if (moe) {
-    // Rows, one unit, routed rows (-n: n * m), up panels x experts, routed
-    // rows, down panels x experts, rows (MoePhases.cpp).
+    // Rows, one unit, routed rows (-n: n * m), up panel groups x experts,
+    // routed rows, down panel groups x experts, rows (MoePhases.cpp).
     int64_t routedRows = -l.moeActive;
+    auto groups = [&](int64_t np) {
+      return (np + l.groupPanels - 1) / l.groupPanels;
+    };
     units.push_back(b.getDenseI64ArrayAttr(
-        {-1, 1, routedRows, l.moeTotal * l.npUp, l.intDot ? routedRows : 0,
-         l.moeTotal * l.npDown, -1}));
+        {-1, 1, routedRows, l.moeTotal * groups(l.npUp),
+         l.intDot ? routedRows : 0, l.moeTotal * groups(l.npDown), -1}));
   } else if (l.grouped()) {
     // The dense two-pass phases: one unit per block in phase 4 (its GEMM 1
     // and GEMM 2 back to back), or the GEMMs' units panels x blocks

@@ -7,22 +7,25 @@
 //                                                   (phase 1, one unit)
 //   Ap = the matmul input of each routed row        (phase 2, routed rows)
 //   Hp = act(Ap W_up[e] + b_up[e]) [* gate] over each expert's rows
-//                                                   (phase 3, up panels x
-//                                                    experts)
+//                                                   (phase 3, up panel groups
+//                                                    x experts)
 //   Hp quantized to int8 (integer dot products)     (phase 4, routed rows)
-//   Op = Hp W_down[e]                               (phase 5, down panels x
-//                                                    experts)
+//   Op = Hp W_down[e]                               (phase 5, down panel
+//                                                    groups x experts)
 //   y  = T(post-norm(sum_j g_j (Op[pos_j] + b_down[e_j]) [+ x]))
 //                                                   (phase 6, rows)
 //
 // Once the rows are grouped by expert, each expert's GEMMs are the dense
 // two-pass GEMMs (the same outlined functions) on its contiguous block of
 // routed rows, with its slice of the stacked weights. The GEMM phases'
-// units are panel-major (unit = panel * experts + expert), so the runtime's
-// contiguous split gives every thread the same panels of every expert: the
-// work stays balanced however skewed the routing, and at decode, where only
-// the selected experts have rows, their panels are spread over all threads
-// and the other experts' weights are never read.
+// units are panel-major (unit = panel group * experts + expert, groups of
+// the strategy's nc / nr panels), so the runtime's contiguous split gives
+// every thread the same panels of every expert: the work stays balanced
+// however skewed the routing, and at decode, where only the selected
+// experts have rows, their panels are spread over all threads and the
+// other experts' weights are never read. A group's panels run in one GEMM
+// call, so an expert's K blocks read its rows once per group and its tail
+// rows take the tiles that span panels (KBlocks.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -240,12 +243,31 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
   auto expert = [&](StringRef name, Value e) {
     return stackedSlice(params, stacked, name, e);
   };
-  // For units [begin, end) of panels x experts: body(panel, expert, first
-  // routed row, rows) for each expert with rows.
-  auto overExperts = [&](function_ref<void(Value, Value, Value, Value)> body) {
-    loop(begin, end, idx(1), [&](Value u) {
-      Value panel = arith::DivUIOp::create(b, loc, u, idx(total));
-      Value e = arith::RemUIOp::create(b, loc, u, idx(total));
+  // For units [begin, end) of panel groups x experts (np panels in groups
+  // of the strategy's nc / nr): body(p0, p1, expert, first routed row,
+  // rows) for each expert with rows, its panels [p0, p1).
+  auto overExperts = [&](int64_t np,
+                         function_ref<void(Value, Value, Value, Value, Value)>
+                             body) {
+    // The thread's units expert by expert: an expert's routed rows (A)
+    // stay in L2 across its panel groups instead of coming from L3 for
+    // each (all experts' rows are m k rows).
+    Value groupBegin = arith::DivUIOp::create(b, loc, begin, idx(total));
+    Value groupEnd = arith::DivUIOp::create(
+        b, loc, add(end, idx(total - 1)), idx(total));
+    loop(idx(0), idx(total), idx(1), [&](Value e) {
+     loop(groupBegin, groupEnd, idx(1), [&](Value group) {
+      Value u = add(mul(group, idx(total)), e);
+      Value mine = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, u, begin),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, end));
+      auto inRange = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard rangeGuard(b);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      Value p0 = mul(group, idx(l.groupPanels));
+      Value p1 = arith::MinSIOp::create(b, loc, add(p0, idx(l.groupPanels)),
+                                        idx(np));
       Value first =
           toIndex(memref::LoadOp::create(b, loc, table, ValueRange{idx(1), e}));
       Value last =
@@ -256,19 +278,21 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
       auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      body(panel, e, first, n);
+      body(p0, p1, e, first, n);
+     });
     });
   };
 
-  // Phase 3, over up panels x experts.
+  // Phase 3, over up panel groups x experts.
   inPhase(phase, 3, [&] {
-    overExperts([&](Value panel, Value e, Value first, Value n) {
+    overExperts(l.npUp, [&](Value p0, Value p1, Value e, Value first,
+                            Value n) {
       UpGemmArgs args{dynamic(rowsOf(apSec, first, n)),
                       dynamic(rowsOf(hpSec, first, n)),
                       idx(0),
                       n,
-                      panel,
-                      add(panel, idx(1)),
+                      p0,
+                      p1,
                       {},
                       {},
                       expert("w_up", e),
@@ -294,9 +318,10 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
       });
     });
 
-  // Phase 5, over down panels x experts: Op = Hp W_down[e].
+  // Phase 5, over down panel groups x experts: Op = Hp W_down[e].
   inPhase(phase, 5, [&] {
-    overExperts([&](Value panel, Value e, Value first, Value n) {
+    overExperts(l.npDown, [&](Value p0, Value p1, Value e, Value first,
+                              Value n) {
       DownGemmArgs args;
       args.a = dynamic(rowsOf(hpSec, first, n));
       if (l.intDot) {
@@ -306,8 +331,8 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
       }
       args.c = dynamic(rowsOf(opSec, first, n));
       args.m = n;
-      args.p0 = panel;
-      args.p1 = add(panel, idx(1));
+      args.p0 = p0;
+      args.p1 = p1;
       args.wDown = expert("w_down", e);
       callDownGemm(args);
     });

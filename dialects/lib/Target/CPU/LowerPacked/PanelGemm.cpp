@@ -142,14 +142,16 @@ void PanelGemmBuilder::finishRows(const PanelGemm &g, Value row0, Value rows,
 
 void PanelGemmBuilder::forEachTile(
     Value i0, Value end, function_ref<void(Value row, int64_t h)> tileOf,
-    function_ref<void(Value row, Value rows)> after) {
+    function_ref<void(Value row, Value rows)> after, int64_t tallest) {
   // Tile heights, tallest first: mr, then mr/2, mr/4, ... down to 2, then
   // 1. Each step takes the tallest that fits what is left of the block:
   // M = 12 with 8-row tiles is 8 + 4, not 8 + 1 + 1 + 1 + 1 (measured 1.6
   // -> 1.0 ms for BERT-base), and M = 2 one 2-row tile that reads the
   // weight panel once, not two one-row tiles that read it twice.
-  SmallVector<int64_t> heights = {l.mr};
-  for (int64_t h = l.mr / 2; h >= 2; h /= 2)
+  if (tallest == 0)
+    tallest = l.mr;
+  SmallVector<int64_t> heights = {tallest};
+  for (int64_t h = tallest / 2; h >= 2; h /= 2)
     heights.push_back(h);
   if (heights.back() != 1)
     heights.push_back(1);

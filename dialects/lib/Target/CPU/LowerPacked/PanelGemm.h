@@ -188,12 +188,14 @@ private:
                   Value from);
 
   /// The tile loop over rows [i0, end) of a row block: each step the
-  /// tallest tile height that fits what is left; `tileOf(row, h)` emits a
-  /// tile of h rows (once per height, in an index switch on it), `after(row,
-  /// rows)` what follows every tile (null: nothing).
+  /// tallest tile height that fits what is left (of `tallest` -- 0: mr --,
+  /// half of it, a quarter, ..., 1); `tileOf(row, h)` emits a tile of h
+  /// rows (once per height, in an index switch on it), `after(row, rows)`
+  /// what follows every tile (null: nothing).
   void forEachTile(Value i0, Value end,
                    function_ref<void(Value row, int64_t h)> tileOf,
-                   function_ref<void(Value row, Value rows)> after);
+                   function_ref<void(Value row, Value rows)> after,
+                   int64_t tallest = 0);
   /// Whether gemm() may run this GEMM's K in blocks: kc or kc_tall is set,
   /// and the tiles are the widening or pair tiles over whole panels (not
   /// chunks, a row list, or quantized weights).
@@ -204,14 +206,27 @@ private:
   /// or y.
   void kBlockedGroup(const PanelGemm &g, Value i0, Value end, Value p0,
                      Value p1, Value kc);
-  /// One tile of `rows` rows at row0 of panel `panel` of the group [p0,
-  /// p1) over the K block [k0, k0 + kLen): its partial sums from the block
-  /// buffers (zero at k0 = 0), the contraction, and back; `share` (index 0
-  /// or 1, null: none) is the half of what the group reads next that its K
-  /// loop prefetches.
+  /// One tile of `rows` rows at row0 of panels [panel, panel + span) of
+  /// the group [p0, p1) over the K block [k0, k0 + kLen): its partial sums
+  /// from the block buffers (zero at k0 = 0), the contraction, and back;
+  /// `share` (index 0 or 1, null: none) is the half of what the group reads
+  /// next that its K loop prefetches.
   void kBlockTile(const PanelGemm &g, Value i0, Value row0, int64_t rows,
                   Value p0, Value p1, Value panel, Value k0, Value kLen,
-                  Value share);
+                  Value share, int64_t span = 1);
+  /// The tail tiles of a K-blocked block (rows [row0, end), fewer than mr)
+  /// after the full tiles of `panel` in the K block [k0, k0 + kLen): a tile
+  /// of tailSpan(h) panels ending at this one, or this one alone past the
+  /// group's last whole span -- or, where the block has one full tile
+  /// (`oneFull`), this one alone, prefetching the second half of the
+  /// group's next reads.
+  void tailTiles(const PanelGemm &g, Value i0, Value row0, Value end,
+                 Value p0, Value p1, Value panel, Value k0, Value kLen,
+                 Value oneFull);
+  /// How many panels one short (tail) tile of h rows spans in a K block:
+  /// enough accumulator chains to hide the dot product's latency, no more
+  /// accumulators than a full tile's, within the group and the np panels.
+  int64_t tailSpan(int64_t h, int64_t np) const;
   /// Panel `panel`'s first column in the group's partial sums.
   Value groupColumn(const PanelGemm &g, Value p0, Value panel);
   /// The contraction of a tile over k in [0, kLen) of the panel (A's
@@ -225,7 +240,8 @@ private:
   /// While a K-blocked tile is emitted (kBlockTile): the panel row its K
   /// loop starts at (packed rows; null: 0), and the panel row that the K
   /// loop's step 0 prefetches, the loop's step t then prefetching row
-  /// kBlockAhead + t / 2 (null: the tile's usual prefetch).
+  /// kBlockAhead + t / 2 (null: the tile's usual prefetch; none for a
+  /// K-blocked tile).
   Value kBlockRow, kBlockAhead;
 
   Block *gemmEntry = nullptr;

@@ -78,7 +78,10 @@ void PanelGemmBuilder::prefetchPanelRow(const PanelGemm &g, int64_t rows,
   // 0.77-0.90x, M = 16 0.54-0.74x; 2 KiB ahead 0.98-1.03x and 0.99-1.01x
   // (docs/bench-cpu-2026-11-29-prefetch.txt).
   // A K-blocked tile (kBlockTile) prefetches its half of the next K block,
-  // a row every other step, whatever it streams.
+  // a row every other step, whatever it streams; one with no share
+  // prefetches nothing (the block's full tiles have just read its K block).
+  if (kBlockRow && !kBlockAhead)
+    return;
   if ((!l.prefetch || !streams) && rows != 1 && !kBlockAhead)
     return;
   for (Value panels : g.panels) {
