@@ -181,9 +181,10 @@ void PanelGemmBuilder::kBlockTile(const PanelGemm &g, Value i0, Value row0,
 void PanelGemmBuilder::tailTiles(const PanelGemm &g, Value i0, Value row0,
                                  Value end, Value p0, Value p1, Value panel,
                                  Value k0, Value kLen, Value oneFull) {
-  // Between the full tiles of the panels, not after all of them: the full
-  // tiles' prefetches keep the weight stream going (a tail phase without
-  // any cost LLaMA-shaped bf16 at M = 12 a third more time).
+  // Between the full tiles of the panels, not after all of them: the
+  // span's K blocks were just read (in L1 or L2), and the full tiles'
+  // prefetches go on streaming the weights around the short tiles, which
+  // prefetch nothing themselves.
   Value at = arith::SubIOp::create(b, loc, panel, p0);
   forEachTile(
       row0, end,
