@@ -194,53 +194,50 @@ void PanelGemmBuilder::tailTiles(const PanelGemm &g, Value i0, Value row0,
         auto alone = [&](Value share) {
           kBlockTile(g, i0, row, h, p0, p1, panel, k0, kLen, share);
         };
-        if (!l.prefetch && span == 1)
-          return alone(Value());
-        if (span == 1) {
-          auto ifOne = scf::IfOp::create(b, loc, oneFull,
-                                         /*withElseRegion=*/true);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(ifOne.thenBlock());
-          alone(idx(1));
-          b.setInsertionPointToStart(ifOne.elseBlock());
-          return alone(Value());
-        }
-        // The group in spans of `span` panels, each taken after its last
-        // panel's full tiles; the panels past the last whole span one by
+        // Without a one-full-tile block's prefetch: this panel alone, or
+        // the group in spans of `span` panels, each taken after its last
+        // panel's full tiles, the panels past the last whole span one by
         // one.
-        Value spans = arith::DivUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, p1, p0), idx(span));
-        Value wideEnd = arith::AddIOp::create(
-            b, loc, p0, arith::MulIOp::create(b, loc, spans, idx(span)));
-        Value inSpans = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::slt, panel, wideEnd);
-        Value ends = arith::AndIOp::create(
-            b, loc, inSpans,
-            arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq,
-                arith::RemUIOp::create(
-                    b, loc, arith::AddIOp::create(b, loc, at, idx(1)),
-                    idx(span)),
-                idx(0)));
-        OpBuilder::InsertionGuard guard(b);
-        if (l.prefetch) {
-          auto ifOne = scf::IfOp::create(b, loc, oneFull,
-                                         /*withElseRegion=*/true);
-          b.setInsertionPointToStart(ifOne.thenBlock());
-          alone(idx(1));
-          b.setInsertionPointToStart(ifOne.elseBlock());
+        std::function<void()> rest = [&] { alone(Value()); };
+        if (span > 1) {
+          Value spans = arith::DivUIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, p1, p0), idx(span));
+          Value wideEnd = arith::AddIOp::create(
+              b, loc, p0, arith::MulIOp::create(b, loc, spans, idx(span)));
+          Value inSpans = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, panel, wideEnd);
+          Value ends = arith::AndIOp::create(
+              b, loc, inSpans,
+              arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq,
+                  arith::RemUIOp::create(
+                      b, loc, arith::AddIOp::create(b, loc, at, idx(1)),
+                      idx(span)),
+                  idx(0)));
+          rest = [&, inSpans, ends] {
+            auto wide =
+                scf::IfOp::create(b, loc, ends, /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(wide.thenBlock());
+            kBlockTile(g, i0, row, h, p0, p1,
+                       arith::SubIOp::create(b, loc, panel, idx(span - 1)),
+                       k0, kLen, /*share=*/Value(), span);
+            b.setInsertionPointToStart(wide.elseBlock());
+            auto single = scf::IfOp::create(b, loc, inSpans,
+                                            /*withElseRegion=*/true);
+            b.setInsertionPointToStart(single.elseBlock());
+            alone(Value());
+          };
         }
-        auto wide = scf::IfOp::create(b, loc, ends, /*withElseRegion=*/true);
-        b.setInsertionPointToStart(wide.thenBlock());
-        kBlockTile(g, i0, row, h, p0, p1,
-                   arith::SubIOp::create(b, loc, panel, idx(span - 1)), k0,
-                   kLen, /*share=*/Value(), span);
-        b.setInsertionPointToStart(wide.elseBlock());
-        auto single = scf::IfOp::create(b, loc, inSpans,
-                                        /*withElseRegion=*/true);
-        b.setInsertionPointToStart(single.elseBlock());
-        kBlockTile(g, i0, row, h, p0, p1, panel, k0, kLen,
-                   /*share=*/Value());
+        if (!l.prefetch)
+          return rest();
+        auto ifOne = scf::IfOp::create(b, loc, oneFull,
+                                       /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOne.thenBlock());
+        alone(idx(1));
+        b.setInsertionPointToStart(ifOne.elseBlock());
+        rest();
       },
       /*after=*/nullptr, /*tallest=*/l.mr / 2);
 }
