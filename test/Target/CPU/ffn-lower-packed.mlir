@@ -480,13 +480,16 @@ func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {f
 // Phase 0: the router's logits, then the top pick's exp-weights.
 // CHECK: math.exp
 // Phase 3: the thread's units [begin, end) (unit = panel group * 3 +
-// expert; groups of one panel here, as nc is unset) expert by expert: the
-// groups from begin / 3 to ceil(end / 3), each unit of the range running
-// its expert's rows of its group's panels [g, min(g + 1, 3)).
+// expert; groups of one panel here, as nc is unset) expert by expert: an
+// expert with routed rows, then the groups from begin / 3 to ceil(end /
+// 3), each unit of the range running the expert's rows of its group's
+// panels [g, min(g + 1, 3)).
 // CHECK: %[[GB:.*]] = arith.divui %[[UB:arg[0-9]+]], %c3
 // CHECK: %[[UE1:.*]] = arith.addi %[[UE:arg[0-9]+]], %c2
 // CHECK: %[[GE:.*]] = arith.divui %[[UE1]], %c3
 // CHECK: scf.for %[[E:.*]] = %c0{{.*}} to %c3{{.*}} step
+// CHECK: memref.load %{{.*}}[%c1{{.*}}, %[[E]]]
+// CHECK: scf.if
 // CHECK: scf.for %[[G:.*]] = %[[GB]] to %[[GE]] step
 // CHECK: %[[GU:.*]] = arith.muli %[[G]], %c3
 // CHECK: %[[U:.*]] = arith.addi %[[GU]], %[[E]]
@@ -497,8 +500,6 @@ func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {f
 // CHECK: %[[GP0:.*]] = arith.muli %[[G]], %c1
 // CHECK: %[[GP2:.*]] = arith.addi %[[GP0]], %c1
 // CHECK: arith.minsi %[[GP2]], %c3
-// CHECK: memref.load %{{.*}}[%c1{{.*}}, %[[E]]]
-// CHECK: scf.if
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<11520xi8> to memref<3x20x16xf32>
 // CHECK: func.call @moe.gemm_up(
 // Phase 5: GEMM 2 into Op, no finishing.

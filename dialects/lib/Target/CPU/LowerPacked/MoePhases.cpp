@@ -256,18 +256,7 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
     Value groupEnd = arith::DivUIOp::create(
         b, loc, add(end, idx(total - 1)), idx(total));
     loop(idx(0), idx(total), idx(1), [&](Value e) {
-     loop(groupBegin, groupEnd, idx(1), [&](Value group) {
-      Value u = add(mul(group, idx(total)), e);
-      Value mine = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, u, begin),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, end));
-      auto inRange = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard rangeGuard(b);
-      b.setInsertionPointToStart(inRange.thenBlock());
-      Value p0 = mul(group, idx(l.groupPanels));
-      Value p1 = arith::MinSIOp::create(b, loc, add(p0, idx(l.groupPanels)),
-                                        idx(np));
+      // The expert's routed rows, once for all of its groups.
       Value first =
           toIndex(memref::LoadOp::create(b, loc, table, ValueRange{idx(1), e}));
       Value last =
@@ -275,11 +264,24 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
       Value n = arith::SubIOp::create(b, loc, last, first);
       Value any =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, n, idx(0));
-      auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+      auto ifAny = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      body(p0, p1, e, first, n);
-     });
+      b.setInsertionPointToStart(ifAny.thenBlock());
+      loop(groupBegin, groupEnd, idx(1), [&](Value group) {
+        Value u = add(mul(group, idx(total)), e);
+        Value mine = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, u, begin),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, end));
+        auto inRange =
+            scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard rangeGuard(b);
+        b.setInsertionPointToStart(inRange.thenBlock());
+        Value p0 = mul(group, idx(l.groupPanels));
+        Value p1 = arith::MinSIOp::create(
+            b, loc, add(p0, idx(l.groupPanels)), idx(np));
+        body(p0, p1, e, first, n);
+      });
     });
   };
 
