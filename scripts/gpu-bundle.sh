@@ -53,6 +53,9 @@ group() {
 }
 for lib in zoo tails grouped-tails quant int8-activations; do
   group $lib.so $(cat $lib.names) --tokens=1,7,16,17,100,129,300
+  # Device pointers on a stream (ffn_kernel_run_device): the workspace the
+  # runtime keeps between runs, grown and then reused as m falls.
+  group $lib.so $(cat $lib.names) --tokens=17,300,1,129,16 --stream
 done
 group classic.so transformer_base bert_base --tokens=1,16,130
 group classic.so llama2_7b_mlp --tokens=1,17

@@ -13,12 +13,16 @@
 //                                 bit-identical: batch_invariant kernels)
 //               [--routing=random|skewed|tied]  (mixtures of experts: the
 //                                 routing the data makes, as `ffnc run`)
+//               [--stream]       (x and y in device memory, run on a stream
+//                                 with ffn_kernel_run_device, as an
+//                                 embedding application does)
 //
 // Exit status 0 when every check passes, 1 when one fails, 2 on bad usage,
 // 3 when no usable GPU or driver is present (the message says which).
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceBuffers.h"
 #include "ffn/runtime.h"
 #include "ffn_harness.h"
 #include "ffn_reference.h"
@@ -52,7 +56,8 @@ std::vector<int64_t> parseList(const char *s) {
 
 int checkKernel(ffn_context *ctx, const char *library, const char *name,
                 const std::vector<int64_t> &tokens, uint64_t seed, bool check,
-                bool invariance, ffn_ref::RoutingData routing) {
+                bool invariance, ffn_ref::RoutingData routing,
+                ffn_tools::DeviceBuffers *device) {
   ffn_kernel *k = nullptr;
   if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &k)) {
     std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
@@ -89,7 +94,15 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
       x.values.assign(shared.values.begin(), shared.values.begin() + n);
     }
     std::vector<unsigned char> y(x.bytes.size());
-    if (ffn_status s = ffn_kernel_run(k, m, x.bytes.data(), y.data())) {
+    if (device) {
+      std::string why =
+          device->run(ctx, k, m, x.bytes.data(), y.data(), y.size());
+      if (!why.empty()) {
+        std::fprintf(stderr, "ffn-gpu-run: %s\n", why.c_str());
+        ffn_kernel_destroy(k);
+        return 1;
+      }
+    } else if (ffn_status s = ffn_kernel_run(k, m, x.bytes.data(), y.data())) {
       std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
                    ffn_context_last_error(ctx));
       ffn_kernel_destroy(k);
@@ -140,11 +153,15 @@ int main(int argc, char **argv) {
   std::vector<const char *> names;
   std::vector<int64_t> tokens = {1, 7, 16, 17, 100, 129, 300};
   uint64_t seed = 1;
-  bool check = true, invariance = false;
+  bool check = true, invariance = false, stream = false;
   ffn_ref::RoutingData routing = ffn_ref::RoutingData::Random;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--invariance") == 0) {
       invariance = true; // rows shared between runs must be bit-identical
+      continue;
+    }
+    if (std::strcmp(argv[i], "--stream") == 0) {
+      stream = true;
       continue;
     }
     if (std::strcmp(argv[i], "--no-check") == 0) {
@@ -187,16 +204,24 @@ int main(int argc, char **argv) {
   if (!library || names.empty()) {
     std::fprintf(stderr, "usage: ffn-gpu-run kernels.so name... "
                          "[--tokens=1,16,...] [--seed=N] "
-                         "[--routing=random|skewed|tied]\n");
+                         "[--routing=random|skewed|tied] [--stream]\n");
     return 2;
   }
   ffn_context *ctx = nullptr;
   if (ffn_context_create(&ctx) != FFN_OK)
     return 1;
+  ffn_tools::DeviceBuffers device;
+  if (stream) {
+    std::string why = device.open();
+    if (!why.empty()) {
+      std::fprintf(stderr, "ffn-gpu-run: %s: nothing run\n", why.c_str());
+      return 3;
+    }
+  }
   int status = 0;
   for (const char *name : names) {
     int s = checkKernel(ctx, library, name, tokens, seed, check, invariance,
-                        routing);
+                        routing, stream ? &device : nullptr);
     if (s == 3) {
       status = 3;
       break;

@@ -17,7 +17,8 @@
  * weights; 9: mixtures of experts, stacked per-expert parameters, the
  * pack signature; 10: grouped FFNs, kind 2 and the `groups` field; 11: each
  * device launch's own workspace_per_row; 12: TMA tensor-map arguments and
- * each launch's maps and grid.x terms; 13: tile counter arguments).
+ * each launch's maps and grid.x terms; 13: tile counter arguments; 14:
+ * sm_90 kernels wait for the grid before them, see ffn_device_launch).
  * Every field is 8 bytes wide, so
  * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
@@ -31,7 +32,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 13
+#define FFN_KERNEL_ABI_VERSION 14
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -251,7 +252,13 @@ typedef struct ffn_device_arg {
  * shared_bytes of dynamic shared memory. Its workspace arguments reach
  * less than workspace_per_row bytes per row: a run of m rows needs m times
  * the largest workspace_per_row among the launches it runs (a decode
- * bucket's split-K partials are not paid for at large m). */
+ * bucket's split-K partials are not paid for at large m).
+ *
+ * On sm_90 and later targets (nvptx-sm90, nvptx-sm90a) every kernel begins
+ * with griddepcontrol.launch_dependents and griddepcontrol.wait, before it
+ * touches memory: it may therefore be launched with programmatic stream
+ * serialization (cuLaunchKernelEx), as the runtime does, and still see
+ * every earlier launch's writes on the stream. */
 typedef struct ffn_device_launch {
   const char *kernel; /* entry function in the module image */
   int64_t min_m, max_m;

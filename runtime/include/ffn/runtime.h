@@ -229,8 +229,10 @@ ffn_status ffn_kernel_run(ffn_kernel *kernel, int64_t m, const void *x,
  * pointers of the GPU the runtime uses (device 0, its primary context,
  * as CUDA's runtime API and PyTorch use it), `stream` a CUstream (NULL:
  * the default stream). The launches are queued on `stream` and the call
- * returns; y is ready when the stream reaches this point. The kernel's
- * workspace is allocated on the stream (stream-ordered memory). */
+ * returns; y is ready when the stream reaches this point. The first
+ * stream that runs a kernel keeps a workspace for its later runs (grown
+ * for larger m, freed with the kernel); runs on other streams allocate
+ * theirs on the stream (stream-ordered memory). */
 ffn_status ffn_kernel_run_device(ffn_kernel *kernel, int64_t m,
                                  const void *x, void *y, void *stream);
 

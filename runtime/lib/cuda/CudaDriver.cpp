@@ -73,14 +73,16 @@ Loaded load() {
   get(d.GetErrorString, "cuGetErrorString");
   if (missing)
     return l;
-  // Optional: only the kernels with TMA loads need it.
-  {
+  // Optional: only the kernels with TMA loads need the first; without the
+  // second, kernels are launched plainly.
+  auto optional = [&](auto &fn, const char *name) {
     void *p = nullptr;
     int status = 0;
-    if (getProc("cuTensorMapEncodeTiled", &p, 12000, 0, &status) == 0 && p)
-      d.TensorMapEncodeTiled =
-          reinterpret_cast<decltype(d.TensorMapEncodeTiled)>(p);
-  }
+    if (getProc(name, &p, 12000, 0, &status) == 0 && p)
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+  };
+  optional(d.TensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+  optional(d.LaunchKernelEx, "cuLaunchKernelEx");
   CUresult r = d.Init(0);
   if (r == 0)
     r = d.DeviceGet(&d.device, 0);

@@ -68,6 +68,11 @@ struct Driver {
                                    int interleave, int swizzle, int l2Promotion,
                                    int oobFill) = nullptr;
 
+  /// cuLaunchKernelEx (CUDA 11.8): null on an older driver, where every
+  /// kernel is launched plainly (the dependent launch is only an overlap).
+  CUresult (*LaunchKernelEx)(const void *config, CUfunction, void **,
+                             void **) = nullptr;
+
   CUcontext context = nullptr; ///< device 0's primary context
   CUdevice device = 0;
   int smMajor = 0, smMinor = 0;
@@ -103,11 +108,36 @@ constexpr int kFuncAttrLocalBytes = 3;
 constexpr int kFuncAttrNumRegs = 4;
 constexpr int kFuncAttrMaxDynamicShared = 8;
 constexpr unsigned kStreamNonBlocking = 1;
+/// CU_STREAM_PER_THREAD: each thread's own default stream, one handle.
+constexpr uintptr_t kPerThreadStreamHandle = 0x2;
 constexpr int kTensorMapFloat16 = 6;
 constexpr int kTensorMapFloat32 = 7;
 constexpr int kTensorMapBfloat16 = 9;
 constexpr int kTensorMapL2Promotion128B = 2;
 constexpr size_t kTensorMapBytes = 128;
+constexpr int kLaunchAttrProgrammaticSerialization = 6;
+
+/// CUlaunchAttribute: the attribute's id, then its 64-byte value union at
+/// offset 8.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    unsigned programmaticStreamSerializationAllowed;
+    char bytes[64];
+  } value;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
+
+/// CUlaunchConfig.
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
 
 } // namespace ffn_rt::cuda
 

@@ -159,6 +159,8 @@ DeviceKernel::~DeviceKernel() {
   for (unsigned long long p : params)
     if (p)
       d->MemFree(p);
+  if (keptBuffer)
+    d->MemFree(keptBuffer);
   if (module)
     d->ModuleUnload(static_cast<CUmodule>(module));
 }
@@ -230,7 +232,7 @@ bool DeviceKernel::setParam(int64_t index, const void *packed, size_t bytes,
 }
 
 bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
-                       std::string &error) {
+                       std::string &error, bool reuse) {
   if (!ensureLoaded(error))
     return false;
   const Driver *d = driver(error);
@@ -266,11 +268,44 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
   size_t countersAt = (rowBytes + 255) / 256 * 256;
   size_t wsBytes =
       counters ? countersAt + static_cast<size_t>(counters) * 4 : rowBytes;
-  if (wsBytes) {
-    if (CUresult r = d->MemAllocAsync(&ws, wsBytes, s)) {
-      error = "cannot allocate " + std::to_string(wsBytes) +
-              " bytes of GPU workspace: " + describe(*d, r);
-      return false;
+  // The kept workspace, when this run may take it: held until its launches
+  // are enqueued, so two threads' runs on one stream do not interleave
+  // their kernels over one buffer.
+  std::unique_lock<std::mutex> keptLock(keptMutex, std::defer_lock);
+  bool kept = wsBytes && reuse &&
+              reinterpret_cast<uintptr_t>(s) != kPerThreadStreamHandle &&
+              keptLock.try_lock() && (!keptClaimed || keptStream == s);
+  if (kept && keptBytes < wsBytes) {
+    // Grown in powers of two (few syncs as m rises); the old buffer may
+    // still be read by this stream's runs in flight.
+    size_t bytes = 4096;
+    while (bytes < wsBytes)
+      bytes *= 2;
+    if (keptBuffer) {
+      d->StreamSynchronize(s);
+      d->MemFree(keptBuffer);
+      keptBuffer = 0;
+      keptBytes = 0;
+    }
+    if (d->MemAlloc(&keptBuffer, bytes) == 0)
+      keptBytes = bytes;
+    else
+      keptBuffer = 0;
+    kept = keptBuffer != 0;
+  }
+  if (kept) {
+    keptClaimed = true;
+    keptStream = s;
+    ws = keptBuffer;
+  } else {
+    if (keptLock.owns_lock())
+      keptLock.unlock();
+    if (wsBytes) {
+      if (CUresult r = d->MemAllocAsync(&ws, wsBytes, s)) {
+        error = "cannot allocate " + std::to_string(wsBytes) +
+                " bytes of GPU workspace: " + describe(*d, r);
+        return false;
+      }
     }
   }
   if (counters) {
@@ -278,11 +313,15 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
             d->MemsetD32Async(ws + countersAt, 0, size_t(counters), s)) {
       error =
           "cannot zero the GPU workspace's tile counters: " + describe(*d, r);
-      d->MemFreeAsync(ws, s);
+      if (!kept)
+        d->MemFreeAsync(ws, s);
       return false;
     }
   }
   size_t rowElems = static_cast<size_t>(m) * desc.d_model;
+  // sm_90 targets' kernels wait for the grid before them (ABI 14).
+  std::string target = desc.target;
+  bool dependent = target == "nvptx-sm90" || target == "nvptx-sm90a";
   bool ok = true;
   for (int64_t i = 0; i < desc.cuda->num_launches && ok; ++i) {
     const ffn_device_launch &l = desc.cuda->launches[i];
@@ -362,17 +401,38 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
       ok = false;
       break;
     }
-    CUresult r = d->LaunchKernel(
-        static_cast<CUfunction>(functions[i]), static_cast<unsigned>(gridX),
-        static_cast<unsigned>(l.grid_y), static_cast<unsigned>(l.grid_z),
-        static_cast<unsigned>(l.block_threads), 1, 1,
-        static_cast<unsigned>(l.shared_bytes), s, argv, nullptr);
+    CUresult r;
+    if (dependent && d->LaunchKernelEx) {
+      // Programmatic: the blocks may be placed while the grid before them
+      // finishes; each waits for it first (kernel_abi.h, ABI 14).
+      LaunchAttribute attr{};
+      attr.id = kLaunchAttrProgrammaticSerialization;
+      attr.value.programmaticStreamSerializationAllowed = 1;
+      LaunchConfig config{static_cast<unsigned>(gridX),
+                          static_cast<unsigned>(l.grid_y),
+                          static_cast<unsigned>(l.grid_z),
+                          static_cast<unsigned>(l.block_threads),
+                          1,
+                          1,
+                          static_cast<unsigned>(l.shared_bytes),
+                          s,
+                          &attr,
+                          1};
+      r = d->LaunchKernelEx(&config, static_cast<CUfunction>(functions[i]),
+                            argv, nullptr);
+    } else {
+      r = d->LaunchKernel(
+          static_cast<CUfunction>(functions[i]), static_cast<unsigned>(gridX),
+          static_cast<unsigned>(l.grid_y), static_cast<unsigned>(l.grid_z),
+          static_cast<unsigned>(l.block_threads), 1, 1,
+          static_cast<unsigned>(l.shared_bytes), s, argv, nullptr);
+    }
     if (r) {
       error = std::string("launching '") + l.kernel + "': " + describe(*d, r);
       ok = false;
     }
   }
-  if (ws)
+  if (ws && !kept)
     d->MemFreeAsync(ws, s);
   return ok;
 }
@@ -401,7 +461,7 @@ bool DeviceKernel::runHost(int64_t m, const void *x, void *y,
             " bytes on the GPU: " + describe(*d, r);
   if (ok)
     ok = run(m, reinterpret_cast<void *>(dx), reinterpret_cast<void *>(dy), s,
-             error);
+             error, /*reuse=*/false);
   if (ok && (r = d->MemcpyDtoHAsync(y, dy, bytes, s))) {
     error = "cannot copy the result back: " + describe(*d, r);
     ok = false;

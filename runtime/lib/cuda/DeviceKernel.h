@@ -43,8 +43,20 @@ public:
   /// Launches the plan for m rows on `stream` (a CUstream; null: the
   /// default stream). x and y are device pointers. The caller holds the
   /// parameter lock shared and has checked that every parameter is set.
-  bool run(int64_t m, const void *x, void *y, void *stream,
-           std::string &error);
+  ///
+  /// The workspace (split-K partials, the hidden rows, tile counters) of
+  /// runs on the first stream that runs the kernel is kept between runs
+  /// (`reuse`; sized for the largest m so far, in powers of two, freed with
+  /// the kernel): a stream-ordered allocation and free per run cost up to
+  /// 8 us of a 12 us decode run on an H200 (docs/gpu.md). Runs on that
+  /// stream are ordered, so one buffer serves them all; runs on other
+  /// streams, or while another thread is enqueuing a run, allocate their
+  /// own as before. A stream handle can name a new stream only once the
+  /// old one's work has completed, so a destroyed owner cannot race its
+  /// successor. The per-thread default stream is never an owner: it is one
+  /// handle for many streams.
+  bool run(int64_t m, const void *x, void *y, void *stream, std::string &error,
+           bool reuse = true);
 
   /// The same with host pointers: copies in, runs on a stream of its own,
   /// waits, copies out.
@@ -57,6 +69,11 @@ private:
   void *module = nullptr;
   std::vector<void *> functions; // one per launch
   std::vector<unsigned long long> params;
+  std::mutex keptMutex; // guards the kept workspace below
+  bool keptClaimed = false;
+  void *keptStream = nullptr;
+  unsigned long long keptBuffer = 0;
+  size_t keptBytes = 0;
 
   bool ensureLoaded(std::string &error);
 };

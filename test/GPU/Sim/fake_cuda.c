@@ -11,8 +11,10 @@
  * function's opt-in (cuFuncSetAttribute) covering it.
  * FFN_FAKE_CUDA_MAX_ALLOC=N makes every allocation above N bytes fail with
  * CUDA_ERROR_OUT_OF_MEMORY, to check how the runtime reports it;
- * FFN_FAKE_CUDA_NO_TMA hides cuTensorMapEncodeTiled, as an old driver
- * lacks it.
+ * FFN_FAKE_CUDA_NO_TMA hides cuTensorMapEncodeTiled and
+ * FFN_FAKE_CUDA_NO_LAUNCH_EX cuLaunchKernelEx, as an old driver lacks them.
+ * A launch through cuLaunchKernelEx with programmatic stream serialization
+ * logs " programmatic" at the end of its line.
  * FFN_FAKE_CUDA_PTX=a.ptx[:b.ptx...] names the PTX of the modules the
  * runtime loads (ffnc --emit=ptx of the same specs and target): launches
  * then run through the PTX interpreter (PtxSim.h), so results are real, and
@@ -189,22 +191,20 @@ static CUresult cuFuncGetAttribute(int *value, int attribute, void *function) {
   return kSuccess;
 }
 
-static CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy,
-                               unsigned gz, unsigned bx, unsigned by,
-                               unsigned bz, unsigned shared, void *stream,
-                               void **params, void **extra) {
-  (void)stream;
-  (void)extra;
+/* Both launch calls: `how` ends the log line ("" or " programmatic"). */
+static CUresult launch(void *function, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                       void **params, const char *how) {
   const struct Function *f = function;
   if (!params || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 ||
       bz == 0 || gx > 0x7FFFFFFFu || gy > 65535 || gz > 65535 ||
       bx * by * bz > 1024 || (int)shared > f->maxDynamicShared) {
-    LOG("launch %s grid %u %u %u block %u shared %u: refused\n", f->name, gx,
-        gy, gz, bx, shared);
+    LOG("launch %s grid %u %u %u block %u shared %u%s: refused\n", f->name,
+        gx, gy, gz, bx, shared, how);
     return kInvalidValue;
   }
-  LOG("launch %s grid %u %u %u block %u shared %u\n", f->name, gx, gy, gz, bx,
-      shared);
+  LOG("launch %s grid %u %u %u block %u shared %u%s\n", f->name, gx, gy, gz,
+      bx, shared, how);
   if (simulating()) {
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
     const char *err = ptxsim_launch(f->name, grid, block, shared, params);
@@ -214,6 +214,53 @@ static CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy,
     }
   }
   return kSuccess;
+}
+
+static CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy,
+                               unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, void *stream,
+                               void **params, void **extra) {
+  (void)stream;
+  (void)extra;
+  return launch(function, gx, gy, gz, bx, by, bz, shared, params, "");
+}
+
+/* cuda.h's CUlaunchAttribute and CUlaunchConfig, as far as read here. */
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    unsigned programmatic;
+    char bytes[64];
+  } value;
+};
+struct LaunchConfig {
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void *stream;
+  struct LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
+/* Launches as cuLaunchKernel (one kernel at a time already meets every
+ * ordering) and logs the launch with " programmatic" where attribute 6,
+ * programmatic stream serialization, is set; any other attribute is
+ * refused. */
+static CUresult cuLaunchKernelEx(const struct LaunchConfig *config,
+                                 void *function, void **params,
+                                 void **extra) {
+  (void)extra;
+  if (!config || (config->numAttrs && !config->attrs))
+    return kInvalidValue;
+  int programmatic = 0;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const struct LaunchAttribute *a = &config->attrs[i];
+    if (a->id != 6 || a->value.programmatic > 1)
+      return kInvalidValue;
+    programmatic |= a->value.programmatic != 0;
+  }
+  return launch(function, config->gx, config->gy, config->gz, config->bx,
+                config->by, config->bz, config->shared, params,
+                programmatic ? " programmatic" : "");
 }
 
 static CUresult allocate(CUdeviceptr *ptr, size_t bytes, const char *what) {
@@ -479,6 +526,7 @@ static const struct Entry entries[] = {
     ENTRY(cuFuncSetAttribute),
     ENTRY(cuFuncGetAttribute),
     ENTRY(cuLaunchKernel),
+    ENTRY(cuLaunchKernelEx),
     ENTRY(cuMemAlloc),
     ENTRY(cuMemFree),
     ENTRY(cuMemAllocAsync),
@@ -503,9 +551,11 @@ cuGetProcAddress_v2(const char *name, void **fn, int version, uint64_t flags,
   (void)flags;
   /* FFN_FAKE_CUDA_NO_TMA: a driver without the tensor-map encoder, to
    * check what the runtime says when a kernel needs it. */
-  int hideTma = getenv("FFN_FAKE_CUDA_NO_TMA") != NULL &&
-                strcmp(name, "cuTensorMapEncodeTiled") == 0;
-  for (size_t i = 0; !hideTma && i < sizeof entries / sizeof entries[0]; ++i)
+  int hide = (getenv("FFN_FAKE_CUDA_NO_TMA") != NULL &&
+              strcmp(name, "cuTensorMapEncodeTiled") == 0) ||
+             (getenv("FFN_FAKE_CUDA_NO_LAUNCH_EX") != NULL &&
+              strcmp(name, "cuLaunchKernelEx") == 0);
+  for (size_t i = 0; !hide && i < sizeof entries / sizeof entries[0]; ++i)
     if (strcmp(entries[i].name, name) == 0) {
       *fn = entries[i].fn;
       if (status)

@@ -36,6 +36,7 @@ void ffn::buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
   // the host side (pack functions, descriptor) is x86 code and takes the
   // CPU's LLVM lowering.
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createFfnGpuDependentLaunch());
   device.addPass(createConvertNVGPUToNVVMPass());
   device.addPass(createConvertVectorToSCFPass());
   device.addPass(createSCFToControlFlowPass());

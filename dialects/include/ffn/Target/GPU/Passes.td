@@ -51,6 +51,29 @@ def FfnGpuTensorMapParams
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def FfnGpuDependentLaunch
+    : Pass<"ffn-gpu-dependent-launch", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Let each kernel overlap its launch with the one before it "
+                "(sm_90 programmatic dependent launch)";
+  let description = [{
+    On a module whose `#nvvm.target` chip is sm_90 or later, every kernel
+    starts with `nvvm.griddepcontrol launch_dependents` and then
+    `nvvm.griddepcontrol wait`, before anything else it does. The runtime
+    launches the kernels of such a target with programmatic stream
+    serialization (kernel ABI 14): the next launch's blocks may then be
+    placed on SMs as this grid's finish, and the wait holds each of them
+    until every earlier grid on the stream has completed and its memory
+    is visible, so no kernel reads its input or writes its output early.
+    What is saved is the gap between one grid's last block and the next
+    grid's first (a launch's latency, several microseconds at decode).
+    Because the wait comes first in every block, a grid whose blocks leave
+    early still completes only after its predecessor, so the order is
+    transitive along the stream. Modules for earlier chips are left
+    unchanged (the instructions need sm_90).
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def FfnGpuLower : Pass<"ffn-gpu-lower", "ModuleOp"> {
   let summary = "Lower each ffn.ffn to NVIDIA GPU kernels and a launch plan";
   let description = [{

@@ -1,0 +1,54 @@
+//===- DeviceBuffers.h - ffn-gpu-run's device-pointer runs ------*- C++ -*-===//
+//
+// `ffn-gpu-run --stream` runs kernels as an application embedding them on a
+// GPU does: x and y in device memory, ffn_kernel_run_device on a stream of
+// the caller's, which is also the path where the runtime keeps a kernel's
+// workspace between runs. The tool links no CUDA, so the few driver calls
+// that needs (device buffers, copies, a stream) are opened at run time as
+// the runtime opens them: libcuda.so.1 and cuGetProcAddress.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FFN_TOOLS_DEVICEBUFFERS_H
+#define FFN_TOOLS_DEVICEBUFFERS_H
+
+#include "ffn/runtime.h"
+
+#include <cstddef>
+#include <string>
+
+namespace ffn_tools {
+
+class DeviceBuffers {
+public:
+  DeviceBuffers() = default;
+  DeviceBuffers(const DeviceBuffers &) = delete;
+  DeviceBuffers &operator=(const DeviceBuffers &) = delete;
+  ~DeviceBuffers();
+
+  /// Opens the driver, makes device 0's primary context (the runtime's)
+  /// current and creates the stream. Returns "" or why not.
+  std::string open();
+
+  /// Copies x in, runs `kernel` for m rows on the stream, copies y out and
+  /// waits. Returns "" or the failure (the runtime's message included).
+  std::string run(ffn_context *ctx, ffn_kernel *kernel, int64_t m,
+                  const void *x, void *y, size_t bytes);
+
+private:
+  using Result = int;
+  using Ptr = unsigned long long;
+  Result (*memAlloc)(Ptr *, size_t) = nullptr;
+  Result (*memFree)(Ptr) = nullptr;
+  Result (*copyIn)(Ptr, const void *, size_t, void *) = nullptr;
+  Result (*copyOut)(void *, Ptr, size_t, void *) = nullptr;
+  Result (*streamSync)(void *) = nullptr;
+  Result (*streamDestroy)(void *) = nullptr;
+  void *stream = nullptr;
+  Ptr x = 0, y = 0;
+  size_t capacity = 0;
+};
+
+} // namespace ffn_tools
+
+#endif // FFN_TOOLS_DEVICEBUFFERS_H
