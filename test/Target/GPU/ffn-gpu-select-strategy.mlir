@@ -13,7 +13,7 @@
 // A mixture of experts (Mixtral's 8 x 2 on sm_90a): GEMM 1 never splits
 // (grid.z holds the experts); GEMM 2's split at decode is sized for one
 // row's two experts (32 column tiles each, 9 slices: 576 blocks, about four
-// per SM), where the dense FFN of the same width splits 3/12 (SM90A below).
+// per SM), where the dense FFN of the same width splits 3/16 (SM90A below).
 // An override's split_k applies to GEMM 2 alone.
 // MOE: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [1, 9]>,
 // MOE-NOT: split_k = [{{[02-9]|1[0-9]}}
@@ -30,13 +30,16 @@
 // QUANTWG: error: 'ffn.ffn' op strategy option mma quantized weights multiply with mma_sync tiles (each scale group is summed apart)
 
 // LLaMA-7B's MLP in bf16 (sm_90a): decode streams the weights in 16-row
-// tiles, K split for at least two blocks per SM and the fullest last wave
-// (516 and 384 blocks on 132 SMs); from m = 17 the 128 x 256 wgmma tile,
+// tiles, K split for at least two blocks per SM and the fullest last wave,
+// of equally full waves the one with more blocks (516 and 512 blocks on 132
+// SMs; GEMM 2's 12 slices, 384 blocks, fill theirs as well, and the ring's
+// quantized decode below keeps that smaller split); from m = 17 the
+// 128 x 256 wgmma tile,
 // only GEMM 2 split, as far as the model prices it cheaper (what
 // docs/bench-gpu-2026-11-28-h200-final.txt measured on an H200).
 // SM90A-LABEL: func.func @llama
 // SM90A: strategy #ffn.gpu_strategy<sms = 132, buckets = [
-// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 0, mma = mma_sync, split_k = [3, 12]>,
+// SM90A-SAME: <max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 0, mma = mma_sync, split_k = [3, 16]>,
 // SM90A-SAME: <max_m = 64, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 8]>,
 // SM90A-SAME: <max_m = 256, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 4]>,
 // SM90A-SAME: <max_m = 1024, block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>,

@@ -414,7 +414,8 @@ private:
   GpuPackedDims dims;
 
   void fill(GpuBucket &b, const Tile &t, int64_t maxM, bool memoryBound) const;
-  int64_t fullestWaveSplit(int64_t rows, int64_t cols, int64_t kTiles) const;
+  int64_t fullestWaveSplit(int64_t rows, int64_t cols, int64_t kTiles,
+                           bool registerStream) const;
   int64_t cheapestSplit(const GpuBucket &b, int64_t m, int64_t n, int64_t k,
                         bool gemm1) const;
   double price(const GpuBucket &b, int64_t m) const;
@@ -480,8 +481,10 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
     return;
   }
   if (memoryBound) {
-    b.splitUp = fullestWaveSplit(rows, colsUp, dims.kUp / b.blockK);
-    b.splitDown = fullestWaveSplit(rows, colsDown, dims.hidden / b.blockK);
+    bool stream = b.stages == 0;
+    b.splitUp = fullestWaveSplit(rows, colsUp, dims.kUp / b.blockK, stream);
+    b.splitDown =
+        fullestWaveSplit(rows, colsDown, dims.hidden / b.blockK, stream);
   } else {
     b.splitUp =
         cheapestSplit(b, maxM, dims.upRows(f.gated), dims.kUp, /*gemm1=*/true);
@@ -500,14 +503,18 @@ static int64_t mostSlices(int64_t kTiles) {
   return std::clamp<int64_t>(kTiles / 4, 1, 64);
 }
 
-int64_t Chooser::fullestWaveSplit(int64_t rows, int64_t cols,
-                                  int64_t kTiles) const {
+int64_t Chooser::fullestWaveSplit(int64_t rows, int64_t cols, int64_t kTiles,
+                                  bool registerStream) const {
   // Decode streams its weights once: it needs two blocks per SM for enough
   // loads in flight, and then the split whose last wave is fullest (every
   // SM streams about an equal share, so the SM with the most blocks sets
   // the time: LLaMA-7B's 4/17 split, 688 and 544 blocks on 132 SMs, ran
   // 10% slower than 3/12, 516 and 384), up to four blocks per SM. Ties
-  // keep the smaller split (fewer partials).
+  // keep the smaller split (fewer partials) on the ring; the register
+  // stream's loads in flight are its resident blocks' registers, so there
+  // ties take the larger split (LLaMA-7B's GEMM 2: 16 slices, 512 blocks,
+  // 3.9 an SM, where 12 left 2.9: m = 1 4% faster on an H200, 80.5 against
+  // 84.1 us, docs/bench-gpu-2026-11-30-h200-final.txt).
   int64_t most = mostSlices(kTiles);
   int64_t split = 1;
   while (split < most && rows * cols * split < 2 * d.sms)
@@ -518,7 +525,8 @@ int64_t Chooser::fullestWaveSplit(int64_t rows, int64_t cols,
     return perSm / std::ceil(perSm);
   };
   for (++split; split <= most && rows * cols * split <= 4 * d.sms; ++split)
-    if (fullness(split) > fullness(best) + 1e-9)
+    if (fullness(split) > fullness(best) + 1e-9 ||
+        (registerStream && fullness(split) > fullness(best) - 1e-9))
       best = split;
   return best;
 }
