@@ -49,15 +49,21 @@ constexpr int64_t kChunk = 32;
 /// registers, so four blocks fit an SM (a deeper stream measured slower on
 /// an H200: fewer resident blocks).
 constexpr int64_t kUnroll = 2;
-/// The most shared memory a block stages A's slice in (up to 16 x 1528
+/// The most shared memory a block stages A's slice in (up to 16 x 1504
 /// bf16): four blocks an SM still fit beside it.
 constexpr int64_t kStageLimit = 48 * 1024;
+/// Padding after each staged row of A. A quarter warp's 16-byte loads read
+/// two rows, 64 contiguous bytes each; a row stride of 64 bytes past a
+/// multiple of 128 puts them on all 32 banks once. (16 bytes of padding
+/// overlapped them in 12 banks: Nsight Compute counted 7.9 wavefronts per
+/// load where 4 is the least, docs/bench-gpu-2026-11-30-h200-refresh.txt.)
+constexpr int64_t kStagePadBytes = 64;
 } // namespace
 
 int64_t GemmConfig::streamStageBytes() const {
   int64_t eb = storage.getIntOrFloatBitWidth() / 8;
   int64_t kTiles = (k / bk + splitK - 1) / splitK;
-  int64_t bytes = bm * (kTiles * bk + 16 / eb) * eb;
+  int64_t bytes = bm * (kTiles * bk * eb + kStagePadBytes);
   return bytes <= kStageLimit ? bytes : 0;
 }
 
@@ -135,10 +141,10 @@ void GemmBuilder::buildStream() {
     Value bytes = arith::IndexCastOp::create(b, i64, ir.mul(kOffset, eb));
     return arith::AddIOp::create(b, address, bytes).getResult();
   };
-  // A's slice in shared memory (rows padded by 16 bytes, so a quarter
-  // warp's rows hit distinct banks), copied once while the first weights
-  // are in flight; without room for it, A comes from L1/L2 each chunk.
-  int64_t aRow = kPerSlice + vec;
+  // A's slice in shared memory (rows padded by kStagePadBytes), copied once
+  // while the first weights are in flight; without room for it, A comes
+  // from L1/L2 each chunk. kPerSlice is a multiple of 64 elements.
+  int64_t aRow = kPerSlice + kStagePadBytes / eb;
   bool staged = c.streamStageBytes() > 0;
   assert((!staged || kPerSlice % step == 0) && "staged reads stay inside");
   // Unstaged, each lane reads rows grp and grp + 8 of A from global memory
