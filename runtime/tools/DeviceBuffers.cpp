@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <dlfcn.h>
+#include <type_traits>
 
 using namespace ffn_tools;
 
