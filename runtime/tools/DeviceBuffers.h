@@ -3,9 +3,8 @@
 // `ffn-gpu-run --stream` runs kernels as an application embedding them on a
 // GPU does: x and y in device memory, ffn_kernel_run_device on a stream of
 // the caller's, which is also the path where the runtime keeps a kernel's
-// workspace between runs. The tool links no CUDA, so the few driver calls
-// that needs (device buffers, copies, a stream) are opened at run time as
-// the runtime opens them: libcuda.so.1 and cuGetProcAddress.
+// workspace between runs. The tool links no CUDA: it opens the driver with
+// the runtime's own loader (cuda/CudaDriver.cpp, compiled into the tool).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +26,7 @@ public:
   ~DeviceBuffers();
 
   /// Opens the driver, makes device 0's primary context (the runtime's)
-  /// current and creates the stream. Returns "" or why not.
+  /// current on this thread and creates the stream. Returns "" or why not.
   std::string open();
 
   /// Copies x in, runs `kernel` for m rows on the stream, copies y out and
@@ -36,16 +35,9 @@ public:
                   const void *x, void *y, size_t bytes);
 
 private:
-  using Result = int;
-  using Ptr = unsigned long long;
-  Result (*memAlloc)(Ptr *, size_t) = nullptr;
-  Result (*memFree)(Ptr) = nullptr;
-  Result (*copyIn)(Ptr, const void *, size_t, void *) = nullptr;
-  Result (*copyOut)(void *, Ptr, size_t, void *) = nullptr;
-  Result (*streamSync)(void *) = nullptr;
-  Result (*streamDestroy)(void *) = nullptr;
+  const void *driver = nullptr; // ffn_rt::cuda::Driver
   void *stream = nullptr;
-  Ptr x = 0, y = 0;
+  unsigned long long x = 0, y = 0;
   size_t capacity = 0;
 };
 
