@@ -42,8 +42,9 @@ DeviceBuffers::~DeviceBuffers() {
   d.StreamDestroy(static_cast<CUstream>(stream));
 }
 
-std::string DeviceBuffers::run(ffn_context *ctx, ffn_kernel *kernel, int64_t m,
-                               const void *hx, void *hy, size_t bytes) {
+ffn_status DeviceBuffers::run(ffn_context *ctx, ffn_kernel *kernel, int64_t m,
+                              const void *hx, void *hy, size_t bytes,
+                              std::string &error) {
   const Driver &d = the(driver);
   CUstream s = static_cast<CUstream>(stream);
   if (bytes > capacity) {
@@ -54,19 +55,27 @@ std::string DeviceBuffers::run(ffn_context *ctx, ffn_kernel *kernel, int64_t m,
       d.MemFree(y);
     x = y = 0;
     capacity = 0;
-    if (d.MemAlloc(&x, bytes) || d.MemAlloc(&y, bytes))
-      return "cannot allocate " + std::to_string(2 * bytes) +
-             " bytes of device buffers";
+    if (d.MemAlloc(&x, bytes) || d.MemAlloc(&y, bytes)) {
+      error = "cannot allocate " + std::to_string(2 * bytes) +
+              " bytes of device buffers";
+      return FFN_ERROR_DEVICE;
+    }
     capacity = bytes;
   }
-  if (d.MemcpyHtoDAsync(x, hx, bytes, s))
-    return "cannot copy x to the GPU";
+  if (d.MemcpyHtoDAsync(x, hx, bytes, s)) {
+    error = "cannot copy x to the GPU";
+    return FFN_ERROR_DEVICE;
+  }
   if (ffn_status st =
           ffn_kernel_run_device(kernel, m, reinterpret_cast<void *>(x),
-                                reinterpret_cast<void *>(y), stream))
-    return std::string(ffn_status_string(st)) + ": " +
-           ffn_context_last_error(ctx);
-  if (d.MemcpyDtoHAsync(hy, y, bytes, s) || d.StreamSynchronize(s))
-    return "the GPU run failed";
-  return "";
+                                reinterpret_cast<void *>(y), stream)) {
+    error = std::string(ffn_status_string(st)) + ": " +
+            ffn_context_last_error(ctx);
+    return st;
+  }
+  if (d.MemcpyDtoHAsync(hy, y, bytes, s) || d.StreamSynchronize(s)) {
+    error = "the GPU run failed";
+    return FFN_ERROR_DEVICE;
+  }
+  return FFN_OK;
 }

@@ -30,9 +30,11 @@ public:
   std::string open();
 
   /// Copies x in, runs `kernel` for m rows on the stream, copies y out and
-  /// waits. Returns "" or the failure (the runtime's message included).
-  std::string run(ffn_context *ctx, ffn_kernel *kernel, int64_t m,
-                  const void *x, void *y, size_t bytes);
+  /// waits. Returns FFN_OK, or the failure's status (FFN_ERROR_DEVICE for
+  /// the driver's own calls) with `error` set (the runtime's message
+  /// included).
+  ffn_status run(ffn_context *ctx, ffn_kernel *kernel, int64_t m,
+                 const void *x, void *y, size_t bytes, std::string &error);
 
 private:
   const void *driver = nullptr; // ffn_rt::cuda::Driver

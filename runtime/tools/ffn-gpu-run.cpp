@@ -95,12 +95,12 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
     }
     std::vector<unsigned char> y(x.bytes.size());
     if (device) {
-      std::string why =
-          device->run(ctx, k, m, x.bytes.data(), y.data(), y.size());
-      if (!why.empty()) {
+      std::string why;
+      if (ffn_status s = device->run(ctx, k, m, x.bytes.data(), y.data(),
+                                     y.size(), why)) {
         std::fprintf(stderr, "ffn-gpu-run: %s\n", why.c_str());
         ffn_kernel_destroy(k);
-        return 1;
+        return s == FFN_ERROR_DEVICE ? 3 : 1;
       }
     } else if (ffn_status s = ffn_kernel_run(k, m, x.bytes.data(), y.data())) {
       std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
