@@ -200,6 +200,9 @@ bool DeviceKernel::ensureLoaded(std::string &error) {
   }
   module = mod;
   functions = std::move(fns);
+  // sm_90 targets' kernels wait for the grid before them (ABI 14).
+  std::string target = desc.target;
+  dependent = target == "nvptx-sm90" || target == "nvptx-sm90a";
   params.assign(desc.num_params, 0);
   loaded = true;
   return true;
@@ -319,9 +322,6 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
     }
   }
   size_t rowElems = static_cast<size_t>(m) * desc.d_model;
-  // sm_90 targets' kernels wait for the grid before them (ABI 14).
-  std::string target = desc.target;
-  bool dependent = target == "nvptx-sm90" || target == "nvptx-sm90a";
   bool ok = true;
   for (int64_t i = 0; i < desc.cuda->num_launches && ok; ++i) {
     const ffn_device_launch &l = desc.cuda->launches[i];

@@ -47,9 +47,9 @@ public:
   /// The workspace (split-K partials, the hidden rows, tile counters) of
   /// runs on the first stream that runs the kernel is kept between runs
   /// (`reuse`; sized for the largest m so far, in powers of two, freed with
-  /// the kernel): a stream-ordered allocation and free per run cost up to
-  /// 8 us of a 12 us decode run on an H200 (docs/gpu.md). Runs on that
-  /// stream are ordered, so one buffer serves them all; runs on other
+  /// the kernel): a stream-ordered allocation and free per run cost 8 of
+  /// the 20 us of a BERT-base decode run on an H200 (docs/gpu.md). Runs on
+  /// that stream are ordered, so one buffer serves them all; runs on other
   /// streams, or while another thread is enqueuing a run, allocate their
   /// own as before. A stream handle can name a new stream only once the
   /// old one's work has completed, so a destroyed owner cannot race its
@@ -68,6 +68,7 @@ private:
   bool loaded = false;
   void *module = nullptr;
   std::vector<void *> functions; // one per launch
+  bool dependent = false; // launched as programmatic dependent launches
   std::vector<unsigned long long> params;
   std::mutex keptMutex; // guards the kept workspace below
   bool keptClaimed = false;
