@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 namespace ffn_ref {
 
@@ -96,15 +97,48 @@ struct BoundedSum {
   /// blocks feed other sums.
   void add(const double *a, const RowErrors &aErr, size_t rows, const double *w,
            size_t cols, size_t first = 0) {
-    for (size_t k = 0; k < rows; ++k) {
+    // kBlock rows of w at a time, each sum kept in a register across them:
+    // the four sums of a row as wide as d_ff no longer stream through the
+    // cache once per k. Every sum still adds its terms one by one in k's
+    // order, so the values are those of a plain k loop.
+    constexpr size_t kBlock = 4;
+    double *__restrict v = value.data(), *__restrict s = absSum.data(),
+                       *__restrict l = lin.data(), *__restrict q = rssSq.data();
+    size_t k = 0;
+    for (; k + kBlock <= rows; k += kBlock) {
+      double ak[kBlock], lk[kBlock], rk[kBlock];
+      const double *__restrict wk[kBlock];
+      for (size_t t = 0; t < kBlock; ++t) {
+        const size_t i = first + k + t;
+        ak[t] = a[i];
+        lk[t] = aErr.lin[i];
+        rk[t] = aErr.rss[i];
+        wk[t] = w + (k + t) * cols;
+      }
+      for (size_t j = 0; j < cols; ++j) {
+        double vj = v[j], sj = s[j], lj = l[j], qj = q[j];
+        for (size_t t = 0; t < kBlock; ++t) {
+          const double wj = wk[t][j];
+          vj += ak[t] * wj;
+          sj += std::fabs(ak[t] * wj);
+          lj += std::fabs(wj) * lk[t];
+          qj += (wj * rk[t]) * (wj * rk[t]);
+        }
+        v[j] = vj;
+        s[j] = sj;
+        l[j] = lj;
+        q[j] = qj;
+      }
+    }
+    for (; k < rows; ++k) {
       const size_t i = first + k;
       const double ak = a[i], lk = aErr.lin[i], rk = aErr.rss[i];
       const double *wk = w + k * cols;
       for (size_t j = 0; j < cols; ++j) {
-        value[j] += ak * wk[j];
-        absSum[j] += std::fabs(ak * wk[j]);
-        lin[j] += std::fabs(wk[j]) * lk;
-        rssSq[j] += (wk[j] * rk) * (wk[j] * rk);
+        v[j] += ak * wk[j];
+        s[j] += std::fabs(ak * wk[j]);
+        l[j] += std::fabs(wk[j]) * lk;
+        q[j] += (wk[j] * rk) * (wk[j] * rk);
       }
     }
   }
@@ -670,6 +704,36 @@ void routerWeights(const ffn_kernel_desc &d, const std::vector<int64_t> &sel,
 }
 
 /// forward() and route(): `evaluate` false computes the routing only.
+/// How many threads evaluate m rows of `rowMacs` multiply-adds each: one
+/// per core, but none that would get less than about 10^7 (a thread's
+/// start and join cost more than that saves). One core took 8.7 s for
+/// LLaMA-7B's MLP at m = 64, and a GPU check of Mixtral at m = 65 ran past
+/// its time limit.
+int64_t rowThreads(int64_t m, double rowMacs) {
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const double byWork = double(m) * rowMacs / 1e7;
+  return std::clamp<int64_t>(
+      std::min<int64_t>(m, static_cast<int64_t>(std::min(byWork, 1e6))), 1,
+      cores);
+}
+
+/// body(part, r0, r1) for `parts` contiguous ranges of rows [0, m), each on
+/// its own thread (the first on the caller's). Rows are independent and each
+/// is evaluated by the same code wherever it runs: the results do not
+/// depend on the split.
+template <typename Body>
+void forRowRanges(int64_t m, int64_t parts, Body &&body) {
+  auto first = [&](int64_t p) { return p * m / parts; };
+  std::vector<std::thread> threads;
+  for (int64_t p = 1; p < parts; ++p)
+    threads.emplace_back([&body, p, r0 = first(p), r1 = first(p + 1)] {
+      body(p, r0, r1);
+    });
+  body(0, 0, first(1));
+  for (std::thread &t : threads)
+    t.join();
+}
+
 void run(const ffn_kernel_desc &d, int64_t m, const double *x,
          const std::vector<const double *> &params, double *y, double *bound,
          const ForwardOptions &options, Routing *routing, bool evaluate) {
@@ -677,27 +741,38 @@ void run(const ffn_kernel_desc &d, int64_t m, const double *x,
   const BoundModel model = options.model;
   const double *scale = find(d, params, "norm_scale");
   const double *shift = find(d, params, "norm_shift");
-  RowEvaluator ev(d, options);
+  // Multiply-adds of one row's matmuls (a mixture's: of its active experts
+  // and router), which sets how many threads share the rows.
+  const bool moe = d.kind == FFN_KIND_MOE;
+  const int64_t blocks = blockCount(d);
+  const int64_t active =
+      moe ? std::clamp<int64_t>(d.top_k, 0, d.experts) + d.shared_experts : 1;
+  const double rowMacs = (d.gated ? 3.0 : 2.0) * dm * (df / blocks) * active +
+                         (moe ? double(dm) * d.experts : 0.0);
+  const int64_t parts = rowThreads(m, rowMacs);
 
-  if (d.kind != FFN_KIND_MOE) {
+  if (!moe) {
     if (!evaluate)
       return;
     // A dense FFN is one block. A grouped FFN's blocks fill their columns
     // of the row, each GEMM 2 a sum of its block's bf products, its bias
     // and the residual; a post-norm then sees the whole row.
     std::vector<FfnWeights> weights;
-    for (int64_t g = 0; g < ev.blocks; ++g)
+    for (int64_t g = 0; g < blocks; ++g)
       weights.push_back(ffnWeights(d, params, g));
-    const int64_t downTerms = ev.bf + 1 + (d.residual ? 1 : 0);
-    FfnRow out(dm);
-    for (int64_t r = 0; r < m; ++r) {
-      const double *xr = x + r * dm;
-      ev.load(xr, scale, shift);
-      for (int64_t g = 0; g < ev.blocks; ++g)
-        ev.ffn(weights[g], g, d.residual ? xr : nullptr, downTerms, out);
-      ev.finish(out.value, out.err, scale, shift, y + r * dm,
-                bound ? bound + r * dm : nullptr);
-    }
+    const int64_t downTerms = df / blocks + 1 + (d.residual ? 1 : 0);
+    forRowRanges(m, parts, [&](int64_t, int64_t r0, int64_t r1) {
+      RowEvaluator ev(d, options);
+      FfnRow out(dm);
+      for (int64_t r = r0; r < r1; ++r) {
+        const double *xr = x + r * dm;
+        ev.load(xr, scale, shift);
+        for (int64_t g = 0; g < ev.blocks; ++g)
+          ev.ffn(weights[g], g, d.residual ? xr : nullptr, downTerms, out);
+        ev.finish(out.value, out.err, scale, shift, y + r * dm,
+                  bound ? bound + r * dm : nullptr);
+      }
+    });
     return;
   }
 
@@ -734,101 +809,119 @@ void run(const ffn_kernel_desc &d, int64_t m, const double *x,
   const int64_t downTerms = df + 1;
   const int64_t mixTerms = k + S + res;
 
-  std::vector<FfnRow> experts(E + S, FfnRow(dm));
-  std::vector<char> have(E + S);
-  auto expert = [&](int64_t e) -> const FfnRow & {
-    if (!have[e]) {
-      ev.ffn(weights[e], 0, nullptr, downTerms, experts[e]);
-      have[e] = 1;
-    }
-    return experts[e];
-  };
-  BoundedSum router(E);
-  RowErrors logitErr(E);
-  std::vector<double> l(E), L(E), g, rel, mixAbs(dm), out(dm);
-  RowErrors err(dm);
-  // The mixture f = sum_j g_j FFN_{e_j} + sum_s FFN_s (+ x) of selection
-  // `sel` on row xr, post-normed, into yr and br. Each routed term's error:
-  // |g| (1 + rel) times the expert's, rel |g FFN| for g's own error, and
-  // the rounding of multiplying by g (wherever the kernel does it: its
-  // output or its hidden values, u |g| sum |terms| covers both). The
-  // experts' errors add up linearly (they share the input's). Then the
-  // mixture's sum of k + S (+ 1) terms.
-  auto mixture = [&](const std::vector<int64_t> &sel, const double *xr,
-                     double *yr, double *br) {
-    routerWeights(d, sel, l, L, g, rel);
-    err.clear();
-    for (int64_t j = 0; j < dm; ++j) {
-      out[j] = res ? xr[j] : 0.0;
-      mixAbs[j] = std::fabs(out[j]);
-    }
-    auto addTerm = [&](const FfnRow &f, double gj, double rj, bool scaled) {
-      const double ag = std::fabs(gj), grow = ag * (1 + rj);
-      for (int64_t c = 0; c < dm; ++c) {
-        double v = gj * f.value[c];
-        out[c] += v;
-        mixAbs[c] += std::fabs(v);
-        err.lin[c] +=
-            grow * f.err.lin[c] + rj * std::fabs(v) +
-            (scaled ? kU * grow * (f.absSum[c] + f.err.total(c)) : 0.0);
-        err.rss[c] += grow * f.err.rss[c];
+  // Each range of rows routes into its own part, joined in row order below.
+  std::vector<Routing> routed(routing ? parts : 0);
+  forRowRanges(m, parts, [&](int64_t part, int64_t r0, int64_t r1) {
+    RowEvaluator ev(d, options);
+    Routing *rowRouting = routing ? &routed[part] : nullptr;
+    std::vector<FfnRow> experts(E + S, FfnRow(dm));
+    std::vector<char> have(E + S);
+    auto expert = [&](int64_t e) -> const FfnRow & {
+      if (!have[e]) {
+        ev.ffn(weights[e], 0, nullptr, downTerms, experts[e]);
+        have[e] = 1;
       }
+      return experts[e];
     };
-    for (size_t j = 0; j < sel.size(); ++j)
-      addTerm(expert(sel[j]), g[j], rel[j], true);
-    for (int64_t s = 0; s < S; ++s)
-      addTerm(expert(E + s), 1.0, 0.0, false);
-    const double gm = sumBound(model, mixTerms);
-    for (int64_t c = 0; c < dm; ++c)
-      (model == BoundModel::WorstCase ? err.lin[c] : err.rss[c]) +=
-          gm * mixAbs[c];
-    ev.finish(out, err, scale, shift, yr, br);
-  };
-
-  if (routing) {
-    *routing = Routing();
-    routing->topK = k;
-    routing->tokensPerExpert.assign(E, 0);
-  }
-  for (int64_t r = 0; r < m; ++r) {
-    const double *xr = x + r * dm;
-    ev.load(xr, scale, shift);
-    std::fill(have.begin(), have.end(), 0);
-    // The logits: an f32 dot product of d_model terms on the router's
-    // input, which carries the pre-norm's errors (not the operand
-    // rounding: the router takes the input in f32).
-    for (int64_t e = 0; e < E; ++e)
-      router.start(e, 0.0, 0.0);
-    router.add(ev.a.data(), ev.aErr, dm, wRouter, E);
-    router.finish(model, dm, logitErr);
-    for (int64_t e = 0; e < E; ++e) {
-      l[e] = router.value[e];
-      L[e] = logitErr.total(e);
-    }
-    Selections sets = selections(l, L, cls, k, routing != nullptr);
-    if (evaluate)
-      mixture(sets.sets[0], xr, y + r * dm, bound ? bound + r * dm : nullptr);
-    if (!routing)
-      continue;
-    for (int64_t e : sets.sets[0]) {
-      routing->selected.push_back(e);
-      ++routing->tokensPerExpert[e];
-    }
-    if (sets.sets.size() > 1)
-      ++routing->ambiguousRows;
-    if (sets.unresolved)
-      ++routing->unresolvedRows;
-    for (size_t i = 1; i < sets.sets.size(); ++i) {
-      Alternative alt;
-      alt.row = r;
-      alt.experts = sets.sets[i];
-      if (evaluate) {
-        alt.y.resize(dm);
-        alt.bound.resize(dm);
-        mixture(alt.experts, xr, alt.y.data(), alt.bound.data());
+    BoundedSum router(E);
+    RowErrors logitErr(E);
+    std::vector<double> l(E), L(E), g, rel, mixAbs(dm), out(dm);
+    RowErrors err(dm);
+    // The mixture f = sum_j g_j FFN_{e_j} + sum_s FFN_s (+ x) of selection
+    // `sel` on row xr, post-normed, into yr and br. Each routed term's error:
+    // |g| (1 + rel) times the expert's, rel |g FFN| for g's own error, and
+    // the rounding of multiplying by g (wherever the kernel does it: its
+    // output or its hidden values, u |g| sum |terms| covers both). The
+    // experts' errors add up linearly (they share the input's). Then the
+    // mixture's sum of k + S (+ 1) terms.
+    auto mixture = [&](const std::vector<int64_t> &sel, const double *xr,
+                       double *yr, double *br) {
+      routerWeights(d, sel, l, L, g, rel);
+      err.clear();
+      for (int64_t j = 0; j < dm; ++j) {
+        out[j] = res ? xr[j] : 0.0;
+        mixAbs[j] = std::fabs(out[j]);
       }
-      routing->alternatives.push_back(std::move(alt));
+      auto addTerm = [&](const FfnRow &f, double gj, double rj, bool scaled) {
+        const double ag = std::fabs(gj), grow = ag * (1 + rj);
+        for (int64_t c = 0; c < dm; ++c) {
+          double v = gj * f.value[c];
+          out[c] += v;
+          mixAbs[c] += std::fabs(v);
+          err.lin[c] +=
+              grow * f.err.lin[c] + rj * std::fabs(v) +
+              (scaled ? kU * grow * (f.absSum[c] + f.err.total(c)) : 0.0);
+          err.rss[c] += grow * f.err.rss[c];
+        }
+      };
+      for (size_t j = 0; j < sel.size(); ++j)
+        addTerm(expert(sel[j]), g[j], rel[j], true);
+      for (int64_t s = 0; s < S; ++s)
+        addTerm(expert(E + s), 1.0, 0.0, false);
+      const double gm = sumBound(model, mixTerms);
+      for (int64_t c = 0; c < dm; ++c)
+        (model == BoundModel::WorstCase ? err.lin[c] : err.rss[c]) +=
+            gm * mixAbs[c];
+      ev.finish(out, err, scale, shift, yr, br);
+    };
+
+    if (rowRouting)
+      rowRouting->tokensPerExpert.assign(E, 0);
+    for (int64_t r = r0; r < r1; ++r) {
+      const double *xr = x + r * dm;
+      ev.load(xr, scale, shift);
+      std::fill(have.begin(), have.end(), 0);
+      // The logits: an f32 dot product of d_model terms on the router's
+      // input, which carries the pre-norm's errors (not the operand
+      // rounding: the router takes the input in f32).
+      for (int64_t e = 0; e < E; ++e)
+        router.start(e, 0.0, 0.0);
+      router.add(ev.a.data(), ev.aErr, dm, wRouter, E);
+      router.finish(model, dm, logitErr);
+      for (int64_t e = 0; e < E; ++e) {
+        l[e] = router.value[e];
+        L[e] = logitErr.total(e);
+      }
+      Selections sets = selections(l, L, cls, k, rowRouting != nullptr);
+      if (evaluate)
+        mixture(sets.sets[0], xr, y + r * dm, bound ? bound + r * dm : nullptr);
+      if (!rowRouting)
+        continue;
+      for (int64_t e : sets.sets[0]) {
+        rowRouting->selected.push_back(e);
+        ++rowRouting->tokensPerExpert[e];
+      }
+      if (sets.sets.size() > 1)
+        ++rowRouting->ambiguousRows;
+      if (sets.unresolved)
+        ++rowRouting->unresolvedRows;
+      for (size_t i = 1; i < sets.sets.size(); ++i) {
+        Alternative alt;
+        alt.row = r;
+        alt.experts = sets.sets[i];
+        if (evaluate) {
+          alt.y.resize(dm);
+          alt.bound.resize(dm);
+          mixture(alt.experts, xr, alt.y.data(), alt.bound.data());
+        }
+        rowRouting->alternatives.push_back(std::move(alt));
+      }
     }
+  });
+  if (!routing)
+    return;
+  *routing = Routing();
+  routing->topK = k;
+  routing->tokensPerExpert.assign(E, 0);
+  for (Routing &part : routed) {
+    routing->selected.insert(routing->selected.end(), part.selected.begin(),
+                             part.selected.end());
+    for (int64_t e = 0; e < E; ++e)
+      routing->tokensPerExpert[e] += part.tokensPerExpert[e];
+    routing->ambiguousRows += part.ambiguousRows;
+    routing->unresolvedRows += part.unresolvedRows;
+    for (Alternative &alt : part.alternatives)
+      routing->alternatives.push_back(std::move(alt));
   }
 }
 } // namespace
