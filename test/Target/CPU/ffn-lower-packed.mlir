@@ -475,9 +475,24 @@ func.func @iv(%x: tensor<?x5xf32> {ffn.param = "input"}, %w1: tensor<5x9xf32> {f
 // routing table (12 bytes) and the token index (4).
 // CHECK-SAME: workspace_per_row = 992, phase_units = [array<i64: -1, 1, -2, 9, 0, 3, -1>]
 // CHECK-SAME: mixture of 2 experts + 1 shared, top 1
+// The router's scratch, in the entry block: the logits and the f32 row.
+// CHECK: %[[LOGITS:.*]] = memref.alloca() : memref<2xf32>
+// CHECK: %[[IN:.*]] = memref.alloca() {alignment = 64 : i64} : memref<20xf32>
 // The head: per expert its routed rows' end and start.
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<2x3xi64>
-// Phase 0: the router's logits, then the top pick's exp-weights.
+// Phase 0: the row's f32 input into a scratch row, then the router's
+// logits summed across it in registers, a vector of the 2 experts (one
+// W_router row per step, i in order), stored once; then the top pick's
+// exp-weights.
+// CHECK: memref.store %{{.*}}, %[[IN]][%{{.*}}] : memref<20xf32>
+// CHECK: %[[SUMS:.*]] = scf.for %[[I:.*]] = %c0{{.*}} to %c20{{.*}} step %c1{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<2xf32>) {
+// CHECK: %[[AI:.*]] = memref.load %[[IN]][%[[I]]] : memref<20xf32>
+// CHECK: %[[W:.*]] = vector.load %{{.*}}[%[[I]], %c0{{.*}}] : memref<20x2xf32>, vector<2xf32>
+// CHECK: %[[AV:.*]] = vector.broadcast %[[AI]] : f32 to vector<2xf32>
+// CHECK: %[[P:.*]] = arith.mulf %[[AV]], %[[W]] : vector<2xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : vector<2xf32>
+// CHECK: scf.yield %[[S]] : vector<2xf32>
+// CHECK: vector.store %[[SUMS]], %[[LOGITS]][%c0{{.*}}] : memref<2xf32>, vector<2xf32>
 // CHECK: math.exp
 // Phase 3: the thread's units [begin, end) (unit = panel group * 3 +
 // expert; groups of one panel here, as nc is unset) expert by expert: an

@@ -59,13 +59,14 @@ private:
   Value stackedSlice(const llvm::StringMap<Value> &params,
                      const llvm::StringMap<ExpertParam> &stacked,
                      StringRef name, Value e);
-  /// A row's router (MoePhases.cpp): its logits over the routed experts,
-  /// zeroed by startRoute and summed over its f32 matmul input a[i] by
-  /// addToLogits; then routeRow writes its top k and their weights into
-  /// ids/weights [m, experts per row], then the shared experts (weight 1).
-  /// `logits` and `taken` are scratch of one entry per routed expert.
-  void startRoute(Value logits, Value taken);
-  void addToLogits(Value router, Value logits, Value i, Value ai);
+  /// A row's router (MoePhases.cpp): startRoute clears `taken`,
+  /// routerLogits sums its logits over the routed experts from the row's
+  /// f32 matmul input `in` [d_model]; then routeRow writes its top k and
+  /// their weights into ids/weights [m, experts per row], then the shared
+  /// experts (weight 1). `logits` and `taken` are scratch of one entry per
+  /// routed expert.
+  void startRoute(Value taken);
+  void routerLogits(Value router, Value in, Value logits);
   void routeRow(Value r, Value logits, Value taken, Value ids, Value weights);
   void normRow(function_ref<Value(Value)> load,
                function_ref<void(Value, Value)> store, Value scale,

@@ -34,6 +34,7 @@
 #include "ffn/Transforms/Activation.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::ffn;
@@ -137,12 +138,15 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
 
   // The router's scratch, once per call in the entry block (an alloca in
   // the row loop would grow the stack with every row).
-  Value logits, taken;
+  Value logits, taken, routerIn;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&kernel.front());
     logits = memref::AllocaOp::create(b, loc, MemRefType::get({routed}, f32));
     taken = memref::AllocaOp::create(b, loc, MemRefType::get({routed}, i8));
+    routerIn = memref::AllocaOp::create(
+        b, loc, MemRefType::get({l.dModel}, f32), ValueRange{},
+        b.getI64IntegerAttr(64));
   }
 
   // One matmul-input element of row r as f32: A, or x widened.
@@ -157,19 +161,20 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
   };
 
   // Phase 0, over rows: A, then the router. The router reads the f32
-  // input as A is written (before pair tiles round it to bf16).
+  // input, kept as A is written (before pair tiles round it to bf16).
   Value router = params.lookup("w_router");
   inPhase(phase, 0, [&] {
     loop(begin, end, idx(1), [&](Value r) {
-      startRoute(logits, taken);
+      startRoute(taken);
       inputRow(x, r, [&](Value j, Value v) {
-        addToLogits(router, logits, j, v);
+        memref::StoreOp::create(b, loc, v, routerIn, ValueRange{j});
         if (!l.needA)
           return;
         if (l.dot)
           v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
         memref::StoreOp::create(b, loc, v, a, ValueRange{r, j});
       });
+      routerLogits(router, routerIn, logits);
       routeRow(r, logits, taken, ids, weights);
     });
   });
@@ -398,10 +403,8 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
   });
 }
 
-void KernelBuilder::startRoute(Value logits, Value taken) {
+void KernelBuilder::startRoute(Value taken) {
   loop(idx(0), idx(l.moeExperts), idx(1), [&](Value e) {
-    memref::StoreOp::create(b, loc, f32Constant(b, loc, f32, 0.0), logits,
-                            ValueRange{e});
     memref::StoreOp::create(
         b, loc,
         arith::ConstantOp::create(b, loc, b.getIntegerAttr(b.getI8Type(), 0)),
@@ -409,16 +412,49 @@ void KernelBuilder::startRoute(Value logits, Value taken) {
   });
 }
 
-void KernelBuilder::addToLogits(Value router, Value logits, Value i, Value ai) {
-  // logits[e] += a[i] W_router[i, e]: over i in order for every e, the
-  // same order whatever the row's neighbours.
-  loop(idx(0), idx(l.moeExperts), idx(1), [&](Value e) {
-    Value w = toF32(memref::LoadOp::create(b, loc, router, ValueRange{i, e}));
-    Value sum = memref::LoadOp::create(b, loc, logits, ValueRange{e});
-    sum = arith::AddFOp::create(b, loc, sum,
-                                arith::MulFOp::create(b, loc, ai, w));
-    memref::StoreOp::create(b, loc, sum, logits, ValueRange{e});
-  });
+void KernelBuilder::routerLogits(Value router, Value in, Value logits) {
+  // logits[e] = sum_i in[i] W_router[i, e], over i in order for every e
+  // (the same order whatever the row's neighbours), as vectors of up to 16
+  // experts, a row of W_router being contiguous: up to 8 of them in
+  // registers per pass over the row. Kept in memory (a load, add and store
+  // per expert and i), the logits took most of phase 0 -- more than the
+  // rest of the mixture's row phases together (Mixtral-shaped bf16, M =
+  // 256, Zen 5).
+  constexpr int64_t kLanes = 16, kPerPass = 8 * kLanes;
+  const int64_t experts = l.moeExperts;
+  Type element = cast<MemRefType>(router.getType()).getElementType();
+  for (int64_t e0 = 0; e0 < experts; e0 += kPerPass) {
+    SmallVector<int64_t> widths;
+    for (int64_t c = e0; c < std::min(experts, e0 + kPerPass); c += kLanes)
+      widths.push_back(std::min(kLanes, experts - c));
+    SmallVector<Value> init;
+    for (int64_t w : widths)
+      init.push_back(arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(VectorType::get({w}, f32), 0.0f)));
+    auto pass = scf::ForOp::create(b, loc, idx(0), idx(l.dModel), idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(pass.getBody());
+      Value i = pass.getInductionVar();
+      Value ai = memref::LoadOp::create(b, loc, in, ValueRange{i});
+      SmallVector<Value> sums;
+      for (auto [c, w] : llvm::enumerate(widths)) {
+        Value wv = vector::LoadOp::create(
+            b, loc, VectorType::get({w}, element), router,
+            ValueRange{i, idx(e0 + int64_t(c) * kLanes)});
+        if (!element.isF32())
+          wv = arith::ExtFOp::create(b, loc, VectorType::get({w}, f32), wv);
+        Value av = vector::BroadcastOp::create(b, loc, wv.getType(), ai);
+        sums.push_back(arith::AddFOp::create(
+            b, loc, pass.getRegionIterArg(c),
+            arith::MulFOp::create(b, loc, av, wv)));
+      }
+      scf::YieldOp::create(b, loc, sums);
+    }
+    for (auto [c, w] : llvm::enumerate(widths))
+      vector::StoreOp::create(b, loc, pass.getResult(c), logits,
+                              ValueRange{idx(e0 + int64_t(c) * kLanes)});
+  }
 }
 
 void KernelBuilder::routeRow(Value r, Value logits, Value taken, Value ids,
