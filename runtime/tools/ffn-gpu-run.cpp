@@ -149,6 +149,10 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
 } // namespace
 
 int main(int argc, char **argv) {
+  // A line per check as it ends, even into a log file: a check that a time
+  // limit kills (Mixtral's host-side reference took minutes) shows how far
+  // it got.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const char *library = nullptr;
   std::vector<const char *> names;
   std::vector<int64_t> tokens = {1, 7, 16, 17, 100, 129, 300};
