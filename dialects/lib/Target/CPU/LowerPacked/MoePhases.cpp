@@ -149,15 +149,25 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
         b.getI64IntegerAttr(64));
   }
 
-  // One matmul-input element of row r as f32: A, or x widened.
-  auto input = [&](Value r, Value j) -> Value {
-    if (a) {
-      Value v = memref::LoadOp::create(b, loc, a, ValueRange{r, j});
-      return v.getType().isF32()
-                 ? v
-                 : arith::ExtFOp::create(b, loc, f32, v).getResult();
-    }
-    return toF32(memref::LoadOp::create(b, loc, x, ValueRange{r, j}));
+  // The row phases' column loops, as vectors: body(j, w) for columns
+  // [j, j + w) of n, w = the f32 lanes, then w = 1 for the last ones.
+  // (As scalar loops they stayed scalar: a load and store per element.)
+  auto columns = [&](int64_t n, function_ref<void(Value, int64_t)> body) {
+    int64_t full = n / l.lanes * l.lanes;
+    if (full > 0)
+      loop(idx(0), idx(full), idx(l.lanes),
+           [&](Value j) { body(j, l.lanes); });
+    if (full < n)
+      loop(idx(full), idx(n), idx(1), [&](Value j) { body(j, 1); });
+  };
+  // w elements of `from` at `at`, as f32.
+  auto loadF32 = [&](Value from, ValueRange at, int64_t w) -> Value {
+    Type element = cast<MemRefType>(from.getType()).getElementType();
+    Value v = vector::LoadOp::create(b, loc, VectorType::get({w}, element),
+                                     from, at);
+    if (element.isF32())
+      return v;
+    return arith::ExtFOp::create(b, loc, VectorType::get({w}, f32), v);
   };
 
   // Phase 0, over rows: A, then the router. The router reads the f32
@@ -232,11 +242,13 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
     loop(begin, end, idx(1), [&](Value p) {
       Value r = toIndex(
           memref::LoadOp::create(b, loc, tokens, ValueRange{p, idx(0)}));
-      loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-        Value v = input(r, j);
+      // A's row, or x's widened.
+      columns(l.d, [&](Value j, int64_t w) {
+        Value v = loadF32(a ? a : x, ValueRange{r, j}, w);
         if (l.dot)
-          v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
-        memref::StoreOp::create(b, loc, v, ap, ValueRange{p, j});
+          v = arith::TruncFOp::create(
+              b, loc, VectorType::get({w}, b.getBF16Type()), v);
+        vector::StoreOp::create(b, loc, v, ap, ValueRange{p, j});
       });
       if (l.intDot)
         quantizeRow(ap, p, l.d, rowsOf(apq.q, idx(0), rRows),
@@ -369,26 +381,28 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
           out.bias = expert("b_down", e);
         return out;
       };
-      // g (O[pos] + b_down[e]) at column j.
-      auto term = [&](const Slot &s, Value j) -> Value {
-        Value t = memref::LoadOp::create(b, loc, o, ValueRange{s.pos, j});
+      // g (O[pos] + b_down[e]) at columns [j, j + w).
+      auto term = [&](const Slot &s, Value j, int64_t w) -> Value {
+        Value t = loadF32(o, ValueRange{s.pos, j}, w);
         if (s.bias)
-          t = arith::AddFOp::create(
-              b, loc, t,
-              toF32(memref::LoadOp::create(b, loc, s.bias, ValueRange{j})));
-        return arith::MulFOp::create(b, loc, s.gain, t);
+          t = arith::AddFOp::create(b, loc, t,
+                                    loadF32(s.bias, ValueRange{j}, w));
+        Value g = vector::BroadcastOp::create(
+            b, loc, VectorType::get({w}, f32), s.gain);
+        return arith::MulFOp::create(b, loc, g, t);
       };
       Slot first = slot(idx(0));
       Value pos0 = first.pos;
-      loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-        memref::StoreOp::create(b, loc, term(first, j), o, ValueRange{pos0, j});
+      columns(l.d, [&](Value j, int64_t w) {
+        vector::StoreOp::create(b, loc, term(first, j, w), o,
+                                ValueRange{pos0, j});
       });
       loop(idx(1), idx(act), idx(1), [&](Value s) {
         Slot next = slot(s);
-        loop(idx(0), idx(l.d), idx(1), [&](Value j) {
-          Value sum = memref::LoadOp::create(b, loc, o, ValueRange{pos0, j});
-          sum = arith::AddFOp::create(b, loc, sum, term(next, j));
-          memref::StoreOp::create(b, loc, sum, o, ValueRange{pos0, j});
+        columns(l.d, [&](Value j, int64_t w) {
+          Value sum = arith::AddFOp::create(
+              b, loc, loadF32(o, ValueRange{pos0, j}, w), term(next, j, w));
+          vector::StoreOp::create(b, loc, sum, o, ValueRange{pos0, j});
         });
       });
       // The post-norm's pre-norm row stays in the accumulator row.
