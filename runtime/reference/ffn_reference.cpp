@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace ffn_ref {
@@ -718,18 +719,28 @@ int64_t rowThreads(int64_t m, double rowMacs) {
 }
 
 /// body(part, r0, r1) for `parts` contiguous ranges of rows [0, m), each on
-/// its own thread (the first on the caller's). Rows are independent and each
-/// is evaluated by the same code wherever it runs: the results do not
+/// its own thread (the first on the caller's; where the system refuses a
+/// thread, that range and the later ones too). Rows are independent and
+/// each is evaluated by the same code wherever it runs: the results do not
 /// depend on the split.
 template <typename Body>
 void forRowRanges(int64_t m, int64_t parts, Body &&body) {
   auto first = [&](int64_t p) { return p * m / parts; };
   std::vector<std::thread> threads;
-  for (int64_t p = 1; p < parts; ++p)
-    threads.emplace_back([&body, p, r0 = first(p), r1 = first(p + 1)] {
-      body(p, r0, r1);
-    });
+  int64_t started = 1;
+  for (; started < parts; ++started) {
+    try {
+      threads.emplace_back(
+          [&body, p = started, r0 = first(started), r1 = first(started + 1)] {
+            body(p, r0, r1);
+          });
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
   body(0, 0, first(1));
+  for (int64_t p = started; p < parts; ++p)
+    body(p, first(p), first(p + 1));
   for (std::thread &t : threads)
     t.join();
 }
