@@ -98,50 +98,15 @@ struct BoundedSum {
   /// blocks feed other sums.
   void add(const double *a, const RowErrors &aErr, size_t rows, const double *w,
            size_t cols, size_t first = 0) {
-    // kBlock rows of w at a time, each sum kept in a register across them:
+    // Four rows of w at a time, each sum kept in a register across them:
     // the four sums of a row as wide as d_ff no longer stream through the
     // cache once per k. Every sum still adds its terms one by one in k's
     // order, so the values are those of a plain k loop.
-    constexpr size_t kBlock = 4;
-    double *__restrict v = value.data(), *__restrict s = absSum.data(),
-                       *__restrict l = lin.data(), *__restrict q = rssSq.data();
     size_t k = 0;
-    for (; k + kBlock <= rows; k += kBlock) {
-      double ak[kBlock], lk[kBlock], rk[kBlock];
-      const double *__restrict wk[kBlock];
-      for (size_t t = 0; t < kBlock; ++t) {
-        const size_t i = first + k + t;
-        ak[t] = a[i];
-        lk[t] = aErr.lin[i];
-        rk[t] = aErr.rss[i];
-        wk[t] = w + (k + t) * cols;
-      }
-      for (size_t j = 0; j < cols; ++j) {
-        double vj = v[j], sj = s[j], lj = l[j], qj = q[j];
-        for (size_t t = 0; t < kBlock; ++t) {
-          const double wj = wk[t][j];
-          vj += ak[t] * wj;
-          sj += std::fabs(ak[t] * wj);
-          lj += std::fabs(wj) * lk[t];
-          qj += (wj * rk[t]) * (wj * rk[t]);
-        }
-        v[j] = vj;
-        s[j] = sj;
-        l[j] = lj;
-        q[j] = qj;
-      }
-    }
-    for (; k < rows; ++k) {
-      const size_t i = first + k;
-      const double ak = a[i], lk = aErr.lin[i], rk = aErr.rss[i];
-      const double *wk = w + k * cols;
-      for (size_t j = 0; j < cols; ++j) {
-        v[j] += ak * wk[j];
-        s[j] += std::fabs(ak * wk[j]);
-        l[j] += std::fabs(wk[j]) * lk;
-        q[j] += (wk[j] * rk) * (wk[j] * rk);
-      }
-    }
+    for (; k + 4 <= rows; k += 4)
+      addRows<4>(a, aErr, w, cols, first, k);
+    for (; k < rows; ++k)
+      addRows<1>(a, aErr, w, cols, first, k);
   }
   /// The sum's own rounding, g(n) sum |t|, goes with its model's part. The
   /// errors go to out's elements from `first` on (a grouped FFN's block
@@ -155,6 +120,38 @@ struct BoundedSum {
       out.rss[o] = std::sqrt(rssSq[j]);
       (model == BoundModel::WorstCase ? out.lin[o] : out.rss[o]) +=
           g * absSum[j];
+    }
+  }
+
+private:
+  /// The terms of rows [k, k + B) of w (a's elements first + k, ...).
+  template <size_t B>
+  void addRows(const double *a, const RowErrors &aErr, const double *w,
+               size_t cols, size_t first, size_t k) {
+    double ak[B], lk[B], rk[B];
+    const double *__restrict wk[B];
+    for (size_t t = 0; t < B; ++t) {
+      const size_t i = first + k + t;
+      ak[t] = a[i];
+      lk[t] = aErr.lin[i];
+      rk[t] = aErr.rss[i];
+      wk[t] = w + (k + t) * cols;
+    }
+    double *__restrict v = value.data(), *__restrict s = absSum.data(),
+                       *__restrict l = lin.data(), *__restrict q = rssSq.data();
+    for (size_t j = 0; j < cols; ++j) {
+      double vj = v[j], sj = s[j], lj = l[j], qj = q[j];
+      for (size_t t = 0; t < B; ++t) {
+        const double wj = wk[t][j];
+        vj += ak[t] * wj;
+        sj += std::fabs(ak[t] * wj);
+        lj += std::fabs(wj) * lk[t];
+        qj += (wj * rk[t]) * (wj * rk[t]);
+      }
+      v[j] = vj;
+      s[j] = sj;
+      l[j] = lj;
+      q[j] = qj;
     }
   }
 };
@@ -704,18 +701,16 @@ void routerWeights(const ffn_kernel_desc &d, const std::vector<int64_t> &sel,
   }
 }
 
-/// forward() and route(): `evaluate` false computes the routing only.
 /// How many threads evaluate m rows of `rowMacs` multiply-adds each: one
 /// per core, but none that would get less than about 10^7 (a thread's
 /// start and join cost more than that saves). One core took 8.7 s for
 /// LLaMA-7B's MLP at m = 64, and a GPU check of Mixtral at m = 65 ran past
 /// its time limit.
 int64_t rowThreads(int64_t m, double rowMacs) {
-  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
   const double byWork = double(m) * rowMacs / 1e7;
-  return std::clamp<int64_t>(
-      std::min<int64_t>(m, static_cast<int64_t>(std::min(byWork, 1e6))), 1,
-      cores);
+  return static_cast<int64_t>(
+      std::clamp(std::min(double(m), byWork), 1.0, cores));
 }
 
 /// body(part, r0, r1) for `parts` contiguous ranges of rows [0, m), each on
@@ -745,6 +740,7 @@ void forRowRanges(int64_t m, int64_t parts, Body &&body) {
     t.join();
 }
 
+/// forward() and route(): `evaluate` false computes the routing only.
 void run(const ffn_kernel_desc &d, int64_t m, const double *x,
          const std::vector<const double *> &params, double *y, double *bound,
          const ForwardOptions &options, Routing *routing, bool evaluate) {

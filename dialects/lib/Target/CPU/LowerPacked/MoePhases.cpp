@@ -428,19 +428,19 @@ void KernelBuilder::startRoute(Value taken) {
 
 void KernelBuilder::routerLogits(Value router, Value in, Value logits) {
   // logits[e] = sum_i in[i] W_router[i, e], over i in order for every e
-  // (the same order whatever the row's neighbours), as vectors of up to 16
-  // experts, a row of W_router being contiguous: up to 8 of them in
-  // registers per pass over the row. Kept in memory (a load, add and store
+  // (the same order whatever the row's neighbours), as vectors of the
+  // target's f32 lanes of experts, a row of W_router being contiguous: up
+  // to 8 of them in registers per pass over the row. Kept in memory (a load, add and store
   // per expert and i), the logits took most of phase 0 -- more than the
   // rest of the mixture's row phases together (Mixtral-shaped bf16, M =
   // 256, Zen 5).
-  constexpr int64_t kLanes = 16, kPerPass = 8 * kLanes;
+  const int64_t lanes = l.lanes, perPass = 8 * lanes;
   const int64_t experts = l.moeExperts;
   Type element = cast<MemRefType>(router.getType()).getElementType();
-  for (int64_t e0 = 0; e0 < experts; e0 += kPerPass) {
+  for (int64_t e0 = 0; e0 < experts; e0 += perPass) {
     SmallVector<int64_t> widths;
-    for (int64_t c = e0; c < std::min(experts, e0 + kPerPass); c += kLanes)
-      widths.push_back(std::min(kLanes, experts - c));
+    for (int64_t c = e0; c < std::min(experts, e0 + perPass); c += lanes)
+      widths.push_back(std::min(lanes, experts - c));
     SmallVector<Value> init;
     for (int64_t w : widths)
       init.push_back(arith::ConstantOp::create(
@@ -455,7 +455,7 @@ void KernelBuilder::routerLogits(Value router, Value in, Value logits) {
       for (auto [c, w] : llvm::enumerate(widths)) {
         Value wv = vector::LoadOp::create(
             b, loc, VectorType::get({w}, element), router,
-            ValueRange{i, idx(e0 + int64_t(c) * kLanes)});
+            ValueRange{i, idx(e0 + int64_t(c) * lanes)});
         if (!element.isF32())
           wv = arith::ExtFOp::create(b, loc, VectorType::get({w}, f32), wv);
         Value av = vector::BroadcastOp::create(b, loc, wv.getType(), ai);
@@ -467,7 +467,7 @@ void KernelBuilder::routerLogits(Value router, Value in, Value logits) {
     }
     for (auto [c, w] : llvm::enumerate(widths))
       vector::StoreOp::create(b, loc, pass.getResult(c), logits,
-                              ValueRange{idx(e0 + int64_t(c) * kLanes)});
+                              ValueRange{idx(e0 + int64_t(c) * lanes)});
   }
 }
 
