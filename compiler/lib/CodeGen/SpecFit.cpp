@@ -164,14 +164,7 @@ bool ffnc::checkSpecsFit(llvm::ArrayRef<FfnSpec> specs,
                       (dot ? std::string("bf16_dot=1")
                            : "fused_max_m=" + std::to_string(fusedMaxM)) +
                       " does not apply to them");
-    if (target.isGpu() && spec.int8Activations && spec.isMoe())
-      diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +
-                                " with activations = int8 in a mixture of "
-                                "experts, which the NVIDIA back end does not "
-                                "build yet (CPU targets only; dense and "
-                                "grouped FFNs take int8 activations on the "
-                                "GPU)");
-    else if (target.isGpu())
+    if (target.isGpu())
       continue;
     else if (schedule.baseline)
       diags.error(spec.loc, "ffn '" + spec.name + "' has weights = " + format +

@@ -81,9 +81,39 @@
 // QINT8: memref.load %[[SX]]
 // QINT8: gpu.func @q8_quantize_h(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: i64)
 // QINT8: math.roundeven
-// A mixture's int8 activations are not built on NVIDIA targets yet.
-// RUN: sed 's/eps = 1.0e-06> moe/eps = 1.0e-06> weights <int8, group = 16, int8_activations = true> moe/' %S/Inputs/moe.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=QINT8MOE
-// QINT8MOE: error: 'ffn.ffn' op has int8_activations in a mixture of experts, which ffn-gpu-lower does not build yet
+// A mixture's int8 activations: x quantized once per token, GEMM 1 writing
+// each slot's f32 h, quantize_h quantizing a token row's k + S = 3 slot
+// pieces apart, and each expert GEMM's flush reading the scales of the A
+// rows it gathered, not of its tile rows: token = slot / 3, times x's 3
+// groups (d_model 40, groups of 16) in GEMM 1; the slot times h's 5 groups
+// (d_ff 72) in GEMM 2.
+// RUN: sed 's/eps = 1.0e-06> moe/eps = 1.0e-06> weights <int8, group = 16, int8_activations = true> moe/' %S/Inputs/moe.mlir | ffn-opt --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=QINT8MOE
+// QINT8MOE: launches = [#ffn.device_launch<kernel = "mix_input"
+// QINT8MOE-SAME: kernel = "mix_route"
+// QINT8MOE-SAME: kernel = "mix_group"
+// QINT8MOE-SAME: kernel = "mix_up_m16"
+// QINT8MOE-SAME: kernel = "mix_quantize_h"
+// QINT8MOE-SAME: kernel = "mix_down_m16"
+// QINT8MOE-SAME: kernel = "mix_combine_m16"
+// QINT8MOE-LABEL: gpu.func @mix_up_m16(
+// QINT8MOE-SAME: %[[SX:[a-z0-9]+]]: memref<?xf32>, %{{[a-z0-9]+}}: i64)
+// The copy's A row (a token), then the first fragment row's scale row:
+// QINT8MOE: arith.divui %{{[0-9]+}}, %c3{{[_0-9]*}} : index
+// QINT8MOE-NEXT: arith.addi
+// QINT8MOE: %[[TOKEN:[0-9]+]] = arith.divui %{{[0-9]+}}, %c3{{[_0-9]*}} : index
+// QINT8MOE-NEXT: %[[G3:.*]] = arith.constant 3 : index
+// QINT8MOE-NEXT: %[[ROW:.*]] = arith.muli %[[TOKEN]], %[[G3]] : index
+// QINT8MOE: nvvm.mma.sync
+// QINT8MOE: %[[AT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// QINT8MOE-NEXT: memref.load %[[SX]][%[[AT]]] : memref<?xf32>
+// QINT8MOE-LABEL: gpu.func @mix_quantize_h(
+// QINT8MOE: math.roundeven
+// QINT8MOE-LABEL: gpu.func @mix_down_m16(
+// QINT8MOE-SAME: %[[SH:[a-z0-9]+]]: memref<?xf32>, %{{[a-z0-9]+}}: i64)
+// QINT8MOE: %[[ROW2:[0-9]+]] = arith.muli %{{[0-9]+}}, %c5_{{[0-9]+}} : index
+// QINT8MOE: nvvm.mma.sync
+// QINT8MOE: %[[AT2:.*]] = arith.addi %[[ROW2]], %{{.*}} : index
+// QINT8MOE-NEXT: memref.load %[[SH]][%[[AT2]]] : memref<?xf32>
 // RUN: ffn-opt %S/Inputs/moe.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=MOE
 // RUN: sed 's/split_k = \[1, 2\]>/split_k = [2, 2]>/' %S/Inputs/moe.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=MOESPLIT
 // MOESPLIT: error: 'ffn.ffn' op strategy split_k bucket 0: a mixture of experts' GEMM 1 does not split K (only GEMM 2's slices are added, by the combine kernel)

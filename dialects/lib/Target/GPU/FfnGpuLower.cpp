@@ -326,6 +326,13 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
         nominalGpuDevice(chip)->sharedPerBlock / (c.sharedBytes() + 1024);
     if (fit <= 2 || (c.bm == 16 && isMoe() && c.tensorCores()))
       c.minBlocksPerSm = c.bm == 16 ? std::max<int64_t>(fit, 1) : 1;
+    // A mixture's int8 activations also keep each fragment row's
+    // scale-table row through the K loop: left at three blocks' 80
+    // registers (or its own budget), ptxas spilled 12-52 bytes (f16, int4
+    // in groups of 16, sm_90a, every tile); two blocks' registers hold
+    // them.
+    if (c.aRowScales && isMoe() && fit > 2)
+      c.minBlocksPerSm = 2;
   }
   Launch l;
   l.rowsPerBlock = c.bm;
@@ -569,10 +576,15 @@ void FfnPlanner::addQuantizeH(int64_t minM, int64_t maxM) {
   int64_t dff = op.getDFf();
   NormConfig n;
   n.name = name + "_quantize_h";
-  n.width = dff;
-  n.outStride = groups * hs;
-  n.groupWidth = groups > 1 ? dff / groups : 0;
-  n.groupStride = groups > 1 ? hs : 0;
+  // A token row of h holds a grouped FFN's blocks, or a mixture's slots
+  // (each an expert's d_ff, padded to hs): pieces quantized apart, as
+  // GEMM 2's scale table reads them.
+  int64_t pieces = isMoe() ? moe.slots() : groups;
+  int64_t pieceWidth = isMoe() ? dff : dff / groups;
+  n.width = pieces * pieceWidth;
+  n.outStride = pieces * hs;
+  n.groupWidth = pieces > 1 ? pieceWidth : 0;
+  n.groupStride = pieces > 1 ? hs : 0;
   n.inPadded = true;
   n.outType = t;
   n.apply = false;
@@ -637,9 +649,6 @@ LogicalResult FfnPlanner::plan() {
     return static_cast<int64_t>(arg.getArgNumber()) - 1;
   };
   if (auto quant = op.getWeightQuant()) {
-    if (quant->getInt8Activations() && isMoe())
-      return op.emitOpError("has int8_activations in a mixture of experts, "
-                            "which ffn-gpu-lower does not build yet");
     int8Act = quant->getInt8Activations();
     quantUp = quantLayout(hs, kp1, dmBlock);
     quantDown = quantLayout(nb2, hs, op.getDFf() / groups);
@@ -671,9 +680,11 @@ LogicalResult FfnPlanner::plan() {
   if (preNorm || padInput || int8Act)
     wsXn = region(groups * kp1 * eb);
   if (int8Act) {
+    // A mixture's h rows are its slots' (k + S a token row).
+    int64_t hRows = isMoe() ? moe.slots() : groups;
     wsSx = region(groups * quantUp.kGroups * 4);
-    wsH32 = region(groups * hs * 4);
-    wsSh = region(groups * quantDown.kGroups * 4);
+    wsH32 = region(hRows * hs * 4);
+    wsSh = region(hRows * quantDown.kGroups * 4);
   }
   if (isMoe()) {
     wsSel = region(moe.topK * 4);

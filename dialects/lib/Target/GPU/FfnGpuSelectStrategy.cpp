@@ -82,10 +82,6 @@ struct FfnGpuSelectStrategyPass
         }
         return WalkResult::advance();
       }
-      // ffn-gpu-lower says why these have no kernels.
-      if (op.getWeightQuant() && op.getWeightQuant()->getInt8Activations() &&
-          op.getMoe())
-        return WalkResult::advance();
       GpuSelection chosen = selectGpuStrategy(shape, chip, fixed);
       if (chosen.error) {
         op.emitOpError("strategy option ")

@@ -48,6 +48,10 @@ private:
   Value routed, routedExpert; // expert < E; the expert clamped to the
                               // routed ones (a valid list index)
   SmallVector<Value> aRows;
+  // int8 activations in a mixture: the first scale-table entry of the A
+  // row behind each of this lane's fragment rows (mt, half), found once
+  // per tile (a list lookup each) rather than at every scale group.
+  SmallVector<Value> aScaleRows;
   // Geometry.
   int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;

@@ -241,6 +241,19 @@ void GemmBuilder::buildBody() {
       Value slot = slotOf(i);
       aRows.push_back(c.moeGatherToken ? ir.div(slot, c.moeSlots) : slot);
     });
+    // int8 activations: A's row scales are per token (x, GEMM 1) or per
+    // slot (h, GEMM 2), one block's kGroups a row, so the table row is
+    // the lane's A row, not its tile row (rows past the expert's take the
+    // last one's, as the copies do: never stored).
+    if (aScales)
+      for (int64_t mt = 0; mt < fragsM; ++mt)
+        for (int64_t half = 0; half < 2; ++half) {
+          Value r = ir.add(ir.add(ir.add(row0, warpRow), grp),
+                           mt * 16 + half * 8);
+          Value slot = slotOf(ir.min(r, ir.sub(rows, ir.idx(1))));
+          Value aRow = c.moeGatherToken ? ir.div(slot, c.moeSlots) : slot;
+          aScaleRows.push_back(ir.mul(aRow, c.kGroups));
+        }
   }
 
   auto smemSpace = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -678,16 +691,21 @@ void GemmBuilder::flushGroup(SmallVectorImpl<Value> &acc, Value kEnd) {
   // each fragment row (rows past m read the last row's: never stored).
   SmallVector<Value> rowScale;
   if (aScales) {
-    Value last = ir.sub(m, ir.idx(1));
     // K's padding past the last group multiplies zeros: any finite scale.
-    Value column = inGroup(ir.min(kGroup, ir.idx(c.kGroups - 1)), c.kGroups);
+    Value column = ir.min(kGroup, ir.idx(c.kGroups - 1));
     for (int64_t mt = 0; mt < fragsM; ++mt)
       for (int64_t half = 0; half < 2; ++half) {
-        Value r =
-            ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
-        r = ir.min(r, last);
-        rowScale.push_back(ir.load(
-            aScales, {ir.add(ir.mul(r, c.groups * c.kGroups), column)}));
+        Value at;
+        if (moe()) {
+          at = ir.add(aScaleRows[mt * 2 + half], column);
+        } else {
+          Value r =
+              ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
+          r = ir.min(r, ir.sub(m, ir.idx(1)));
+          at = ir.add(ir.mul(r, c.groups * c.kGroups),
+                      inGroup(column, c.kGroups));
+        }
+        rowScale.push_back(ir.load(aScales, {at}));
       }
   }
   for (int64_t nt = 0; nt < fragsN; ++nt) {

@@ -153,7 +153,9 @@ struct GemmConfig {
   /// scale times A's row scale, from an f32 table argument (the last before
   /// m) [row][groups kGroups]: K group j of block g at g kGroups + j, the
   /// weights' own groups. Groups are then a multiple of 16 (Sema), so
-  /// weightTerms is 1.
+  /// weightTerms is 1. In a mixture the table's rows are A's rows, one
+  /// block's kGroups each: tokens for GEMM 1 (x, gathered), slots for
+  /// GEMM 2 (h, m moeSlots rows), whatever the expert.
   bool aRowScales = false;
   /// wgmma fed by TMA (sm_90a; not a mixture, whose A rows are gathered):
   /// a producer warpgroup before the 2 x 4 consumer warps issues the tile

@@ -43,9 +43,8 @@ def spec(r, i):
     if r.random() < 0.35:
         kind = r.choice(["int8", "int4"])
         zero = ", zero_points = true" if kind == "int4" and r.random() < 0.4 else ""
-        # int8 activations (not in mixtures on NVIDIA targets) need groups
-        # that are a multiple of 16.
-        if not any(p.startswith("experts") for p in parts) and r.random() < 0.4:
+        # int8 activations need groups that are a multiple of 16.
+        if r.random() < 0.4:
             parts.append(f"weights = {kind}(group = {16 * r.randint(1, 8)}, "
                          f"activations = int8{zero})")
         else:
