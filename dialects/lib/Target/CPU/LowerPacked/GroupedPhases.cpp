@@ -89,19 +89,11 @@ void KernelBuilder::buildGrouped(Value x, const llvm::StringMap<Value> &params,
   };
 
   // x's columns [col0, col0 + d) of row r into row r of `dst`, in the
-  // operand type (the storage type itself for pair tiles, else f32):
-  // whole vectors, then the tail.
+  // operand type (the storage type itself for pair tiles, else f32).
   auto copyColumns = [&](Value r, Value col0, Value dst) {
-    auto convert = [&](Value v) { return opType.isF32() ? toF32(v) : v; };
-    int64_t whole = l.d / l.lanes * l.lanes;
-    loop(idx(0), idx(whole), idx(l.lanes), [&](Value c) {
-      Value v = vector::LoadOp::create(b, loc, vecStorage, x,
-                                       ValueRange{r, add(col0, c)});
-      vector::StoreOp::create(b, loc, convert(v), dst, ValueRange{r, c});
-    });
-    loop(idx(whole), idx(l.d), idx(1), [&](Value c) {
-      Value v = memref::LoadOp::create(b, loc, x, ValueRange{r, add(col0, c)});
-      memref::StoreOp::create(b, loc, convert(v), dst, ValueRange{r, c});
+    columns(l.d, [&](Value c, int64_t w) {
+      Value v = loadColumns(x, ValueRange{r, add(col0, c)}, w, opType);
+      vector::StoreOp::create(b, loc, v, dst, ValueRange{r, c});
     });
   };
 

@@ -71,6 +71,13 @@ private:
   void normRow(function_ref<Value(Value)> load,
                function_ref<void(Value, Value)> store, Value scale,
                Value shift);
+  /// A row phase's loop over n columns as vectors: body(j, w) for columns
+  /// [j, j + w), w the f32 lanes, then w = 1 for the last ones (as scalar
+  /// loops they stayed scalar: a load and a store per element).
+  void columns(int64_t n, function_ref<void(Value, int64_t)> body);
+  /// w elements of `from` at `at` (the last index the first column), in
+  /// `element` (f32 or `from`'s own type).
+  Value loadColumns(Value from, ValueRange at, int64_t w, Type element);
   /// Row r's matmul input as f32, x[r, j] or its pre-norm, one column at a
   /// time into `sink(j, v)`.
   void inputRow(Value x, Value r, function_ref<void(Value, Value)> sink);

@@ -149,25 +149,9 @@ void KernelBuilder::buildMoe(Value x, const llvm::StringMap<Value> &params,
         b.getI64IntegerAttr(64));
   }
 
-  // The row phases' column loops, as vectors: body(j, w) for columns
-  // [j, j + w) of n, w = the f32 lanes, then w = 1 for the last ones.
-  // (As scalar loops they stayed scalar: a load and store per element.)
-  auto columns = [&](int64_t n, function_ref<void(Value, int64_t)> body) {
-    int64_t full = n / l.lanes * l.lanes;
-    if (full > 0)
-      loop(idx(0), idx(full), idx(l.lanes),
-           [&](Value j) { body(j, l.lanes); });
-    if (full < n)
-      loop(idx(full), idx(n), idx(1), [&](Value j) { body(j, 1); });
-  };
   // w elements of `from` at `at`, as f32.
-  auto loadF32 = [&](Value from, ValueRange at, int64_t w) -> Value {
-    Type element = cast<MemRefType>(from.getType()).getElementType();
-    Value v = vector::LoadOp::create(b, loc, VectorType::get({w}, element),
-                                     from, at);
-    if (element.isF32())
-      return v;
-    return arith::ExtFOp::create(b, loc, VectorType::get({w}, f32), v);
+  auto loadF32 = [&](Value from, ValueRange at, int64_t w) {
+    return loadColumns(from, at, w, f32);
   };
 
   // Phase 0, over rows: A, then the router. The router reads the f32

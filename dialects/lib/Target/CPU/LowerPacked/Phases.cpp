@@ -23,6 +23,7 @@
 #include "ffn/Transforms/Activation.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::ffn;
@@ -121,6 +122,25 @@ void KernelBuilder::normRow(function_ref<Value(Value)> load,
           toF32(memref::LoadOp::create(b, loc, shift, ValueRange{j})));
     store(j, v);
   });
+}
+
+void KernelBuilder::columns(int64_t n,
+                            function_ref<void(Value, int64_t)> body) {
+  int64_t full = n / l.lanes * l.lanes;
+  if (full > 0)
+    loop(idx(0), idx(full), idx(l.lanes), [&](Value j) { body(j, l.lanes); });
+  if (full < n)
+    loop(idx(full), idx(n), idx(1), [&](Value j) { body(j, 1); });
+}
+
+Value KernelBuilder::loadColumns(Value from, ValueRange at, int64_t w,
+                                 Type element) {
+  Type stored = cast<MemRefType>(from.getType()).getElementType();
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({w}, stored), from,
+                                   at);
+  if (stored == element)
+    return v;
+  return arith::ExtFOp::create(b, loc, VectorType::get({w}, element), v);
 }
 
 void KernelBuilder::inputRow(Value x, Value r,
