@@ -56,6 +56,10 @@ private:
 
   ExprPtr parseExpr(unsigned depth);
   ExprPtr parseTerm(unsigned depth);
+  /// One left-associative precedence level: operands parsed by `operand`,
+  /// joined by the operators `a` and `b`.
+  ExprPtr parseBinary(unsigned depth, Token::Kind a, Token::Kind b,
+                      ExprPtr (Parser::*operand)(unsigned));
   ExprPtr parseUnary(unsigned depth);
   ExprPtr parsePrimary(unsigned depth);
   bool parseCallArgs(Expr &call, unsigned depth);
@@ -204,14 +208,15 @@ ExprPtr Parser::checkDepth(ExprPtr e, llvm::SMLoc where) {
   return e;
 }
 
-ExprPtr Parser::parseExpr(unsigned depth) {
-  ExprPtr lhs = parseTerm(depth);
-  while (lhs && (tok.is(Token::Plus) || tok.is(Token::Minus))) {
+ExprPtr Parser::parseBinary(unsigned depth, Token::Kind a, Token::Kind b,
+                            ExprPtr (Parser::*operand)(unsigned)) {
+  ExprPtr lhs = (this->*operand)(depth);
+  while (lhs && (tok.is(a) || tok.is(b))) {
     char op = tok.text[0];
     SMRange opRange = tok.range();
     consume();
     skipNewlines(); // An operator at the end of a line continues the value.
-    ExprPtr rhs = parseTerm(depth);
+    ExprPtr rhs = (this->*operand)(depth);
     if (!rhs)
       return nullptr;
     auto bin = std::make_unique<Expr>(Expr::Binary,
@@ -225,25 +230,12 @@ ExprPtr Parser::parseExpr(unsigned depth) {
   return lhs;
 }
 
+ExprPtr Parser::parseExpr(unsigned depth) {
+  return parseBinary(depth, Token::Plus, Token::Minus, &Parser::parseTerm);
+}
+
 ExprPtr Parser::parseTerm(unsigned depth) {
-  ExprPtr lhs = parseUnary(depth);
-  while (lhs && (tok.is(Token::Star) || tok.is(Token::Slash))) {
-    char op = tok.text[0];
-    SMRange opRange = tok.range();
-    consume();
-    skipNewlines();
-    ExprPtr rhs = parseUnary(depth);
-    if (!rhs)
-      return nullptr;
-    auto bin = std::make_unique<Expr>(Expr::Binary,
-                                      SMRange(lhs->range.Start, prevEnd));
-    bin->op = op;
-    bin->opRange = opRange;
-    bin->lhs = std::move(lhs);
-    bin->rhs = std::move(rhs);
-    lhs = checkDepth(std::move(bin), opRange.Start);
-  }
-  return lhs;
+  return parseBinary(depth, Token::Star, Token::Slash, &Parser::parseUnary);
 }
 
 ExprPtr Parser::parseUnary(unsigned depth) {
