@@ -90,6 +90,9 @@ private:
   // choices per row and slots per row (choices, then the shared experts).
   MoeConfig moe;
   bool isMoe() const { return moe.experts > 0; }
+  // The pieces of a token row of h: a grouped FFN's blocks, or a mixture's
+  // slots (each an expert's d_ff, padded to hs).
+  int64_t hPieces() const { return isMoe() ? moe.slots() : groups; }
   // The blocks or experts a stacked parameter holds (1: none).
   int64_t stackedBlocks() const {
     return isMoe() ? moe.experts + moe.shared : groups;
@@ -576,10 +579,8 @@ void FfnPlanner::addQuantizeH(int64_t minM, int64_t maxM) {
   int64_t dff = op.getDFf();
   NormConfig n;
   n.name = name + "_quantize_h";
-  // A token row of h holds a grouped FFN's blocks, or a mixture's slots
-  // (each an expert's d_ff, padded to hs): pieces quantized apart, as
-  // GEMM 2's scale table reads them.
-  int64_t pieces = isMoe() ? moe.slots() : groups;
+  // h's pieces quantized apart, as GEMM 2's scale table reads them.
+  int64_t pieces = hPieces();
   int64_t pieceWidth = isMoe() ? dff : dff / groups;
   n.width = pieces * pieceWidth;
   n.outStride = pieces * hs;
@@ -680,11 +681,9 @@ LogicalResult FfnPlanner::plan() {
   if (preNorm || padInput || int8Act)
     wsXn = region(groups * kp1 * eb);
   if (int8Act) {
-    // A mixture's h rows are its slots' (k + S a token row).
-    int64_t hRows = isMoe() ? moe.slots() : groups;
     wsSx = region(groups * quantUp.kGroups * 4);
-    wsH32 = region(hRows * hs * 4);
-    wsSh = region(hRows * quantDown.kGroups * 4);
+    wsH32 = region(hPieces() * hs * 4);
+    wsSh = region(hPieces() * quantDown.kGroups * 4);
   }
   if (isMoe()) {
     wsSel = region(moe.topK * 4);

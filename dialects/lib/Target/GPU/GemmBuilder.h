@@ -144,6 +144,15 @@ private:
   bool moe() const { return c.moeRouted > 0; }
   /// The slot of row `i` (< rows) of this block's expert.
   Value slotOf(Value i);
+  /// The A row a slot reads: its token when moeGatherToken, else itself.
+  Value aRowOf(Value slot) {
+    return c.moeGatherToken ? ir.div(slot, c.moeSlots) : slot;
+  }
+  /// This lane's tile row in fragment row `mt`, half `half` (the MMA's
+  /// rows grp and grp + 8).
+  Value fragmentRow(int64_t mt, int64_t half) {
+    return ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
+  }
   Value descriptor(Value byteAddress);
   Value asI32(Value pair); ///< an mma operand register
 };

@@ -239,7 +239,7 @@ void GemmBuilder::buildBody() {
     forEachChunk(c.bm, chunksPerRow, [&](Value r, Value) {
       Value i = ir.min(ir.add(row0, r), ir.sub(rows, ir.idx(1)));
       Value slot = slotOf(i);
-      aRows.push_back(c.moeGatherToken ? ir.div(slot, c.moeSlots) : slot);
+      aRows.push_back(aRowOf(slot));
     });
     // int8 activations: A's row scales are per token (x, GEMM 1) or per
     // slot (h, GEMM 2), one block's kGroups a row, so the table row is
@@ -248,11 +248,8 @@ void GemmBuilder::buildBody() {
     if (aScales)
       for (int64_t mt = 0; mt < fragsM; ++mt)
         for (int64_t half = 0; half < 2; ++half) {
-          Value r = ir.add(ir.add(ir.add(row0, warpRow), grp),
-                           mt * 16 + half * 8);
-          Value slot = slotOf(ir.min(r, ir.sub(rows, ir.idx(1))));
-          Value aRow = c.moeGatherToken ? ir.div(slot, c.moeSlots) : slot;
-          aScaleRows.push_back(ir.mul(aRow, c.kGroups));
+          Value r = ir.min(fragmentRow(mt, half), ir.sub(rows, ir.idx(1)));
+          aScaleRows.push_back(ir.mul(aRowOf(slotOf(r)), c.kGroups));
         }
   }
 
@@ -699,9 +696,7 @@ void GemmBuilder::flushGroup(SmallVectorImpl<Value> &acc, Value kEnd) {
         if (moe()) {
           at = ir.add(aScaleRows[mt * 2 + half], column);
         } else {
-          Value r =
-              ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
-          r = ir.min(r, ir.sub(m, ir.idx(1)));
+          Value r = ir.min(fragmentRow(mt, half), ir.sub(m, ir.idx(1)));
           at = ir.add(ir.mul(r, c.groups * c.kGroups),
                       inGroup(column, c.kGroups));
         }
@@ -887,7 +882,7 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
   Value tileCol0 = c.epilogue == Epilogue::Partial ? partialCol0 : col0;
   for (int64_t mt = 0; mt < fragsM; ++mt) {
     for (int64_t half = 0; half < 2; ++half) {
-      Value row = ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
+      Value row = fragmentRow(mt, half);
       ir.guard(ir.lt(row, moe() ? rows : m), [&] {
         // A mixture's results go to the slot's row.
         Value outRow = moe() ? slotOf(row) : row;
