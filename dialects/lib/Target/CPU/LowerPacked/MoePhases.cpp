@@ -414,10 +414,10 @@ void KernelBuilder::routerLogits(Value router, Value in, Value logits) {
   // logits[e] = sum_i in[i] W_router[i, e], over i in order for every e
   // (the same order whatever the row's neighbours), as vectors of the
   // target's f32 lanes of experts, a row of W_router being contiguous: up
-  // to 8 of them in registers per pass over the row. Kept in memory (a load, add and store
-  // per expert and i), the logits took most of phase 0 -- more than the
-  // rest of the mixture's row phases together (Mixtral-shaped bf16, M =
-  // 256, Zen 5).
+  // to 8 of them in registers per pass over the row. Kept in memory (a
+  // load, add and store per expert and i), the logits took most of phase
+  // 0 -- more than the rest of the mixture's row phases together
+  // (Mixtral-shaped bf16, M = 256, Zen 5).
   const int64_t lanes = l.lanes, perPass = 8 * lanes;
   const int64_t experts = l.moeExperts;
   Type element = cast<MemRefType>(router.getType()).getElementType();
