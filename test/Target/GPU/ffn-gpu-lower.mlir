@@ -150,12 +150,14 @@
 // MOE-SAME: kernel = "mix_up_mlarge", min_m = 17, {{[^>]*}} workspace_per_row = 2240,
 // MOE-SAME: kernel = "mix_down_mlarge", min_m = 17, {{[^>]*}} grid_z = 1, {{[^>]*}} workspace_per_row = 2240, args = [4, 224, 3, 2, 4, 1760, 3, 5, 4, 160, 4, 192, 0, 0], grid_m_scale = 3, grid_rows_extra = 441>
 // MOE-SAME: kernel = "mix_combine_mlarge", min_m = 17, {{[^>]*}} args = [4, 1760, 4, 144, 1, 0, 2, 0, 0, 0]
-// A post-norm: combine writes the f32 z the output kernel normalizes; the
-// router reads x directly (36 f32 columns are aligned: no input kernel).
+// A post-norm: the combine, which owns its row, writes the f32 z and
+// normalizes it into the output with the scale and shift (params 2, 3): no
+// output kernel. The router reads x directly (36 f32 columns are aligned:
+// no input kernel).
 // MOE-LABEL: func.func private @post(
 // MOE-SAME: launches = [#ffn.device_launch<kernel = "post_route"
-// MOE-SAME: kernel = "post_combine_mlarge", {{[^>]*}} args = [4, 1120, 4, 16, 4, 1264, 0, 0]
-// MOE-SAME: kernel = "post_output", {{[^>]*}} args = [4, 1264, 2, 0,
+// MOE-SAME: kernel = "post_combine_mlarge", {{[^>]*}} shared_bytes = 32, {{[^>]*}} args = [4, 1120, 4, 16, 4, 1264, 2, 0, 3, 2, 3, 3, 0, 0]>]
+// MOE-NOT: post_output
 
 // The route kernel: the pre-norm's statistics, the logits in shared memory,
 // then warp 0's k rounds of a warp arg-max (value and index shuffled).
@@ -213,6 +215,14 @@
 // MOE: math.fma
 // MOE: arith.addf
 // MOE: memref.store {{.*}} : memref<?xbf16>
+// The post-norm's combine: z stored, a barrier, the row's statistics, the
+// normalized row stored.
+// MOE: gpu.func @post_combine_mlarge(
+// MOE: memref.store {{.*}} : memref<?xf32>
+// MOE: gpu.barrier
+// MOE: math.rsqrt
+// MOE: memref.store
+// MOE: gpu.return
 
 // Quantized weights: each matrix one byte buffer (integers [rows][K bytes],
 // scales [rows][groups], zero points) packed by a quantizing pack function

@@ -286,8 +286,17 @@ void FfnPlanner::addCombine(const GemmConfig &down, const std::string &suffix,
   }
   if (moe.residual)
     l.args.push_back({ArgKind::Input, 0, t});
-  l.args.push_back(postNorm ? ws(wsZ, f32) : KernelArg{ArgKind::Output, 0, t});
+  if (postNorm)
+    l.args.push_back(ws(wsZ, f32));
+  l.args.push_back({ArgKind::Output, 0, t});
+  if (postNorm) {
+    l.args.push_back(param(scale));
+    if (shift >= 0)
+      l.args.push_back(param(shift));
+  }
   l.args.push_back(mArg());
+  // The combine owns its row: it applies a post-norm itself.
+  l.sharedBytes = postNorm ? 32 : 0;
   buildCombineKernel(builder, gpuModule, combine, l.args);
   launches.push_back(std::move(l));
 }
@@ -623,10 +632,9 @@ LogicalResult FfnPlanner::plan() {
     moe.router = mix->getRouter();
     moe.normalize = mix->getNormalize();
     moe.residual = op.getResidual();
-    moe.outType = postNorm ? f32 : t;
-    if (preNorm) {
-      moe.preNorm = op.getNorm()->getKind();
-      moe.eps = op.getNorm()->getEps().convertToDouble();
+    if (auto norm = op.getNorm()) {
+      (preNorm ? moe.preNorm : moe.postNorm) = norm->getKind();
+      moe.eps = norm->getEps().convertToDouble();
     }
     // grid.z holds the experts and GEMM 2's K slices.
     for (const GpuBucket &bucket :
@@ -749,7 +757,8 @@ LogicalResult FfnPlanner::plan() {
     minM = bucket.maxM + 1;
   }
 
-  if (postNorm) {
+  // A mixture's combine applies the post-norm (it owns the row).
+  if (postNorm && !isMoe()) {
     auto norm = *op.getNorm();
     NormConfig n;
     n.name = name + "_output";

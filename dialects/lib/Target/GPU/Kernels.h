@@ -260,7 +260,9 @@ struct MoeConfig {
   double eps = 0;
   bool shift = false;
   bool residual = false;
-  Type outType; ///< combine: the dtype, or f32 before a post-norm
+  /// combine: the FFN's post-norm, applied to the combined row in the
+  /// same block (it owns the row), with eps and shift above.
+  std::optional<NormKind> postNorm;
   /// combine: GEMM 2's K slices (1: y holds each slot's result, bias
   /// included; more: y holds the slices' f32 partials, partialStride
   /// columns a slot row, and the combine adds them in slice order, then
@@ -283,8 +285,10 @@ void buildGroupKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                       const MoeConfig &config, ArrayRef<KernelArg> args);
 /// Combine: one block per row. f = sum_j g[r][j] y[slot j] (selection
 /// order) + sum_s y[slot k + s] [+ x], from the f32 slot results y (or
-/// their K slices and biases, splitK > 1). Arguments: y, g, [sel, [b_down,]]
-/// [x,] out, m; sel and b_down only when split.
+/// their K slices and biases, splitK > 1). With a post-norm, f goes to the
+/// f32 row z and the block normalizes z into out. Arguments: y, g, [sel,
+/// [b_down,]] [x,] [z,] out, [scale, [shift,]] m; sel and b_down only when
+/// split, z, scale and shift only with a post-norm.
 void buildCombineKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                         const MoeConfig &config, ArrayRef<KernelArg> args);
 

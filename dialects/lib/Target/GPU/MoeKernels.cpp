@@ -292,7 +292,15 @@ void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
   }
   if (c.residual)
     x = a[i++];
+  Value z, scale, shift;
+  if (c.postNorm)
+    z = a[i++];
   Value out = a[i++];
+  if (c.postNorm) {
+    scale = a[i++];
+    if (c.shift)
+      shift = a[i++];
+  }
   Value m = ir.toIndex(a[i++]);
   const int64_t k = c.topK, dm = c.dModel, slots = c.slots();
   Value row = ir.blockId(gpu::Dimension::x), tid = ir.threadId();
@@ -334,6 +342,25 @@ void mlir::ffn::gpu_target::buildCombineKernel(OpBuilder &builder,
     Value at = ir.add(ir.mul(row, dm), col);
     if (c.residual)
       f = ir.addf(f, ir.toF32(ir.load(x, {at})));
-    ir.store(ir.fromF32(f, c.outType), out, {at});
+    if (c.postNorm)
+      ir.store(f, z, {at});
+    else
+      ir.store(ir.fromF32(f, c.storage), out, {at});
+  });
+  if (!c.postNorm)
+    return;
+  // The post-norm in the same block, which owns the row: the barrier makes
+  // the block's z stores visible to all its threads (the norm kernel's
+  // launch did that before, at the cost of a launch and its gap).
+  ir.barrier();
+  Value rowBase = ir.mul(row, dm);
+  auto zAt = [&](Value col) { return ir.load(z, {ir.add(rowBase, col)}); };
+  RowNorm stats = rowNormStats(ir, zAt, dm, *c.postNorm, c.eps);
+  ir.loop(tid, ir.idx(dm), kThreads, [&](Value col) {
+    Value v = ir.mulf(ir.mulf(ir.subf(zAt(col), stats.mean), stats.rstd),
+                      ir.toF32(ir.load(scale, {col})));
+    if (c.shift)
+      v = ir.addf(v, ir.toF32(ir.load(shift, {col})));
+    ir.store(ir.fromF32(v, c.storage), out, {ir.add(rowBase, col)});
   });
 }
