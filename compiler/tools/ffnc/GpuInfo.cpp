@@ -52,6 +52,10 @@ std::string ffnc::renderGpuSchedule(const FfnSpec &spec, llvm::StringRef target,
   GpuDevice device = resizedGpuDevice(nominal, *s.sms);
   out += fmt::format("  {:<22}{}: {}\n", "schedule", target.str(),
                      describeGpuStrategy(s, chip.str()));
+  if (spec.norm != ffnc::NormKind::None &&
+      spec.normPosition == ffnc::NormPosition::Post)
+    out += fmt::format("  {:<22}{}\n", "post-norm",
+                       describeGpuPostNorm(s, spec.dModel, spec.isMoe()));
   out += fmt::format(
       "  {:<22}{}{}: {} SMs, {:.0f} TFLOP/s bf16/f16 (mma.sync {:.0f}), "
       "{:.1f} f32, {:.0f} GB/s HBM\n",

@@ -18,7 +18,8 @@
  * pack signature; 10: grouped FFNs, kind 2 and the `groups` field; 11: each
  * device launch's own workspace_per_row; 12: TMA tensor-map arguments and
  * each launch's maps and grid.x terms; 13: tile counter arguments; 14:
- * sm_90 kernels wait for the grid before them, see ffn_device_launch).
+ * sm_90 kernels wait for the grid before them, see ffn_device_launch; 15:
+ * grid.x row-band counters after the tile counters).
  * Every field is 8 bytes wide, so
  * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
@@ -32,7 +33,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 14
+#define FFN_KERNEL_ABI_VERSION 15
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -216,9 +217,11 @@ typedef enum ffn_device_arg_kind {
   FFN_DEVICE_ARG_PARAM = 3,      /* packed parameter `index` */
   FFN_DEVICE_ARG_WORKSPACE = 4,  /* workspace + m * index bytes */
   FFN_DEVICE_ARG_TENSOR_MAP = 5, /* the launch's maps[index], encoded */
-  /* grid.x * grid.y int32 counters (index 0), a rank-1 memref like a
-   * buffer: zero when the launch starts, and the launch leaves them zero
-   * (a split GEMM's blocks count finished K slices per tile on them) */
+  /* grid.x * (grid.y + 1) int32 counters (index 0), a rank-1 memref like
+   * a buffer: zero when the launch starts, and the launch leaves them zero
+   * (a split GEMM's blocks count finished K slices per tile on the first
+   * grid.x * grid.y, a GEMM with a fused post-norm its finished tiles per
+   * row band on the last grid.x) */
   FFN_DEVICE_ARG_COUNTERS = 6,
 } ffn_device_arg_kind;
 

@@ -264,7 +264,7 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
       if (l.args[a].kind == FFN_DEVICE_ARG_COUNTERS) {
         int64_t gridX = gridXOf(l);
         if (gridX <= 0x7FFFFFFF)
-          counters = std::max(counters, gridX * l.grid_y);
+          counters = std::max(counters, gridX * (l.grid_y + 1));
       }
   }
   size_t rowBytes = static_cast<size_t>(m) * static_cast<size_t>(perRow);

@@ -1,5 +1,6 @@
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s
 // RUN: ffn-opt %s --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=F32
+// RUN: sed 's/x60xf32/x200xf32/g; s/<60x100xf32>/<200x100xf32>/; s/<100x60xf32>/<100x200xf32>/; s/<60xf32>/<200xf32>/g' %s | ffn-opt --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=F32BIG
 // RUN: ffn-opt %S/Inputs/wgmma.mlir --ffn-gpu-lower="chip=sm_90a" | FileCheck %s --check-prefix=WG
 // The lowering builds what the op's #ffn.gpu_strategy says (the buckets
 // here are spelled out, not chosen: ffn-gpu-select-strategy.mlir tests the
@@ -425,15 +426,41 @@
 // WG-NOT: nvgpu.device_async_copy
 // WG: gpu.func @g_down_mlarge(
 
-// f32 keeps exact products (FMA, no tensor cores); the post-norm's input is
-// an f32 workspace row and its kernel writes the output.
+// f32 keeps exact products (FMA, no tensor cores). The post-norm's input is
+// an f32 workspace row z; at d_model 60 every bucket's row band (16 x 60,
+// 128 x 60 elements) is small enough for GEMM 2 to normalize it: after
+// its epilogue each block counts its tile on the band's counter (after the
+// tiles', at grid.x * grid.y + block x), and the last one's warps
+// normalize a row each into the output (arguments: counters, output,
+// scale, shift). No output kernel.
+// F32: func.func private @p(
+// F32-SAME: post-norm fused into GEMM 2 at m 1+ (the block
+// F32-SAME: kernel = "p_down_m16", {{[^>]*}} args = [4, 0, 3, 1, 4, 1024, 3, 3, 6, 0, 2, 0, 3, 4, 3, 5, 0, 0]
+// F32-SAME: kernel = "p_down_mlarge", min_m = 17, {{[^>]*}} args = [4, 0, 3, 1, 4, 1024, 3, 3, 6, 0, 2, 0, 3, 4, 3, 5, 0, 0]
+// F32-NOT: p_output
 // F32: gpu.module @p_device
 // F32: gpu.func @p_up_m16(
 // F32-NOT: nvvm.mma.sync
 // F32: math.fma
-// F32: gpu.func @p_output(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: i64) kernel
+// F32: gpu.func @p_down_m16(
+// F32: math.fma
+// F32: nvvm.memory.barrier <gpu>
+// F32: gpu.barrier
+// F32: gpu.grid_dim  x
+// F32: gpu.grid_dim  y
+// F32: memref.atomic_rmw addi
+// F32: nvvm.memory.barrier <gpu>
 // F32: gpu.shuffle  xor
 // F32: math.rsqrt
+// F32: gpu.return
+// F32-NOT: gpu.func @p_output
+// At d_model 200 the 128-row bands (25600 elements) keep the output kernel
+// (m >= 17); the decode bucket's 16-row bands still fuse.
+// F32BIG: func.func private @p(
+// F32BIG-SAME: post-norm fused into GEMM 2 at m 1-16 (the block finishing a row band's last tile normalizes it); post-norm by a row kernel after GEMM 2 at m 17+
+// F32BIG-SAME: kernel = "p_down_m16", {{[^>]*}} args = [4, 0, 3, 1, 4, 1024, 3, 3, 6, 0, 2, 0, 3, 4, 3, 5, 0, 0]
+// F32BIG-SAME: kernel = "p_down_mlarge", min_m = 17, {{[^>]*}} args = [4, 0, 3, 1, 4, 1024, 3, 3, 0, 0]
+// F32BIG-SAME: kernel = "p_output", min_m = 17, max_m = 9223372036854775807, {{[^>]*}} args = [4, 1024, 2, 0, 3, 4, 3, 5, 0, 0]
 
 module {
   func.func @g(%arg0: tensor<?x64xbf16> {ffn.param = "input"}, %arg1: tensor<64x96xbf16> {ffn.param = "w_up"}, %arg2: tensor<64x96xbf16> {ffn.param = "w_gate"}, %arg3: tensor<96x64xbf16> {ffn.param = "w_down"}, %arg4: tensor<96xbf16> {ffn.param = "b_up"}, %arg5: tensor<96xbf16> {ffn.param = "b_gate"}, %arg6: tensor<64xbf16> {ffn.param = "b_down"}) -> tensor<?x64xbf16> {

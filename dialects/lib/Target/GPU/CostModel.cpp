@@ -827,3 +827,36 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
   }
   return t;
 }
+
+std::string mlir::ffn::describeGpuPostNorm(const GpuStrategy &s,
+                                           int64_t dModel, bool moe) {
+  if (moe)
+    return "post-norm applied by the combine kernel";
+  // Consecutive buckets of each kind as token-count ranges.
+  std::string fused, kernel;
+  int64_t from = 1;
+  bool lastFused = false;
+  for (int i = 0; i < s.numBuckets; ++i) {
+    const GpuBucket &b = s.buckets[i];
+    bool f = gpuFusesPostNorm(b, dModel);
+    std::string &text = f ? fused : kernel;
+    std::string end = b.maxM ? "-" + std::to_string(b.maxM) : "+";
+    if (i > 0 && f == lastFused) {
+      // Extend the range the previous bucket opened.
+      text.erase(text.find_last_of("-+"));
+      text += end;
+    } else {
+      text += (text.empty() ? " at m " : ", ") + std::to_string(from) + end;
+    }
+    lastFused = f;
+    from = b.maxM + 1;
+  }
+  std::string out;
+  if (!fused.empty())
+    out += "post-norm fused into GEMM 2" + fused +
+           " (the block finishing a row band's last tile normalizes it)";
+  if (!kernel.empty())
+    out += (out.empty() ? "" : "; ") +
+           std::string("post-norm by a row kernel after GEMM 2") + kernel;
+  return out;
+}

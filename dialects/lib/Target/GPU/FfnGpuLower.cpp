@@ -101,6 +101,10 @@ private:
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
           scale = -1, shift = -1, router = -1;
   bool preNorm = false, postNorm = false, padInput = false;
+  // A dense post-norm's token counts left to the output row kernel (the
+  // buckets whose GEMM 2 does not normalize its row bands itself), as
+  // [minM, maxM] ranges.
+  std::vector<std::pair<int64_t, int64_t>> normKernelRanges;
   // int8 activations: x and h quantized per row and group by row kernels
   // (values in the dtype, exact integers; f32 tiles take them dequantized),
   // GEMM 1 writing f32 h; the scale groups are the weights' (quantUp's and
@@ -153,9 +157,12 @@ private:
   std::vector<KernelArg> tensorMaps(const GemmConfig &c,
                                     ArrayRef<KernelArg> operands,
                                     Launch &l) const;
+  /// `finishArgs`: a fused post-norm's output, scale [and shift]
+  /// (config.postNorm).
   void addGemm(GemmConfig config, std::vector<KernelArg> args,
                std::vector<KernelArg> epilogueArgs, int64_t minM, int64_t maxM,
-               std::vector<KernelArg> aScaleArgs = {});
+               std::vector<KernelArg> aScaleArgs = {},
+               std::vector<KernelArg> finishArgs = {});
   /// int8 activations: the launch quantizing GEMM 1's f32 h for GEMM 2 in
   /// the bucket [minM, maxM] (the kernel is built once).
   void addQuantizeH(int64_t minM, int64_t maxM);
@@ -303,7 +310,15 @@ void FfnPlanner::addCombine(const GemmConfig &down, const std::string &suffix,
 
 void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                          std::vector<KernelArg> epilogueArgs, int64_t minM,
-                         int64_t maxM, std::vector<KernelArg> aScaleArgs) {
+                         int64_t maxM, std::vector<KernelArg> aScaleArgs,
+                         std::vector<KernelArg> finishArgs) {
+  assert(!c.postNorm == finishArgs.empty() && "a fused norm's arguments");
+  // A fused post-norm's band counters follow the tiles' (one argument).
+  std::vector<KernelArg> counterArgs;
+  if (c.postNorm || (c.splitK > 1 && !isMoe() &&
+                     gpuSplitFixup(c.bm, c.bn, c.splitK)))
+    counterArgs.push_back({ArgKind::Counters, 0, builder.getI32Type()});
+  counterArgs.insert(counterArgs.end(), finishArgs.begin(), finishArgs.end());
   // operands: A, B (, B up), out. c.splitK is the strategy's.
   int64_t colBlocks =
       (c.gated ? 2 : 1) * (c.epilogue == Epilogue::Output ? nb2 : hs) / c.bn;
@@ -378,6 +393,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     l.kernel = c.name;
     l.args = operands;
     l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
+    l.args.insert(l.args.end(), counterArgs.begin(), counterArgs.end());
     l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
     l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
     l.args.insert(l.args.end(), mapArgs.begin(), mapArgs.end());
@@ -405,8 +421,9 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     partial.fixupType = c.outType;
     l.args.push_back(out);
     l.args.insert(l.args.end(), epilogueArgs.begin(), epilogueArgs.end());
-    l.args.push_back({ArgKind::Counters, 0, builder.getI32Type()});
+    l.args.insert(l.args.end(), counterArgs.begin(), counterArgs.end());
   }
+  assert((fixup || !c.postNorm) && "the reduction kernel writes z");
   l.args.insert(l.args.end(), moeArgs.begin(), moeArgs.end());
   l.args.insert(l.args.end(), aScaleArgs.begin(), aScaleArgs.end());
   l.args.insert(l.args.end(), mapArgs.begin(), mapArgs.end());
@@ -579,7 +596,25 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
     epi2.push_back(param(bDown));
   if (down.residual)
     epi2.push_back({ArgKind::Input, 0, t});
-  addGemm(down, ops2, epi2, minM, maxM, scales2);
+  std::vector<KernelArg> finish;
+  if (postNorm && !isMoe()) {
+    if (!gpuFusesPostNorm(bucket, dm)) {
+      auto &ranges = normKernelRanges;
+      if (!ranges.empty() && ranges.back().second == minM - 1)
+        ranges.back().second = maxM;
+      else
+        ranges.push_back({minM, maxM});
+    } else {
+      auto norm = *op.getNorm();
+      down.postNorm = norm.getKind();
+      down.normEps = norm.getEps().convertToDouble();
+      down.normShift = shift >= 0;
+      finish = {{ArgKind::Output, 0, t}, param(scale)};
+      if (down.normShift)
+        finish.push_back(param(shift));
+    }
+  }
+  addGemm(down, ops2, epi2, minM, maxM, scales2, finish);
   if (isMoe())
     addCombine(down, suffix, minM, maxM);
 }
@@ -757,8 +792,9 @@ LogicalResult FfnPlanner::plan() {
     minM = bucket.maxM + 1;
   }
 
-  // A mixture's combine applies the post-norm (it owns the row).
-  if (postNorm && !isMoe()) {
+  // A mixture's combine applies the post-norm (it owns the row), and so do
+  // the GEMM 2 launches of the fused buckets.
+  for (auto [normMinM, normMaxM] : normKernelRanges) {
     auto norm = *op.getNorm();
     NormConfig n;
     n.name = name + "_output";
@@ -773,7 +809,7 @@ LogicalResult FfnPlanner::plan() {
     if (n.shift)
       args.push_back(param(shift));
     args.push_back(mArg());
-    addRowKernel(n, args);
+    addRowKernel(n, args, normMinM, normMaxM);
   }
   writeStub();
   return success();
@@ -907,6 +943,8 @@ void FfnPlanner::writeStub() {
       (tma ? "; wgmma tiles fed by TMA into an mbarrier ring (a producer "
              "warpgroup), the others by a cp.async ring"
            : "; tiles fed by a cp.async ring");
+  if (postNorm)
+    text += "; " + describeGpuPostNorm(strategy, dm, isMoe());
   for (const std::string &note : pathNotes(
            dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
            groups, shape.quantized() ? shape.quantGroup : 0, isMoe(), int8Act))

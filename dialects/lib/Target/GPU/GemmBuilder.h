@@ -1,5 +1,4 @@
-//===- GemmBuilder.h - the GEMM kernel's builder state -----------*- C++
-//-*-===//
+//===- GemmBuilder.h - the GEMM kernel's builder state --------*- C++ -*-===//
 //
 // Private to the GEMM kernel's files: GemmKernel.cpp builds the cp.async
 // ring, the mma.sync / wgmma / FMA main loops and the epilogues; GemmTma.cpp
@@ -31,6 +30,10 @@ private:
   /// A fix-up GEMM's (c.fixup != Partial) ending (GemmFixup.cpp): the block
   /// that finishes a tile's last K slice reduces the tile's slices.
   void fixup();
+  /// A fused post-norm's ending (GemmPostNorm.cpp), once this block's final
+  /// f32 z is stored: the block that finishes its row band's last tile
+  /// normalizes the band's rows of z into the output.
+  void finishBand(Value z);
   ImplicitLocOpBuilder &b;
   KernelIR ir;
   const GemmConfig &c;
@@ -41,6 +44,8 @@ private:
   Value aScales; // int8 activations: A's row scales
   // A fix-up GEMM's final epilogue: its result and the tiles' counters.
   Value fixOut, counters;
+  // A fused post-norm: the output and the norm's scale [and shift].
+  Value normOut, normScale, normShift;
   // A mixture's expert GEMM: the experts' slot lists and counts, this
   // block's expert, its row count, and the A rows of this thread's copies
   // (the same tile rows every stage).

@@ -95,5 +95,7 @@ void GemmBuilder::fixup() {
       for (const SplitKColumn &r : results)
         ir.store(r.value, fixOut, {r.index});
     });
+    if (c.postNorm)
+      finishBand(fixOut);
   });
 }

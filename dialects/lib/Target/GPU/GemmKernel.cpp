@@ -38,9 +38,10 @@ using mlir::ffn::gpu_target::detail::GemmBuilder;
 static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 int64_t GemmConfig::sharedBytes() const {
-  // The register stream: its staged A slice, or the fix-up's flag.
+  // The register stream: its staged A slice, or the flags (the fix-up's
+  // at byte 0, a fused post-norm's at byte 16).
   if (stages == 0)
-    return std::max<int64_t>(16, streamStageBytes());
+    return std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
   // One formula for the kernel and the cost model that sized its ring.
   GpuBucket ring;
   ring.blockM = bm;
@@ -137,8 +138,14 @@ void GemmBuilder::bindArgs() {
     if (c.residual)
       resid = args[i++];
   }
-  if (fixup)
+  if (fixup || c.postNorm)
     counters = args[i++];
+  if (c.postNorm) {
+    normOut = args[i++];
+    normScale = args[i++];
+    if (c.normShift)
+      normShift = args[i++];
+  }
   if (moe()) {
     perm = args[i++];
     counts = args[i++];
@@ -158,7 +165,9 @@ void GemmBuilder::build() {
   bindArgs();
   buildBody();
   if (c.fixup != Epilogue::Partial)
-    fixup();
+    fixup(); // finishes the band itself, in the block that sums the tile
+  else if (c.postNorm)
+    finishBand(out);
 }
 
 void GemmBuilder::buildBody() {

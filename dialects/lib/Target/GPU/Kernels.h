@@ -171,6 +171,14 @@ struct GemmConfig {
   /// fixupType), as the reduction kernel would: no reduction launch.
   Epilogue fixup = Epilogue::Partial;
   Type fixupType;
+  /// An Output GEMM whose final result is a post-norm's f32 z (unsplit, or
+  /// split with the fix-up): the block finishing a row band's last tile
+  /// normalizes the band into an argument after the counters (the tiles'
+  /// counters, then grid.x band counters), the norm's scale and [shift]
+  /// following it, in the storage type (GemmPostNorm.cpp).
+  std::optional<NormKind> postNorm;
+  double normEps = 0;
+  bool normShift = false;
 
   int64_t sharedBytes() const;
   /// The register stream's staged A slice (GemmStream.cpp): 16 rows of

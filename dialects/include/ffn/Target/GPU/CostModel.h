@@ -216,6 +216,20 @@ inline bool gpuSplitFixup(int64_t blockM, int64_t blockN, int64_t split) {
   return split > 1 && blockM * blockN <= kFixupTileElements;
 }
 
+/// Whether bucket `b`'s GEMM 2 applies a dense FFN's post-norm itself
+/// (GemmPostNorm.cpp): the block finishing a row band's last tile
+/// normalizes the band's blockM rows of dModel columns alone, so only where
+/// that is about as much as a decode tile's split-K fix-up reads (the
+/// decode tiles of models up to 1024 wide) and where the final z is stored
+/// by the GEMM (unsplit, or split with the fix-up) on its 256 ring threads.
+/// Taller bands keep the norm kernel, whose rows spread over every SM.
+constexpr int64_t kFusedNormBandElements = 16384;
+inline bool gpuFusesPostNorm(const GpuBucket &b, int64_t dModel) {
+  return b.blockM * dModel <= kFusedNormBandElements &&
+         b.warpsM * b.warpsN == 8 && b.mma != GpuMma::Wgmma &&
+         (b.splitDown == 1 || gpuSplitFixup(b.blockM, b.blockN, b.splitDown));
+}
+
 /// The model's estimate, in microseconds, of one GEMM of m rows over the
 /// packed n x k weights with bucket `b`'s tiles (for `ffnc info` and the
 /// tile choice). `weightBytes`: the packed weights' bytes per element when
@@ -248,6 +262,12 @@ std::optional<GpuKnobError> checkGpuStrategy(const GpuStrategy &s,
 
 /// One line for --emit, the kernel descriptor and `ffnc info`.
 std::string describeGpuStrategy(const GpuStrategy &s, std::string_view chip);
+
+/// Where an FFN's post-norm runs under `s`, bucket by bucket
+/// (gpuFusesPostNorm; a mixture's combine kernel always applies it), for
+/// the same three places.
+std::string describeGpuPostNorm(const GpuStrategy &s, int64_t dModel,
+                                bool moe);
 
 /// The smallest m whose bucket multiplies with wgmma (0: none does).
 int64_t gpuWgmmaFromM(const GpuStrategy &s);
