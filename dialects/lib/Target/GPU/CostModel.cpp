@@ -828,8 +828,8 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
   return t;
 }
 
-std::string mlir::ffn::describeGpuPostNorm(const GpuStrategy &s,
-                                           int64_t dModel, bool moe) {
+std::string mlir::ffn::describeGpuPostNorm(const GpuStrategy &s, int64_t dModel,
+                                           bool moe) {
   if (moe)
     return "post-norm applied by the combine kernel";
   // Consecutive buckets of each kind as token-count ranges.

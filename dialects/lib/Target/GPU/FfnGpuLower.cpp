@@ -315,8 +315,8 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   assert(!c.postNorm == finishArgs.empty() && "a fused norm's arguments");
   // A fused post-norm's band counters follow the tiles' (one argument).
   std::vector<KernelArg> counterArgs;
-  if (c.postNorm || (c.splitK > 1 && !isMoe() &&
-                     gpuSplitFixup(c.bm, c.bn, c.splitK)))
+  if (c.postNorm ||
+      (c.splitK > 1 && !isMoe() && gpuSplitFixup(c.bm, c.bn, c.splitK)))
     counterArgs.push_back({ArgKind::Counters, 0, builder.getI32Type()});
   counterArgs.insert(counterArgs.end(), finishArgs.begin(), finishArgs.end());
   // operands: A, B (, B up), out. c.splitK is the strategy's.

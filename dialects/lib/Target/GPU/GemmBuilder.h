@@ -30,10 +30,12 @@ private:
   /// A fix-up GEMM's (c.fixup != Partial) ending (GemmFixup.cpp): the block
   /// that finishes a tile's last K slice reduces the tile's slices.
   void fixup();
-  /// A fused post-norm's ending (GemmPostNorm.cpp), once this block's final
-  /// f32 z is stored: the block that finishes its row band's last tile
-  /// normalizes the band's rows of z into the output.
-  void finishBand(Value z);
+  /// A fused post-norm's ending (GemmPostNorm.cpp), reached by every block
+  /// of the launch (it has block barriers): a block that finished a tile
+  /// (all, or where `counts`: the fix-up's last slice) counts it on its row
+  /// band, and the block that finishes the band normalizes the band's rows
+  /// of z into the output.
+  void finishBand(Value z, Value counts = nullptr);
   ImplicitLocOpBuilder &b;
   KernelIR ir;
   const GemmConfig &c;

@@ -95,7 +95,9 @@ void GemmBuilder::fixup() {
       for (const SplitKColumn &r : results)
         ir.store(r.value, fixOut, {r.index});
     });
-    if (c.postNorm)
-      finishBand(fixOut);
   });
+  // Outside the guard: its barriers need every thread of the launch's
+  // blocks, and ptxas spilled a word with them nested in it.
+  if (c.postNorm)
+    finishBand(fixOut, isLast);
 }

@@ -28,7 +28,7 @@ using namespace mlir;
 using namespace mlir::ffn::gpu_target;
 using mlir::ffn::gpu_target::detail::GemmBuilder;
 
-void GemmBuilder::finishBand(Value z) {
+void GemmBuilder::finishBand(Value z, Value counts) {
   assert(c.postNorm && !c.tma && "every warp of the block normalizes rows");
   auto gpuScope =
       NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
@@ -43,16 +43,23 @@ void GemmBuilder::finishBand(Value z) {
   Value tilesPerBand = arith::IndexCastOp::create(b, b.getI32Type(), gridY);
   Value zero32 = ir.i32(0);
   ir.guard(ir.eq(tid, ir.idx(0)), [&] {
-    Value before = memref::AtomicRMWOp::create(
-        b, arith::AtomicRMWKind::addi, ir.i32(1), counters, ValueRange{band});
-    Value last = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, arith::AddIOp::create(b, before,
-                                                           ir.i32(1)),
-        tilesPerBand);
-    // Every tile of the band has counted: zero for the next launch.
-    ir.guard(last, [&] { ir.store(zero32, counters, {band}); });
-    ir.store(arith::ExtUIOp::create(b, b.getI32Type(), last), flag,
-             {ir.idx(0)});
+    ir.store(zero32, flag, {ir.idx(0)});
+    auto count = [&] {
+      Value before = memref::AtomicRMWOp::create(
+          b, arith::AtomicRMWKind::addi, ir.i32(1), counters, ValueRange{band});
+      Value last = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq,
+          arith::AddIOp::create(b, before, ir.i32(1)), tilesPerBand);
+      // Every tile of the band has counted: zero for the next launch.
+      ir.guard(last, [&] {
+        ir.store(zero32, counters, {band});
+        ir.store(ir.i32(1), flag, {ir.idx(0)});
+      });
+    };
+    if (counts)
+      ir.guard(counts, count);
+    else
+      count();
   });
   ir.barrier();
   Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,

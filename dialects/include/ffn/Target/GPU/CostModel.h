@@ -266,8 +266,7 @@ std::string describeGpuStrategy(const GpuStrategy &s, std::string_view chip);
 /// Where an FFN's post-norm runs under `s`, bucket by bucket
 /// (gpuFusesPostNorm; a mixture's combine kernel always applies it), for
 /// the same three places.
-std::string describeGpuPostNorm(const GpuStrategy &s, int64_t dModel,
-                                bool moe);
+std::string describeGpuPostNorm(const GpuStrategy &s, int64_t dModel, bool moe);
 
 /// The smallest m whose bucket multiplies with wgmma (0: none does).
 int64_t gpuWgmmaFromM(const GpuStrategy &s);
