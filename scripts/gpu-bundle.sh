@@ -105,7 +105,8 @@ if [[ -x ./ffn-gpu-bench ]]; then
     bert_base_gelu:1,8,128,2048,16384 bert_base_gelu_f16:1,8,128,2048,16384 \
     llama7b_swiglu_f32:1,16,512 \
     llama7b_swiglu_w4:1,16,256,4096 llama7b_swiglu_w8:1,16,256 \
-    mixtral_moe:1,16,256,4096 || status=1
+    mixtral_moe:1,16,256,4096 \
+    bert_base_postln:1,8,128,2048 llama7b_swiglu_rms:1,16,4096 || status=1
 fi
 if python3 -c 'import torch' 2>/dev/null; then
   python3 gpu_bench.py ./libffn_runtime.so ./bench.so \

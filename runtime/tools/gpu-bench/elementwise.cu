@@ -1,4 +1,4 @@
-// The elementwise kernel of the cuBLASLt SwiGLU/GeGLU baseline: cuBLASLt
+// The elementwise kernels of the cuBLASLt baselines. act(g) * u: cuBLASLt
 // has no SiLU or GLU epilogue, so a gated FFN's baseline is GEMM(s) for the
 // gate and up projections, then h = act(g) * u here, then the down GEMM.
 //
@@ -135,3 +135,71 @@ __device__ void combineSlots(const T *ys, const int *pos, const float *g,
 FFN_BENCH_MOE(__nv_bfloat16, bf16)
 FFN_BENCH_MOE(__half, f16)
 FFN_BENCH_MOE(float, f32)
+
+// The norm of a pre- or post-norm FFN's baseline (PyTorch's order: a
+// post-norm reads GEMM 2's output in the dtype): one block of 256 threads
+// a row; LayerNorm takes the mean, then the variance of the deviations;
+// RMSNorm the mean of squares; f32 sums. out = (v - mean) rsqrt(var + eps)
+// scale [+ shift].
+namespace {
+
+constexpr int kNormThreads = 256;
+
+/// The block's sum of each thread's v (every thread gets it).
+__device__ float blockSum(float v, float *partial) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  __syncthreads(); // partial may still be read from the last sum
+  if ((threadIdx.x & 31) == 0)
+    partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float s = 0.0f;
+  for (int w = 0; w < kNormThreads / 32; ++w)
+    s += partial[w];
+  return s;
+}
+
+template <typename T, bool Layer>
+__device__ void normRow(const T *in, T *out, const T *scale, const T *shift,
+                        long long width, float eps) {
+  __shared__ float partial[kNormThreads / 32];
+  const T *row = in + blockIdx.x * width;
+  T *outRow = out + blockIdx.x * width;
+  float mean = 0.0f;
+  if (Layer) {
+    float s = 0.0f;
+    for (long long c = threadIdx.x; c < width; c += kNormThreads)
+      s += toFloat(row[c]);
+    mean = blockSum(s, partial) / width;
+  }
+  float q = 0.0f;
+  for (long long c = threadIdx.x; c < width; c += kNormThreads) {
+    float d = toFloat(row[c]) - mean;
+    q = fmaf(d, d, q);
+  }
+  float rstd = rsqrtf(blockSum(q, partial) / width + eps);
+  for (long long c = threadIdx.x; c < width; c += kNormThreads) {
+    float v = (toFloat(row[c]) - mean) * rstd * toFloat(scale[c]);
+    if (shift)
+      v += toFloat(shift[c]);
+    outRow[c] = fromFloat<T>(v);
+  }
+}
+
+} // namespace
+
+#define FFN_BENCH_NORM(T, tname)                                               \
+  extern "C" __global__ void ffn_bench_layernorm_##tname(                      \
+      const T *in, T *out, const T *scale, const T *shift, long long width,    \
+      float eps) {                                                             \
+    normRow<T, true>(in, out, scale, shift, width, eps);                       \
+  }                                                                            \
+  extern "C" __global__ void ffn_bench_rmsnorm_##tname(                        \
+      const T *in, T *out, const T *scale, const T *shift, long long width,    \
+      float eps) {                                                             \
+    normRow<T, false>(in, out, scale, shift, width, eps);                      \
+  }
+
+FFN_BENCH_NORM(__nv_bfloat16, bf16)
+FFN_BENCH_NORM(__half, f16)
+FFN_BENCH_NORM(float, f32)

@@ -16,7 +16,9 @@
 // / GELU(tanh) + bias / ReLU + bias epilogue for plain FFNs; for gated ones
 // the faster of (B1) gate and up as two GEMMs and (B2) one GEMM over the
 // concatenated [gate | up] weights, each followed by the act(g) * u kernel
-// (elementwise.cu); GEMM 2 with its bias and the residual through beta.
+// (elementwise.cu); GEMM 2 with its bias and the residual through beta; a
+// pre-norm's kernel before GEMM 1, a post-norm's after GEMM 2 (reading its
+// output in the dtype, as PyTorch does; elementwise.cu).
 // Every GEMM's algorithm is the fastest of up to 16 heuristic candidates
 // (32 MiB workspace); the heuristic's first choice is timed too.
 //
@@ -255,8 +257,8 @@ void Bench::run(const Config &config) {
   std::string skip;
   if (desc.device != FFN_DEVICE_CUDA)
     skip = "not a device kernel";
-  else if (desc.norm != 0)
-    skip = "the baseline has no norm kernel";
+  else if (desc.norm != FFN_NORM_NONE && desc.kind == FFN_KIND_MOE)
+    skip = "the mixture baseline has no norm kernel";
   else if (desc.kind == FFN_KIND_GROUPED)
     skip = "the baseline is for dense FFNs and mixtures of experts";
   else if (desc.kind == FFN_KIND_MOE && desc.weight_quant != FFN_WEIGHTS_DTYPE)
@@ -384,6 +386,39 @@ void Bench::run(const Config &config) {
   Buffer g(d, size_t(maxM) * dff * eb * 2), u(d, size_t(maxM) * dff * eb),
       h(d, size_t(maxM) * dff * eb);
 
+  // The norm: its kernel, parameters and the row it reads or writes (a
+  // pre-norm's GEMM 1 input, a post-norm's GEMM 2 output).
+  bool preNorm = desc.norm != FFN_NORM_NONE && desc.norm_position == FFN_NORM_PRE;
+  bool postNorm =
+      desc.norm != FFN_NORM_NONE && desc.norm_position == FFN_NORM_POST;
+  CUfunction normFn = nullptr;
+  Buffer normScale, normShift, normed;
+  if (preNorm || postNorm) {
+    std::string kernel = std::string("ffn_bench_") +
+                         (desc.norm == FFN_NORM_LAYERNORM ? "layernorm_"
+                                                          : "rmsnorm_") +
+                         typeNameOf(desc);
+    d.check(d.ModuleGetFunction(&normFn, elementwise, kernel.c_str()),
+            "cuModuleGetFunction");
+    normScale = upload(find("norm_scale")->bytes);
+    if (const ffn_ref::Buffer *shift = find("norm_shift"))
+      normShift = upload(shift->bytes);
+    normed = Buffer(d, x.bytes.size());
+  }
+  // GEMM 1 reads the normed x with a pre-norm; GEMM 2 writes the row the
+  // post-norm reads.
+  void *in = preNorm ? normed.raw() : xDev.raw();
+  void *z = postNorm ? normed.raw() : yLt.raw();
+  auto launchNorm = [&](void *from, void *to, int64_t m) {
+    void *scale = normScale.raw(), *shift = normShift.raw();
+    long long width = dm;
+    float eps = static_cast<float>(desc.norm_eps);
+    void *args[] = {&from, &to, &scale, &shift, &width, &eps};
+    d.check(d.LaunchKernel(normFn, static_cast<unsigned>(m), 1, 1, 256, 1, 1,
+                           0, d.stream, args, nullptr),
+            "cuLaunchKernel (norm)");
+  };
+
   CUfunction gluSeparate = nullptr, gluConcat = nullptr;
   if (gated) {
     gluSeparate = gluKernel(desc, "separate");
@@ -405,7 +440,7 @@ void Bench::run(const Config &config) {
     const void *bd = bDown ? w[0].bDown.raw() : nullptr;
     auto down = std::make_unique<LtGemm>(lt, d, type, m, dff, dm, downEpilogue,
                                          residual);
-    down->tune(h.raw(), w[0].wDown.raw(), bd, xDev.raw(), yLt.raw(), 5);
+    down->tune(h.raw(), w[0].wDown.raw(), bd, xDev.raw(), z, 5);
     auto launchGlu = [&](CUfunction f, bool concatenated) {
       long long rows = m, width = dff;
       void *gp = g.raw(), *up = u.raw(), *hp = h.raw();
@@ -420,20 +455,20 @@ void Bench::run(const Config &config) {
     std::unique_ptr<LtGemm> up1, gate1, concat1;
     if (gated) {
       up1 = std::make_unique<LtGemm>(lt, d, type, m, dm, dff, upLinear, false);
-      up1->tune(xDev.raw(), w[0].wUp.raw(), bu, nullptr, u.raw(), 5);
+      up1->tune(in, w[0].wUp.raw(), bu, nullptr, u.raw(), 5);
       gate1 =
           std::make_unique<LtGemm>(lt, d, type, m, dm, dff, gateLinear, false);
-      gate1->tune(xDev.raw(), w[0].wGate.raw(), bg, nullptr, g.raw(), 5);
+      gate1->tune(in, w[0].wGate.raw(), bg, nullptr, g.raw(), 5);
       if (concatenated) {
         concat1 = std::make_unique<LtGemm>(lt, d, type, m, dm, 2 * dff,
                                            upLinear, false);
-        concat1->tune(xDev.raw(), w[0].wConcat.raw(),
+        concat1->tune(in, w[0].wConcat.raw(),
                       bUp ? w[0].bConcat.raw() : nullptr, nullptr, g.raw(), 5);
       }
     } else {
       up1 = std::make_unique<LtGemm>(lt, d, type, m, dm, dff, plainEpilogue,
                                      false);
-      up1->tune(xDev.raw(), w[0].wUp.raw(), bu, nullptr, h.raw(), 5);
+      up1->tune(in, w[0].wUp.raw(), bu, nullptr, h.raw(), 5);
     }
     // One FFN of the baseline on weight copy i.
     auto baseline = [&](int variant, bool heuristic) {
@@ -441,21 +476,23 @@ void Bench::run(const Config &config) {
         const Weights &c = w[i];
         const void *cbu = bUp ? c.bUp.raw() : nullptr;
         const void *cbg = bGate ? c.bGate.raw() : nullptr;
+        if (preNorm)
+          launchNorm(xDev.raw(), in, m);
         if (!gated) {
-          up1->run(xDev.raw(), c.wUp.raw(), cbu, nullptr, h.raw(), heuristic);
+          up1->run(in, c.wUp.raw(), cbu, nullptr, h.raw(), heuristic);
         } else if (variant == 1) {
-          gate1->run(xDev.raw(), c.wGate.raw(), cbg, nullptr, g.raw(),
-                     heuristic);
-          up1->run(xDev.raw(), c.wUp.raw(), cbu, nullptr, u.raw(), heuristic);
+          gate1->run(in, c.wGate.raw(), cbg, nullptr, g.raw(), heuristic);
+          up1->run(in, c.wUp.raw(), cbu, nullptr, u.raw(), heuristic);
           launchGlu(gluSeparate, false);
         } else {
-          concat1->run(xDev.raw(), c.wConcat.raw(),
-                       bUp ? c.bConcat.raw() : nullptr, nullptr, g.raw(),
-                       heuristic);
+          concat1->run(in, c.wConcat.raw(), bUp ? c.bConcat.raw() : nullptr,
+                       nullptr, g.raw(), heuristic);
           launchGlu(gluConcat, true);
         }
         down->run(h.raw(), c.wDown.raw(), bDown ? c.bDown.raw() : nullptr,
-                  xDev.raw(), yLt.raw(), heuristic);
+                  xDev.raw(), z, heuristic);
+        if (postNorm)
+          launchNorm(z, yLt.raw(), m);
       };
     };
     auto ffnc = [&](int i) {
@@ -480,9 +517,11 @@ void Bench::run(const Config &config) {
     double f = median(tF), b1 = median(tB1),
            b2 = tB2.empty() ? 1e30 : median(tB2), heuristic = median(tH);
     double best = std::min(b1, b2);
-    const char *variant = !gated     ? "GEMM+epilogue, GEMM"
+    std::string variant = !gated     ? "GEMM+epilogue, GEMM"
                           : b1 <= b2 ? "B1: 2 GEMMs + act*mul"
                                      : "B2: concat GEMM + act*mul";
+    if (preNorm || postNorm)
+      variant = (preNorm ? "norm, " : "") + variant + (postNorm ? ", norm" : "");
 
     // The two results, one run each on copy 0, against each other.
     ffnc(0);
@@ -503,7 +542,7 @@ void Bench::run(const Config &config) {
                 "| %.1f | %.2fx | %.2fx | %.2e (max|y| %.2e) %s |\n",
                 config.label.c_str(), dtypeText.c_str(),
                 static_cast<long long>(m), f * 1e3, tflops, 100 * tflops / peak,
-                weightBytes / (f * 1e-3) / 1e9, best * 1e3, variant,
+                weightBytes / (f * 1e-3) / 1e9, best * 1e3, variant.c_str(),
                 heuristic * 1e3, best / f, heuristic / f, a.maxDiff, a.maxY,
                 a.agree ? "" : "MISMATCH");
     std::fflush(stdout);
