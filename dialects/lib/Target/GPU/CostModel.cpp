@@ -828,30 +828,36 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
   return t;
 }
 
+std::vector<std::pair<int64_t, int64_t>>
+mlir::ffn::gpuPostNormRanges(const GpuStrategy &s, int64_t dModel, bool fused) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  int64_t from = 1;
+  for (int i = 0; i < s.numBuckets; ++i) {
+    const GpuBucket &b = s.buckets[i];
+    int64_t to = b.maxM ? b.maxM : INT64_MAX;
+    if (gpuFusesPostNorm(b, dModel) == fused) {
+      if (!ranges.empty() && ranges.back().second == from - 1)
+        ranges.back().second = to;
+      else
+        ranges.push_back({from, to});
+    }
+    from = b.maxM + 1;
+  }
+  return ranges;
+}
+
 std::string mlir::ffn::describeGpuPostNorm(const GpuStrategy &s, int64_t dModel,
                                            bool moe) {
   if (moe)
     return "post-norm applied by the combine kernel";
-  // Consecutive buckets of each kind as token-count ranges.
-  std::string fused, kernel;
-  int64_t from = 1;
-  bool lastFused = false;
-  for (int i = 0; i < s.numBuckets; ++i) {
-    const GpuBucket &b = s.buckets[i];
-    bool f = gpuFusesPostNorm(b, dModel);
-    std::string &text = f ? fused : kernel;
-    std::string end = b.maxM ? "-" + std::to_string(b.maxM) : "+";
-    if (i > 0 && f == lastFused) {
-      // Extend the range the previous bucket opened.
-      text.erase(text.find_last_of("-+"));
-      text += end;
-    } else {
-      text += (text.empty() ? " at m " : ", ") + std::to_string(from) + end;
-    }
-    lastFused = f;
-    from = b.maxM + 1;
-  }
-  std::string out;
+  auto text = [&](bool fused) {
+    std::string r;
+    for (auto [lo, hi] : gpuPostNormRanges(s, dModel, fused))
+      r += (r.empty() ? " at m " : ", ") + std::to_string(lo) +
+           (hi == INT64_MAX ? "+" : "-" + std::to_string(hi));
+    return r;
+  };
+  std::string fused = text(true), kernel = text(false), out;
   if (!fused.empty())
     out += "post-norm fused into GEMM 2" + fused +
            " (the block finishing a row band's last tile normalizes it)";

@@ -101,10 +101,6 @@ private:
   int64_t wUp = -1, wGate = -1, wDown = -1, bUp = -1, bGate = -1, bDown = -1,
           scale = -1, shift = -1, router = -1;
   bool preNorm = false, postNorm = false, padInput = false;
-  // A dense post-norm's token counts left to the output row kernel (the
-  // buckets whose GEMM 2 does not normalize its row bands itself), as
-  // [minM, maxM] ranges.
-  std::vector<std::pair<int64_t, int64_t>> normKernelRanges;
   // int8 activations: x and h quantized per row and group by row kernels
   // (values in the dtype, exact integers; f32 tiles take them dequantized),
   // GEMM 1 writing f32 h; the scale groups are the weights' (quantUp's and
@@ -314,9 +310,11 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
                          std::vector<KernelArg> finishArgs) {
   assert(!c.postNorm == finishArgs.empty() && "a fused norm's arguments");
   // A fused post-norm's band counters follow the tiles' (one argument).
+  // Small split tiles reduce their slices in the GEMM (no reduction
+  // launch); a mixture's combine kernel adds its slices anyway.
+  bool fixup = !isMoe() && gpuSplitFixup(c.bm, c.bn, c.splitK);
   std::vector<KernelArg> counterArgs;
-  if (c.postNorm ||
-      (c.splitK > 1 && !isMoe() && gpuSplitFixup(c.bm, c.bn, c.splitK)))
+  if (c.postNorm || fixup)
     counterArgs.push_back({ArgKind::Counters, 0, builder.getI32Type()});
   counterArgs.insert(counterArgs.end(), finishArgs.begin(), finishArgs.end());
   // operands: A, B (, B up), out. c.splitK is the strategy's.
@@ -413,9 +411,6 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   operands.back() = ws(wsPartial, f32);
   l.kernel = c.name;
   l.args = operands;
-  // Small tiles reduce their slices in the GEMM (no reduction launch); a
-  // mixture's combine kernel adds its slices anyway.
-  bool fixup = !isMoe() && gpuSplitFixup(c.bm, c.bn, c.splitK);
   if (fixup) {
     partial.fixup = c.epilogue;
     partial.fixupType = c.outType;
@@ -597,22 +592,14 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   if (down.residual)
     epi2.push_back({ArgKind::Input, 0, t});
   std::vector<KernelArg> finish;
-  if (postNorm && !isMoe()) {
-    if (!gpuFusesPostNorm(bucket, dm)) {
-      auto &ranges = normKernelRanges;
-      if (!ranges.empty() && ranges.back().second == minM - 1)
-        ranges.back().second = maxM;
-      else
-        ranges.push_back({minM, maxM});
-    } else {
-      auto norm = *op.getNorm();
-      down.postNorm = norm.getKind();
-      down.normEps = norm.getEps().convertToDouble();
-      down.normShift = shift >= 0;
-      finish = {{ArgKind::Output, 0, t}, param(scale)};
-      if (down.normShift)
-        finish.push_back(param(shift));
-    }
+  if (postNorm && !isMoe() && gpuFusesPostNorm(bucket, dm)) {
+    auto norm = *op.getNorm();
+    down.postNorm = norm.getKind();
+    down.normEps = norm.getEps().convertToDouble();
+    down.normShift = shift >= 0;
+    finish = {{ArgKind::Output, 0, t}, param(scale)};
+    if (down.normShift)
+      finish.push_back(param(shift));
   }
   addGemm(down, ops2, epi2, minM, maxM, scales2, finish);
   if (isMoe())
@@ -793,7 +780,11 @@ LogicalResult FfnPlanner::plan() {
   }
 
   // A mixture's combine applies the post-norm (it owns the row), and so do
-  // the GEMM 2 launches of the fused buckets.
+  // the GEMM 2 launches of the fused buckets: the row kernel runs in the
+  // others.
+  std::vector<std::pair<int64_t, int64_t>> normKernelRanges;
+  if (postNorm && !isMoe())
+    normKernelRanges = gpuPostNormRanges(strategy, dm, /*fused=*/false);
   for (auto [normMinM, normMaxM] : normKernelRanges) {
     auto norm = *op.getNorm();
     NormConfig n;

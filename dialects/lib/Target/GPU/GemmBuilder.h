@@ -36,6 +36,15 @@ private:
   /// band, and the block that finishes the band normalizes the band's rows
   /// of z into the output.
   void finishBand(Value z, Value counts = nullptr);
+  /// The counting both use (GemmFixup.cpp), reached by every block (it has
+  /// block barriers): every thread fences its stores at GPU scope, thread 0
+  /// of a block that arrives (every block, or where `arrives`) adds one to
+  /// counters[index], and the block that brings it to `arrivals` (i32)
+  /// leaves it at zero and runs `body` after fencing again. The block's
+  /// verdict passes through a shared i32 flag at byte `flagOffset`;
+  /// returned (i1, the same in every thread of the block).
+  Value ifLastToArrive(Value index, Value arrivals, int64_t flagOffset,
+                       Value arrives, function_ref<void()> body);
   ImplicitLocOpBuilder &b;
   KernelIR ir;
   const GemmConfig &c;

@@ -10,9 +10,10 @@
 // count (grid.y) normalizes the band's rows from z into the output, a warp
 // a row.
 //
-// Ordering as in the split-K fix-up (GemmFixup.cpp): every thread fences at
-// GPU scope after its z stores, the barrier orders them before thread 0's
-// atomic, and the last block fences again before it reads z. The norm is
+// The counting is the split-K fix-up's (ifLastToArrive, GemmFixup.cpp):
+// every thread fences at GPU scope after its z stores, the barrier orders
+// them before thread 0's atomic, and the last block fences again before it
+// reads z. The norm is
 // the norm kernel's formula; its sums run over a warp's lanes instead of a
 // block's threads (another rounding of the mean and variance, within the
 // reference's bound like the kernel's).
@@ -21,7 +22,6 @@
 
 #include "GemmBuilder.h"
 
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -30,42 +30,13 @@ using mlir::ffn::gpu_target::detail::GemmBuilder;
 
 void GemmBuilder::finishBand(Value z, Value counts) {
   assert(c.postNorm && !c.tma && "every warp of the block normalizes rows");
-  auto gpuScope =
-      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
-  NVVM::MembarOp::create(b, gpuScope);
-  ir.barrier();
-  // Past the fix-up's flag (its readers are past the barrier above, but
-  // apart is simpler to reason about).
-  Value flag = ir.sharedArray(b.getI32Type(), 1, 16);
   Value gridX = gpu::GridDimOp::create(b, gpu::Dimension::x);
   Value gridY = gpu::GridDimOp::create(b, gpu::Dimension::y);
+  // The band counters follow the tiles'; a band has grid.y tiles. The flag
+  // sits past the fix-up's (apart is simpler to reason about).
   Value band = ir.add(ir.mul(gridX, gridY), ir.blockId(gpu::Dimension::x));
   Value tilesPerBand = arith::IndexCastOp::create(b, b.getI32Type(), gridY);
-  Value zero32 = ir.i32(0);
-  ir.guard(ir.eq(tid, ir.idx(0)), [&] {
-    ir.store(zero32, flag, {ir.idx(0)});
-    auto count = [&] {
-      Value before = memref::AtomicRMWOp::create(
-          b, arith::AtomicRMWKind::addi, ir.i32(1), counters, ValueRange{band});
-      Value last = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::eq,
-          arith::AddIOp::create(b, before, ir.i32(1)), tilesPerBand);
-      // Every tile of the band has counted: zero for the next launch.
-      ir.guard(last, [&] {
-        ir.store(zero32, counters, {band});
-        ir.store(ir.i32(1), flag, {ir.idx(0)});
-      });
-    };
-    if (counts)
-      ir.guard(counts, count);
-    else
-      count();
-  });
-  ir.barrier();
-  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
-                                       ir.load(flag, {ir.idx(0)}), zero32);
-  ir.guard(isLast, [&] {
-    NVVM::MembarOp::create(b, gpuScope);
+  ifLastToArrive(band, tilesPerBand, /*flagOffset=*/16, counts, [&] {
     // A warp a row (rows of at most kFusedNormBandElements / bm columns):
     // no block barriers inside the loop, and no shared scratch.
     int64_t dm = c.outStride, warps = c.threads() / 32;

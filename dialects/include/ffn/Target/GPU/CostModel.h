@@ -20,6 +20,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mlir::ffn {
 
@@ -262,6 +264,12 @@ std::optional<GpuKnobError> checkGpuStrategy(const GpuStrategy &s,
 
 /// One line for --emit, the kernel descriptor and `ffnc info`.
 std::string describeGpuStrategy(const GpuStrategy &s, std::string_view chip);
+
+/// The token counts [first, last] (last INT64_MAX: unbounded) of `s`'s
+/// buckets whose GEMM 2 applies a dense FFN's post-norm itself (`fused`) or
+/// leaves it to the row kernel, consecutive buckets merged.
+std::vector<std::pair<int64_t, int64_t>>
+gpuPostNormRanges(const GpuStrategy &s, int64_t dModel, bool fused);
 
 /// Where an FFN's post-norm runs under `s`, bucket by bucket
 /// (gpuFusesPostNorm; a mixture's combine kernel always applies it), for
