@@ -202,7 +202,7 @@
 // MOE-NOT: arith.divui %{{.*}}, %c3
 // MOE: nvgpu.device_async_copy
 // MOE: arith.muli %{{.*}}, %c3
-// MOE: memref.store {{.*}} : memref<?xf32>
+// MOE: vector.store {{.*}} : memref<?xf32>, vector<2xf32>
 // The decode combine: slot j's expert is its choice (the shared slot's is
 // expert 6), its two slices added, then its b_down (stride 256).
 // MOE: gpu.func @mix_combine_m16(
@@ -363,6 +363,9 @@
 // The up GEMM reads x, then the gate and up weights (interleaved per tile)
 // CHECK: gpu.func @g_up_m16(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: i64) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// Two of its 81 KiB rings fit an A100's 164 KiB (1 KiB reserved a block):
+// ptxas is told so, and budgets registers for two blocks, not more.
+// CHECK-SAME: nvvm.minctasm = 2
 // Operands stream through a 4-stage ring of padded shared-memory tiles.
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<4x16x72xbf16, #gpu.address_space<workgroup>>
@@ -374,10 +377,20 @@
 // Fragments by ldmatrix, products on tensor cores with f32 accumulators.
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<4x16x72xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// The epilogue in registers: SiLU(gate) * up, then bf16.
-// CHECK: math.exp
-// CHECK: arith.truncf {{.*}} : f32 to bf16
+// The epilogue in registers: the biases of a fragment's two adjacent
+// columns in one load, SiLU(gate) * up with the SM's ex2 and reciprocal
+// (no division), then the pair converted to bf16 and stored at once.
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
+// CHECK-NOT: arith.divf
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: nvvm.rcp.approx.ftz.f
+// CHECK-NOT: arith.divf
+// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
 // CHECK: gpu.func @g_down_m16(
+// 108 KiB a block at m = 17-64: one fits.
+// CHECK: gpu.func @g_up_m64(
+// CHECK-SAME: nvvm.minctasm = 1
 // CHECK: gpu.func @g_up_mlarge(
 // CHECK: memref<3x128x72xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref<3x256x72xbf16, #gpu.address_space<workgroup>>

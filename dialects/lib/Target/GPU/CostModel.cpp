@@ -214,16 +214,24 @@ std::string mlir::ffn::gpuKnobsText(const GpuStrategy &s) {
 // Devices and prices
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::ffn::gpuBlocksPerSm(const GpuDevice &d, int64_t sharedBytes,
+                                  int64_t threads) {
+  constexpr int64_t kReservedPerBlock = 1024, kThreadsPerSm = 2048;
+  return std::min(d.sharedPerSm / (sharedBytes + kReservedPerBlock),
+                  kThreadsPerSm / threads);
+}
+
 std::optional<GpuDevice> mlir::ffn::nominalGpuDevice(std::string_view chip) {
   // Each figure is named: the devices' data sheets.
   GpuDevice d;
   d.smemBytesPerClock = 128;
   if (chip == "sm_80") {
     // A100 SXM4 80 GB: 312 TFLOP/s bf16 on mma.sync, 19.5 f32, 2.04 TB/s;
-    // 163 KiB of shared memory for one block.
+    // 163 KiB of shared memory for one block, 164 KiB an SM.
     d.name = "A100 SXM4 (nominal)";
     d.sms = 108;
     d.sharedPerBlock = 163 * 1024;
+    d.sharedPerSm = 164 * 1024;
     d.tensorTflops = 312;
     d.mmaSyncShare = 1.0;
     d.fmaTflops = 19.5;
@@ -234,10 +242,12 @@ std::optional<GpuDevice> mlir::ffn::nominalGpuDevice(std::string_view chip) {
   }
   if (chip == "sm_90" || chip == "sm_90a") {
     // H100 SXM5: 989 TFLOP/s bf16 dense (wgmma; mma.sync issues about two
-    // thirds of it), 67 f32, 3.35 TB/s; 227 KiB of shared memory per block.
+    // thirds of it), 67 f32, 3.35 TB/s; 227 KiB of shared memory per block,
+    // 228 KiB an SM.
     d.name = "H100 SXM5 (nominal)";
     d.sms = 132;
     d.sharedPerBlock = 227 * 1024;
+    d.sharedPerSm = 228 * 1024;
     d.tensorTflops = 989;
     d.mmaSyncShare = 0.66;
     d.fmaTflops = 67;

@@ -335,6 +335,19 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     bool long_ = sliceTiles >= 8 && c.streamStageBytes() > 0;
     c.minBlocksPerSm = !long_ ? 2 : chip == "sm_80" ? 3 : 4;
   }
+  // A ring kernel whose shared memory leaves room for at most two blocks
+  // an SM: ptxas, not knowing that, budgeted registers for more resident
+  // blocks (three 256-thread blocks' 80, or 64) and spilled a few words in
+  // some shapes (docs/gpu.md). Telling it the blocks that fit cannot lower
+  // the occupancy, which the shared memory already caps there; kernels
+  // with room for more keep ptxas's own budget. The TMA kernels split the
+  // register file between their warpgroups themselves (setmaxnreg).
+  if (c.stages > 0 && !c.tma) {
+    int64_t fit =
+        gpuBlocksPerSm(*nominalGpuDevice(chip), c.sharedBytes(), c.threads());
+    if (fit <= 2)
+      c.minBlocksPerSm = std::max<int64_t>(fit, 1);
+  }
   if (c.weightBits) {
     // A quantized kernel whose ring leaves room for one or two blocks per
     // SM: say so, and ptxas spends the registers that leaves instead of
@@ -348,7 +361,7 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     // gathered rows spilled), so they always get the blocks that fit (its
     // f32 ones spill with that hint and not without it).
     int64_t fit =
-        nominalGpuDevice(chip)->sharedPerBlock / (c.sharedBytes() + 1024);
+        gpuBlocksPerSm(*nominalGpuDevice(chip), c.sharedBytes(), c.threads());
     if (fit <= 2 || (c.bm == 16 && isMoe() && c.tensorCores()))
       c.minBlocksPerSm = c.bm == 16 ? std::max<int64_t>(fit, 1) : 1;
     // A mixture's int8 activations also keep each fragment row's
@@ -567,6 +580,8 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   down.outType = postNorm ? f32 : t;
   down.hasBias = bDown >= 0;
   down.residual = op.getResidual();
+  // z (post-norm) and a mixture's y are workspace rows (ops2 below).
+  down.outInWorkspace = postNorm || isMoe();
   if (isMoe()) {
     // f32 results per slot; the combine kernel weighs them and adds the
     // residual.

@@ -124,6 +124,12 @@ private:
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> acc);
   void epilogue(ArrayRef<Value> acc);
+  /// Elements idx and idx + 1 of a buffer as f32: one 2-element load when
+  /// `paired` (idx even, the buffer aligned), else two.
+  std::pair<Value, Value> loadPair(Value buffer, Value idx, bool paired);
+  /// Stores f32 v0, v1 as elements idx, idx + 1 of a buffer (converted to
+  /// its type): one 2-element store when `paired`, else two.
+  void storePair(Value v0, Value v1, Value buffer, Value idx, bool paired);
   SmallVector<Value> wgmmaStage(Value stage, Value acc);
   /// The 16-row tile's main loop without a ring (GemmStream.cpp, stages =
   /// 0): B and A fragments loaded straight into registers.

@@ -881,14 +881,65 @@ SmallVector<Value> GemmBuilder::wgmmaStage(Value stage, Value acc) {
   return {acc};
 }
 
+std::pair<Value, Value> GemmBuilder::loadPair(Value buffer, Value idx,
+                                              bool paired) {
+  if (!paired)
+    return {ir.toF32(ir.load(buffer, {idx})),
+            ir.toF32(ir.load(buffer, {ir.add(idx, 1)}))};
+  Type type = cast<MemRefType>(buffer.getType()).getElementType();
+  int64_t bytes = 2 * type.getIntOrFloatBitWidth() / 8;
+  Value pair =
+      vector::LoadOp::create(b, VectorType::get({2}, type), buffer,
+                             ValueRange{idx}, false, llvm::MaybeAlign(bytes));
+  auto element = [&](int64_t i) {
+    return ir.toF32(vector::ExtractOp::create(b, pair, ArrayRef<int64_t>{i}));
+  };
+  return {element(0), element(1)};
+}
+
+void GemmBuilder::storePair(Value v0, Value v1, Value buffer, Value idx,
+                            bool paired) {
+  Type type = cast<MemRefType>(buffer.getType()).getElementType();
+  if (!paired) {
+    ir.store(ir.fromF32(v0, type), buffer, {idx});
+    ir.store(ir.fromF32(v1, type), buffer, {ir.add(idx, 1)});
+    return;
+  }
+  // One conversion of the pair (cvt.rn.bf16x2.f32 / f16x2) and one store.
+  Value pair = vector::FromElementsOp::create(
+      b, VectorType::get({2}, b.getF32Type()), ValueRange{v0, v1});
+  auto vecType = VectorType::get({2}, type);
+  if (!type.isF32())
+    pair = arith::TruncFOp::create(b, vecType, pair);
+  int64_t bytes = 2 * type.getIntOrFloatBitWidth() / 8;
+  vector::StoreOp::create(b, pair, buffer, ValueRange{idx}, false,
+                          llvm::MaybeAlign(bytes));
+}
+
 void GemmBuilder::epilogue(ArrayRef<Value> acc) {
   auto at = [&](int64_t mt, int64_t nt, int64_t i) {
     return acc[(mt * fragsN + nt) * 4 + i];
   };
-  Type outType = c.outType;
   // Partials are indexed by the column among all groups' (the same as
   // col0 when dense); the other epilogues by the column in the group.
   Value tileCol0 = c.epilogue == Epilogue::Partial ? partialCol0 : col0;
+  // A fragment row's elements e = 0, 1 are adjacent columns (2 tig + e)
+  // whose first one is even: they travel as one 2-element access where
+  // every row and group stride keeps that index even and the buffer is
+  // the runtime's (workspace regions and parameters are 16-byte aligned;
+  // the caller's output rows need not be). Halves the epilogue's loads and
+  // stores.
+  bool biasPairs = c.biasGroupStride % 2 == 0;
+  bool storePairs = false;
+  // The f32 FMA kernels' split-K partials stay scalar: ptxas spilled 8
+  // bytes with the pairs at their 64 registers (int4 weights, sm_80).
+  if (c.epilogue == Epilogue::Partial)
+    storePairs = c.partialStride % 2 == 0 && c.tensorCores();
+  else if (c.epilogue == Epilogue::Hidden)
+    storePairs = c.nOut % 2 == 0 && c.outGroupStride % 2 == 0;
+  else
+    storePairs =
+        c.outInWorkspace && c.outStride % 2 == 0 && c.outGroupStride % 2 == 0;
   for (int64_t mt = 0; mt < fragsM; ++mt) {
     for (int64_t half = 0; half < 2; ++half) {
       Value row = fragmentRow(mt, half);
@@ -896,79 +947,115 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
         // A mixture's results go to the slot's row.
         Value outRow = moe() ? slotOf(row) : row;
         for (int64_t nt = 0; nt < fragsN; ++nt) {
-          // The B row (packed column) of element e of this fragment row.
-          Value bRow =
+          Value v0 = at(mt, nt, half * 2), v1 = at(mt, nt, half * 2 + 1);
+          // The B row (packed column) of element 0 of this fragment row.
+          Value n =
               ir.add(ir.add(ir.add(tileCol0, warpCol), ir.mul(tig, 2)), nt * 8);
-          for (int64_t e = 0; e < 2; ++e) {
-            Value v = at(mt, nt, half * 2 + e);
-            Value n = ir.add(bRow, e);
-            if (c.tma && c.gated) {
-              // Columns 2 tig + e of fragment nt (warpCol is 0): in the
-              // packed interleaving, the fragment's 8 columns stay
-              // together, 16 apart.
-              int64_t shift = packedColumn(nt * 8) - nt * 8;
-              n = ir.add(n, shift);
-            }
-            switch (c.epilogue) {
-            case Epilogue::Partial: {
-              // A mixture's slices hold every slot row (m moeSlots).
-              Value sliceRows = moe() ? ir.mul(m, c.moeSlots) : m;
-              Value idx =
-                  ir.add(ir.mul(ir.add(ir.mul(kSlice, sliceRows), outRow),
-                                c.partialStride),
-                         n);
-              ir.store(v, out, {idx});
+          if (c.tma && c.gated) {
+            // Columns 2 tig + e of fragment nt (warpCol is 0): in the
+            // packed interleaving, the fragment's 8 columns stay
+            // together, 16 apart.
+            n = ir.add(n, packedColumn(nt * 8) - nt * 8);
+          }
+          switch (c.epilogue) {
+          case Epilogue::Partial: {
+            // A mixture's slices hold every slot row (m moeSlots).
+            Value sliceRows = moe() ? ir.mul(m, c.moeSlots) : m;
+            Value rowAt = ir.mul(ir.add(ir.mul(kSlice, sliceRows), outRow),
+                                 c.partialStride);
+            if (storePairs) {
+              storePair(v0, v1, out, ir.add(rowAt, n), true);
               break;
             }
-            case Epilogue::Hidden: {
-              if (!c.gated) {
-                if (c.hasBias)
-                  v = ir.addf(v, ir.toF32(ir.load(
-                                     bias, {inGroup(n, c.biasGroupStride)})));
-                v = buildActivation(b, b.getLoc(), c.activation, v);
-                ir.store(ir.fromF32(v, outType), out,
-                         {ir.add(ir.mul(outRow, c.nOut),
-                                 inGroup(n, c.outGroupStride))});
-                break;
+            ir.store(v0, out, {ir.add(rowAt, n)});
+            ir.store(v1, out, {ir.add(rowAt, ir.add(n, 1))});
+            break;
+          }
+          case Epilogue::Hidden: {
+            if (!c.gated) {
+              if (c.hasBias) {
+                auto [b0, b1] =
+                    loadPair(bias, inGroup(n, c.biasGroupStride), biasPairs);
+                v0 = ir.addf(v0, b0);
+                v1 = ir.addf(v1, b1);
               }
-              // Gate fragments are the even ones, the up fragment of the
-              // same columns follows (groups of 8 interleaved at pack time);
-              // a TMA tile's gate fragments are the first half, each up
-              // fragment bn / 16 later.
-              bool split = c.tma;
-              if (split ? nt >= fragsN / 2 : nt % 2)
-                break;
-              Value up = at(mt, split ? nt + fragsN / 2 : nt + 1, half * 2 + e);
-              // Output column: B rows 16j..16j+7 are gate columns 8j..8j+7.
-              Value col = ir.add(
-                  ir.add(ir.div(ir.add(col0, warpCol), 2), ir.mul(tig, 2)),
-                  (split ? nt : nt / 2) * 8 + e);
-              Value biasCol = inGroup(col, c.biasGroupStride);
-              if (c.hasBiasGate)
-                v = ir.addf(v, ir.toF32(ir.load(biasGate, {biasCol})));
-              if (c.hasBias)
-                up = ir.addf(up, ir.toF32(ir.load(bias, {biasCol})));
-              v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, v), up);
-              ir.store(ir.fromF32(v, outType), out,
-                       {ir.add(ir.mul(outRow, c.nOut),
-                               inGroup(col, c.outGroupStride))});
+              storePair(
+                  buildGpuActivation(b, c.activation, v0),
+                  buildGpuActivation(b, c.activation, v1), out,
+                  ir.add(ir.mul(outRow, c.nOut), inGroup(n, c.outGroupStride)),
+                  storePairs);
               break;
             }
-            case Epilogue::Output: {
+            // Gate fragments are the even ones, the up fragment of the
+            // same columns follows (groups of 8 interleaved at pack time);
+            // a TMA tile's gate fragments are the first half, each up
+            // fragment bn / 16 later.
+            bool split = c.tma;
+            if (split ? nt >= fragsN / 2 : nt % 2)
+              break;
+            int64_t upNt = split ? nt + fragsN / 2 : nt + 1;
+            Value u0 = at(mt, upNt, half * 2), u1 = at(mt, upNt, half * 2 + 1);
+            // Output column: B rows 16j..16j+7 are gate columns 8j..8j+7.
+            Value col =
+                ir.add(ir.add(ir.div(ir.add(col0, warpCol), 2), ir.mul(tig, 2)),
+                       (split ? nt : nt / 2) * 8);
+            Value biasCol = inGroup(col, c.biasGroupStride);
+            if (c.hasBiasGate) {
+              auto [b0, b1] = loadPair(biasGate, biasCol, biasPairs);
+              v0 = ir.addf(v0, b0);
+              v1 = ir.addf(v1, b1);
+            }
+            if (c.hasBias) {
+              auto [b0, b1] = loadPair(bias, biasCol, biasPairs);
+              u0 = ir.addf(u0, b0);
+              u1 = ir.addf(u1, b1);
+            }
+            storePair(
+                ir.mulf(buildGpuActivation(b, c.activation, v0), u0),
+                ir.mulf(buildGpuActivation(b, c.activation, v1), u1), out,
+                ir.add(ir.mul(outRow, c.nOut), inGroup(col, c.outGroupStride)),
+                storePairs);
+            break;
+          }
+          case Epilogue::Output: {
+            auto index = [&](Value col) {
+              return ir.add(ir.mul(outRow, c.outStride),
+                            inGroup(col, c.outGroupStride));
+            };
+            auto finish = [&](Value y, Value biasValue, Value idx) {
+              if (c.hasBias)
+                y = ir.addf(y, biasValue);
+              if (c.residual)
+                y = ir.addf(y, ir.toF32(ir.load(resid, {idx})));
+              return y;
+            };
+            if (c.nOut % 2 == 0) {
+              // n is even, so n < nOut holds for the pair's both columns.
               ir.guard(ir.lt(n, ir.idx(c.nOut)), [&] {
-                Value y = v;
+                Value b0, b1;
                 if (c.hasBias)
-                  y = ir.addf(y, ir.toF32(ir.load(
-                                     bias, {inGroup(n, c.biasGroupStride)})));
-                Value idx = ir.add(ir.mul(outRow, c.outStride),
-                                   inGroup(n, c.outGroupStride));
-                if (c.residual)
-                  y = ir.addf(y, ir.toF32(ir.load(resid, {idx})));
-                ir.store(ir.fromF32(y, outType), out, {idx});
+                  std::tie(b0, b1) =
+                      loadPair(bias, inGroup(n, c.biasGroupStride), biasPairs);
+                Value idx = index(n);
+                storePair(finish(v0, b0, idx), finish(v1, b1, ir.add(idx, 1)),
+                          out, idx, storePairs);
               });
               break;
             }
+            for (int64_t e = 0; e < 2; ++e) {
+              Value ne = ir.add(n, e);
+              ir.guard(ir.lt(ne, ir.idx(c.nOut)), [&] {
+                Value be = c.hasBias
+                               ? ir.toF32(ir.load(
+                                     bias, {inGroup(ne, c.biasGroupStride)}))
+                               : Value();
+                Value idx = index(ne);
+                ir.store(ir.fromF32(finish(e ? v1 : v0, be, idx), c.outType),
+                         out, {idx});
+              });
             }
+            break;
+          }
           }
         }
       });

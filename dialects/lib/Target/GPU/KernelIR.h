@@ -123,6 +123,11 @@ struct KernelBody {
   KernelIR ir;
 };
 
+/// act(v) for an f32 scalar, with the SM's fast ex2 and reciprocal for the
+/// logistic forms (GpuActivation.cpp); the GPU kernels' activation.
+Value buildGpuActivation(ImplicitLocOpBuilder &b, Activation activation,
+                         Value v);
+
 } // namespace mlir::ffn::gpu_target
 
 #endif // FFN_TARGET_GPU_KERNELIR_H

@@ -94,6 +94,9 @@ struct GemmConfig {
   int64_t nOut = 0;     ///< Output: valid columns (of a block when
                         ///< grouped); Hidden: h row stride
   int64_t outStride = 0; ///< Output: the out row stride
+  /// Output: `out` is a workspace region (16-byte aligned), not the
+  /// caller's buffer, so an even index may take a 2-element store.
+  bool outInWorkspace = false;
   Epilogue epilogue = Epilogue::Hidden;
   bool gated = false;   ///< two B buffers (gate, up), interleaved in the
                         ///< tile in groups of 8 rows

@@ -229,7 +229,7 @@ SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
     Value v = sum(col);
     if (c.hasBias)
       v = ir.addf(v, ir.toF32(ir.load(buf.bias, {col})));
-    v = buildActivation(b, b.getLoc(), c.activation, v);
+    v = buildGpuActivation(b, c.activation, v);
     return {ir.fromF32(v, c.outType), outIdx};
   }
   // Column col's gate and up sit in packed rows 16j + i and 16j + 8 + i.
@@ -239,7 +239,7 @@ SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
     g = ir.addf(g, ir.toF32(ir.load(buf.biasGate, {col})));
   if (c.hasBias)
     u = ir.addf(u, ir.toF32(ir.load(buf.bias, {col})));
-  Value v = ir.mulf(buildActivation(b, b.getLoc(), c.activation, g), u);
+  Value v = ir.mulf(buildGpuActivation(b, c.activation, g), u);
   return {ir.fromF32(v, c.outType), outIdx};
 }
 

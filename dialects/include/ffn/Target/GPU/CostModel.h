@@ -110,6 +110,7 @@ struct GpuDevice {
   std::string name;
   int64_t sms = 0;
   int64_t sharedPerBlock = 0; ///< opt-in dynamic shared memory per block
+  int64_t sharedPerSm = 0;    ///< shared memory of an SM, all its blocks
   double tensorTflops = 0;    ///< dense bf16/f16 MMA, f32 accumulate
   double mmaSyncShare = 0;    ///< the share of it mma.sync can issue
   double fmaTflops = 0;       ///< f32 FMA on CUDA cores
@@ -123,6 +124,12 @@ std::optional<GpuDevice> nominalGpuDevice(std::string_view chip);
 /// the same SMs, more or fewer of them, so the peaks scale and each SM's
 /// rates stay (a smaller board's memory is not known: HBM stays).
 GpuDevice resizedGpuDevice(GpuDevice device, int64_t sms);
+
+/// Blocks of `threads` threads using `sharedBytes` of dynamic shared memory
+/// that one SM of `d` holds at once by its shared memory (the driver
+/// reserves 1 KiB a block) and its 2048 threads; registers not counted.
+int64_t gpuBlocksPerSm(const GpuDevice &d, int64_t sharedBytes,
+                       int64_t threads);
 
 /// The chip an NVIDIA target's name stands for (nvptx-sm90a -> sm_90a);
 /// empty for any other name.
