@@ -148,6 +148,16 @@ ffn_status ffn_ref::setParams(ffn_kernel *kernel,
   return FFN_OK;
 }
 
+void ffn_ref::injectNonFinite(const ffn_kernel_desc &desc, int64_t m,
+                              Buffer &x) {
+  const double special[] = {NAN, INFINITY, -INFINITY};
+  for (int64_t k = 0; k < 3 && k < m; ++k) {
+    size_t i = static_cast<size_t>(k * desc.d_model + k % desc.d_model);
+    x.values[i] = special[k];
+    store(desc.dtype, x.bytes.data(), i, special[k]);
+  }
+}
+
 Buffer ffn_ref::makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
                           double scale, RoutingData routing) {
   Buffer x = makeBuffer(desc.dtype, static_cast<size_t>(m) * desc.d_model);

@@ -47,6 +47,11 @@ ffn_status setParams(ffn_kernel *kernel, const std::vector<Buffer> &params,
 Buffer makeInput(const ffn_kernel_desc &desc, int64_t m, Random &rng,
                  double scale = 1.0, RoutingData routing = RoutingData::Random);
 
+/// Puts NaN, +Inf and -Inf into rows 0, 1 and 2 of x (as many as it has),
+/// one element each (column k % d_model of row k), in its values and bytes:
+/// what `--inject-nonfinite` checks propagates as in the reference.
+void injectNonFinite(const ffn_kernel_desc &desc, int64_t m, Buffer &x);
+
 /// A kernel's output y (m rows of the kernel's dtype) against the f64
 /// reference for input x and `params`. `got` and `ref` receive the values
 /// compared (for reporting the worst element), `bound` each element's

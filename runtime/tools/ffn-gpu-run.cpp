@@ -54,10 +54,17 @@ std::vector<int64_t> parseList(const char *s) {
   return out;
 }
 
+/// How the inputs are drawn: U(-scale, scale), and with nonFinite NaN, +Inf
+/// and -Inf in rows 0-2 (as ffnc run's --input-scale, --inject-nonfinite).
+struct InputOptions {
+  double scale = 1.0;
+  bool nonFinite = false;
+};
+
 int checkKernel(ffn_context *ctx, const char *library, const char *name,
                 const std::vector<int64_t> &tokens, uint64_t seed, bool check,
                 bool invariance, ffn_ref::RoutingData routing,
-                ffn_tools::DeviceBuffers *device) {
+                ffn_tools::DeviceBuffers *device, const InputOptions &input) {
   ffn_kernel *k = nullptr;
   if (ffn_status s = ffn_kernel_load_library(ctx, library, name, &k)) {
     std::fprintf(stderr, "ffn-gpu-run: %s: %s\n", ffn_status_string(s),
@@ -81,13 +88,15 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
   for (int64_t m : tokens)
     maxM = std::max(maxM, m);
   ffn_ref::Buffer shared =
-      ffn_ref::makeInput(d, invariance ? maxM : 0, rng, 1.0, routing);
+      ffn_ref::makeInput(d, invariance ? maxM : 0, rng, input.scale, routing);
   std::vector<unsigned char> first;
   int64_t firstM = 0;
   for (int64_t m : tokens) {
     size_t n = static_cast<size_t>(m) * d.d_model;
     ffn_ref::Buffer x =
-        ffn_ref::makeInput(d, invariance ? 0 : m, rng, 1.0, routing);
+        ffn_ref::makeInput(d, invariance ? 0 : m, rng, input.scale, routing);
+    if (input.nonFinite)
+      ffn_ref::injectNonFinite(d, m, x);
     if (invariance) {
       size_t bytes = n * (d.dtype == FFN_DTYPE_F32 ? 4 : 2);
       x.bytes.assign(shared.bytes.begin(), shared.bytes.begin() + bytes);
@@ -134,6 +143,9 @@ int checkKernel(ffn_context *ctx, const char *library, const char *name,
                 "non-finite mismatches %zu: %s\n",
                 name, static_cast<long long>(m), r.maxAbs, r.maxRatio,
                 r.nonFiniteMismatches, r.pass ? "PASS" : "FAIL");
+    if (r.nonFiniteMatches)
+      std::printf("  non-finite outputs matching the reference: %zu\n",
+                  r.nonFiniteMatches);
     if (!r.pass) {
       size_t i = r.worst;
       std::printf("  worst [%zu, %zu]: got %.9g, expected %.9g, allowed "
@@ -159,7 +171,12 @@ int main(int argc, char **argv) {
   uint64_t seed = 1;
   bool check = true, invariance = false, stream = false;
   ffn_ref::RoutingData routing = ffn_ref::RoutingData::Random;
+  InputOptions input;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--inject-nonfinite") == 0) {
+      input.nonFinite = true;
+      continue;
+    }
     if (std::strcmp(argv[i], "--invariance") == 0) {
       invariance = true; // rows shared between runs must be bit-identical
       continue;
@@ -177,6 +194,17 @@ int main(int argc, char **argv) {
       if (tokens.empty()) {
         std::fprintf(stderr, "ffn-gpu-run: --tokens wants a comma-separated "
                              "list of counts in [1, 1048576]\n");
+        return 2;
+      }
+    } else if (std::strncmp(argv[i], "--input-scale=", 14) == 0) {
+      char *end = nullptr;
+      input.scale = std::strtod(argv[i] + 14, &end);
+      if (end == argv[i] + 14 || *end || !(input.scale > 0) ||
+          !std::isfinite(input.scale)) {
+        std::fprintf(stderr,
+                     "ffn-gpu-run: --input-scale wants a finite "
+                     "number above 0, not '%s'\n",
+                     argv[i] + 14);
         return 2;
       }
     } else if (std::strncmp(argv[i], "--seed=", 7) == 0) {
@@ -208,7 +236,8 @@ int main(int argc, char **argv) {
   if (!library || names.empty()) {
     std::fprintf(stderr, "usage: ffn-gpu-run kernels.so name... "
                          "[--tokens=1,16,...] [--seed=N] "
-                         "[--routing=random|skewed|tied] [--stream]\n");
+                         "[--routing=random|skewed|tied] [--stream] "
+                         "[--input-scale=S] [--inject-nonfinite]\n");
     return 2;
   }
   ffn_context *ctx = nullptr;
@@ -225,7 +254,7 @@ int main(int argc, char **argv) {
   int status = 0;
   for (const char *name : names) {
     int s = checkKernel(ctx, library, name, tokens, seed, check, invariance,
-                        routing, stream ? &device : nullptr);
+                        routing, stream ? &device : nullptr, input);
     if (s == 3) {
       status = 3;
       break;

@@ -588,14 +588,8 @@ int runOne(const FfnSpec &spec, ffn_context *ctx, llvm::StringRef library,
     size_t n = m * desc.d_model;
     Buffer x =
         ffn_ref::makeInput(desc, m, rng, options.inputScale, options.routing);
-    if (options.injectNonFinite) {
-      const double special[] = {NAN, INFINITY, -INFINITY};
-      for (size_t k = 0; k < 3 && k < m; ++k) {
-        size_t i = k * desc.d_model + k % desc.d_model;
-        x.values[i] = special[k];
-        ffn_ref::store(dtype, x.bytes.data(), i, special[k]);
-      }
-    }
+    if (options.injectNonFinite)
+      ffn_ref::injectNonFinite(desc, static_cast<int64_t>(m), x);
     Buffer y = makeBuffer(dtype, n);
 
     // One warm-up run, then the best and the median of `repeat`: the best

@@ -532,6 +532,8 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   }
   up.biasGroupStride = hs;
   up.epilogue = Epilogue::Hidden;
+  if (shape.dFf / groups < hs)
+    up.hValid = shape.dFf / groups;
   up.gated = wGate >= 0;
   up.activation = op.getActivation();
   up.outType = int8Act ? f32 : t;

@@ -130,6 +130,8 @@ private:
   /// Stores f32 v0, v1 as elements idx, idx + 1 of a buffer (converted to
   /// its type): one 2-element store when `paired`, else two.
   void storePair(Value v0, Value v1, Value buffer, Value idx, bool paired);
+  /// v, or 0 where in-group hidden column col + e is padding (c.hValid).
+  Value realColumn(Value col, int64_t e, Value v);
   SmallVector<Value> wgmmaStage(Value stage, Value acc);
   /// The 16-row tile's main loop without a ring (GemmStream.cpp, stages =
   /// 0): B and A fragments loaded straight into registers.

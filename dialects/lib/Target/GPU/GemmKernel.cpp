@@ -916,6 +916,12 @@ void GemmBuilder::storePair(Value v0, Value v1, Value buffer, Value idx,
                           llvm::MaybeAlign(bytes));
 }
 
+Value GemmBuilder::realColumn(Value col, int64_t e, Value v) {
+  if (!c.hValid)
+    return v;
+  return ir.select(ir.lt(ir.add(col, e), ir.idx(c.hValid)), v, ir.f32(0));
+}
+
 void GemmBuilder::epilogue(ArrayRef<Value> acc) {
   auto at = [&](int64_t mt, int64_t nt, int64_t i) {
     return acc[(mt * fragsN + nt) * 4 + i];
@@ -980,8 +986,9 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
                 v1 = ir.addf(v1, b1);
               }
               storePair(
-                  buildGpuActivation(b, c.activation, v0),
-                  buildGpuActivation(b, c.activation, v1), out,
+                  realColumn(n, 0, buildGpuActivation(b, c.activation, v0)),
+                  realColumn(n, 1, buildGpuActivation(b, c.activation, v1)),
+                  out,
                   ir.add(ir.mul(outRow, c.nOut), inGroup(n, c.outGroupStride)),
                   storePairs);
               break;
@@ -1011,8 +1018,13 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
               u1 = ir.addf(u1, b1);
             }
             storePair(
-                ir.mulf(buildGpuActivation(b, c.activation, v0), u0),
-                ir.mulf(buildGpuActivation(b, c.activation, v1), u1), out,
+                realColumn(
+                    col, 0,
+                    ir.mulf(buildGpuActivation(b, c.activation, v0), u0)),
+                realColumn(
+                    col, 1,
+                    ir.mulf(buildGpuActivation(b, c.activation, v1), u1)),
+                out,
                 ir.add(ir.mul(outRow, c.nOut), inGroup(col, c.outGroupStride)),
                 storePairs);
             break;

@@ -97,6 +97,12 @@ struct GemmConfig {
   /// Output: `out` is a workspace region (16-byte aligned), not the
   /// caller's buffer, so an even index may take a 2-element store.
   bool outInWorkspace = false;
+  /// Hidden: a block's real columns (d_ff / groups; 0: all are real). The
+  /// padded ones past it store 0 rather than what the activation makes of
+  /// their zero weights (sigmoid's 0.5, or NaN from an infinite input
+  /// times a zero weight, which GEMM 2's zero rows would then spread to
+  /// the whole output row).
+  int64_t hValid = 0;
   Epilogue epilogue = Epilogue::Hidden;
   bool gated = false;   ///< two B buffers (gate, up), interleaved in the
                         ///< tile in groups of 8 rows

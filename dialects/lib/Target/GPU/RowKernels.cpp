@@ -225,11 +225,18 @@ SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
   // biasGroupStride == the block's padded width), so column col is the
   // same place in each.
   Value outIdx = ir.add(ir.mul(row, c.nOut), col);
+  // Padded hidden columns store 0 (GemmConfig::hValid).
+  auto real = [&](Value v) {
+    if (!c.hValid)
+      return v;
+    Value inBlock = c.outGroupStride ? ir.rem(col, c.outGroupStride) : col;
+    return ir.select(ir.lt(inBlock, ir.idx(c.hValid)), v, ir.f32(0));
+  };
   if (!c.gated) {
     Value v = sum(col);
     if (c.hasBias)
       v = ir.addf(v, ir.toF32(ir.load(buf.bias, {col})));
-    v = buildGpuActivation(b, c.activation, v);
+    v = real(buildGpuActivation(b, c.activation, v));
     return {ir.fromF32(v, c.outType), outIdx};
   }
   // Column col's gate and up sit in packed rows 16j + i and 16j + 8 + i.
@@ -239,7 +246,7 @@ SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
     g = ir.addf(g, ir.toF32(ir.load(buf.biasGate, {col})));
   if (c.hasBias)
     u = ir.addf(u, ir.toF32(ir.load(buf.bias, {col})));
-  Value v = ir.mulf(buildGpuActivation(b, c.activation, g), u);
+  Value v = real(ir.mulf(buildGpuActivation(b, c.activation, g), u));
   return {ir.fromF32(v, c.outType), outIdx};
 }
 
