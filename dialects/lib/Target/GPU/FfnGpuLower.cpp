@@ -342,12 +342,10 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
   // the occupancy, which the shared memory already caps there; kernels
   // with room for more keep ptxas's own budget. The TMA kernels split the
   // register file between their warpgroups themselves (setmaxnreg).
-  if (c.stages > 0 && !c.tma) {
-    int64_t fit =
-        gpuBlocksPerSm(*nominalGpuDevice(chip), c.sharedBytes(), c.threads());
-    if (fit <= 2)
-      c.minBlocksPerSm = std::max<int64_t>(fit, 1);
-  }
+  int64_t fit =
+      gpuBlocksPerSm(*nominalGpuDevice(chip), c.sharedBytes(), c.threads());
+  if (c.stages > 0 && !c.tma && fit <= 2)
+    c.minBlocksPerSm = std::max<int64_t>(fit, 1);
   if (c.weightBits) {
     // A quantized kernel whose ring leaves room for one or two blocks per
     // SM: say so, and ptxas spends the registers that leaves instead of
@@ -360,8 +358,6 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     // them 64 registers, four blocks' worth, where three fit, and the
     // gathered rows spilled), so they always get the blocks that fit (its
     // f32 ones spill with that hint and not without it).
-    int64_t fit =
-        gpuBlocksPerSm(*nominalGpuDevice(chip), c.sharedBytes(), c.threads());
     if (fit <= 2 || (c.bm == 16 && isMoe() && c.tensorCores()))
       c.minBlocksPerSm = c.bm == 16 ? std::max<int64_t>(fit, 1) : 1;
     // A mixture's int8 activations also keep each fragment row's
