@@ -917,9 +917,7 @@ void GemmBuilder::storePair(Value v0, Value v1, Value buffer, Value idx,
 }
 
 Value GemmBuilder::realColumn(Value col, int64_t e, Value v) {
-  if (!c.hValid)
-    return v;
-  return ir.select(ir.lt(ir.add(col, e), ir.idx(c.hValid)), v, ir.f32(0));
+  return maskPaddedHidden(ir, c, c.hValid ? ir.add(col, e) : col, v);
 }
 
 void GemmBuilder::epilogue(ArrayRef<Value> acc) {
@@ -969,12 +967,7 @@ void GemmBuilder::epilogue(ArrayRef<Value> acc) {
             Value sliceRows = moe() ? ir.mul(m, c.moeSlots) : m;
             Value rowAt = ir.mul(ir.add(ir.mul(kSlice, sliceRows), outRow),
                                  c.partialStride);
-            if (storePairs) {
-              storePair(v0, v1, out, ir.add(rowAt, n), true);
-              break;
-            }
-            ir.store(v0, out, {ir.add(rowAt, n)});
-            ir.store(v1, out, {ir.add(rowAt, ir.add(n, 1))});
+            storePair(v0, v1, out, ir.add(rowAt, n), storePairs);
             break;
           }
           case Epilogue::Hidden: {

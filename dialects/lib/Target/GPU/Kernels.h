@@ -256,6 +256,11 @@ struct SplitKColumn {
 SplitKColumn splitKColumn(KernelIR &ir, const GemmConfig &gemm,
                           const SplitKBuffers &buffers, Value m, Value row,
                           Value col);
+/// `v`, or 0 where `inBlockColumn` (a hidden column within its group's
+/// block) is one of the block's padding columns (GemmConfig::hValid). The
+/// tile epilogue and the split-K reductions both mask with it.
+Value maskPaddedHidden(KernelIR &ir, const GemmConfig &gemm,
+                       Value inBlockColumn, Value v);
 
 /// A norm's statistics of one row, summed over a block of 256 threads:
 /// normalize(v, col) = (v - mean) * rstd * scale[col] [+ shift[col]].

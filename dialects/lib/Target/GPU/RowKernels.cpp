@@ -187,6 +187,14 @@ void mlir::ffn::gpu_target::buildNormKernel(OpBuilder &builder,
   });
 }
 
+Value mlir::ffn::gpu_target::maskPaddedHidden(KernelIR &ir,
+                                              const GemmConfig &c,
+                                              Value inBlockColumn, Value v) {
+  if (!c.hValid)
+    return v;
+  return ir.select(ir.lt(inBlockColumn, ir.idx(c.hValid)), v, ir.f32(0));
+}
+
 SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
                                                  const GemmConfig &c,
                                                  const SplitKBuffers &buf,
@@ -227,10 +235,9 @@ SplitKColumn mlir::ffn::gpu_target::splitKColumn(KernelIR &ir,
   Value outIdx = ir.add(ir.mul(row, c.nOut), col);
   // Padded hidden columns store 0 (GemmConfig::hValid).
   auto real = [&](Value v) {
-    if (!c.hValid)
-      return v;
-    Value inBlock = c.outGroupStride ? ir.rem(col, c.outGroupStride) : col;
-    return ir.select(ir.lt(inBlock, ir.idx(c.hValid)), v, ir.f32(0));
+    Value inBlock =
+        c.hValid && c.outGroupStride ? ir.rem(col, c.outGroupStride) : col;
+    return maskPaddedHidden(ir, c, inBlock, v);
   };
   if (!c.gated) {
     Value v = sum(col);
