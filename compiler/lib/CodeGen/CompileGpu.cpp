@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <vector>
 
 using namespace ffnc;
 
@@ -90,6 +91,19 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
           "building the device code"))
     return std::move(err);
 
+  // Kernels that ptxas spilled and that were assembled again with an
+  // occupancy hint (ffn-gpu-ptxas-feedback): said on stderr, and in the
+  // PTX printed.
+  std::map<std::string, std::vector<std::string>> feedback;
+  for (auto binary : module.getOps<mlir::gpu::BinaryOp>())
+    if (auto notes =
+            binary->getAttrOfType<mlir::ArrayAttr>("ffn.ptxas_feedback"))
+      for (auto note : notes.getAsValueRange<mlir::StringAttr>())
+        feedback[binary.getSymName().str()].push_back(note.str());
+  for (const KernelSignature &sig : *signatures)
+    for (const std::string &note : feedback[sig.deviceModule])
+      llvm::errs() << "note: ffn '" << sig.name << "' (" << target.chip
+                   << "): " << note << "\n";
   if (stage == EmitStage::Ptx || stage == EmitStage::Cubin) {
     // The device code itself, as gpu-module-to-binary left it.
     std::map<std::string, std::string> images;
@@ -101,9 +115,12 @@ ffnc::compileGpuModule(mlir::ModuleOp module, llvm::ArrayRef<FfnSpec> specs,
     if (stage == EmitStage::Cubin)
       return images[(*signatures)[0].deviceModule];
     std::string out;
-    for (const KernelSignature &sig : *signatures)
-      out += "// ffn " + sig.name + " (" + target.chip + ")\n" +
-             images[sig.deviceModule];
+    for (const KernelSignature &sig : *signatures) {
+      out += "// ffn " + sig.name + " (" + target.chip + ")\n";
+      for (const std::string &note : feedback[sig.deviceModule])
+        out += "// ptxas feedback: " + note + "\n";
+      out += images[sig.deviceModule];
+    }
     return out;
   }
   if (llvm::Error err = run(

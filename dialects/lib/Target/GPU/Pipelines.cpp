@@ -52,10 +52,15 @@ void ffn::buildGpuBinaryPipeline(OpPassManager &pm, StringRef format,
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
+  // PTX first: ffn-gpu-ptxas-feedback assembles it, reading ptxas's report.
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = format.str();
+  binary.compilationTarget = "isa";
   binary.toolkitPath = toolkit.str();
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  FfnGpuPtxasFeedbackOptions feedback;
+  feedback.toolkit = toolkit.str();
+  feedback.format = format.str();
+  pm.addPass(createFfnGpuPtxasFeedback(feedback));
 }
 
 void ffn::buildGpuHostPipeline(OpPassManager &pm, StringRef chip) {

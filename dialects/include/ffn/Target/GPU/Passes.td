@@ -113,6 +113,32 @@ def FfnGpuLower : Pass<"ffn-gpu-lower", "ModuleOp"> {
                            "arith::ArithDialect", "func::FuncDialect"];
 }
 
+def FfnGpuPtxasFeedback : Pass<"ffn-gpu-ptxas-feedback", "ModuleOp"> {
+  let summary = "Assemble each device module's PTX with ptxas; re-hint the "
+                "kernels ptxas spilled";
+  let description = [{
+    Runs after `gpu-module-to-binary{format=isa}`. Each `gpu.binary`'s PTX
+    is assembled with the toolkit's ptxas with upstream's arguments
+    (`-arch <chip> --opt-level <O>` of its `#nvvm.target`) and `-v`, and
+    the report read. Left without a hint, ptxas sometimes budgets a
+    kernel's registers for more resident blocks than its shared memory
+    allows and spills; no static rule in the lowering predicts which
+    kernels (docs/gpu.md). A kernel that spilled or kept a stack frame gets
+    `.minnctapersm` one block below what its register count allowed (at
+    least 1) and the module is assembled again, up to four rounds. The
+    binary's `ffn.ptxas_feedback` lists each such kernel (ffnc prints it).
+    With `format=bin` the objects become the cubins; with `format=isa`
+    they stay PTX, with the hints, so `--emit=ptx` shows what is
+    assembled. A ptxas failure is an error carrying its log.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
+           "The CUDA toolkit whose bin/ptxas runs">,
+    Option<"format", "format", "std::string", /*default=*/"\"bin\"",
+           "isa (keep the hinted PTX) or bin (cubins)">,
+  ];
+}
+
 def FfnGpuKernelGlue : Pass<"ffn-gpu-kernel-glue", "ModuleOp"> {
   let summary = "Embed the cubins and build the kernel ABI's descriptors";
   let description = [{
