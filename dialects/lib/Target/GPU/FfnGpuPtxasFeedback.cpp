@@ -23,6 +23,7 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <map>
 
 namespace mlir::ffn {
@@ -136,13 +137,34 @@ int64_t directiveValue(StringRef region, StringRef directive) {
   return value;
 }
 
+/// The threads of a block: the product of `.maxntid x, y, z` (1 without
+/// it; every kernel ffn-gpu-lower builds has one).
+int64_t blockThreads(StringRef region) {
+  size_t at = region.find(".maxntid");
+  if (at == StringRef::npos)
+    return 1;
+  StringRef rest = region.drop_front(at + strlen(".maxntid"));
+  int64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    int64_t n = 0;
+    rest = rest.ltrim();
+    if (rest.consumeInteger(10, n))
+      break;
+    threads *= std::max<int64_t>(n, 1);
+    rest = rest.ltrim();
+    if (!rest.consume_front(","))
+      break;
+  }
+  return threads;
+}
+
 /// The blocks an SM the kernel's registers leave room for: 64 K registers
-/// an SM, allocated to a thread in multiples of 8, and at most 2048
-/// threads an SM (sm_80 and sm_90 alike).
+/// an SM, allocated to a thread in multiples of 8, at most 2048 threads
+/// and 32 blocks an SM (sm_80 and sm_90 alike).
 int64_t blocksForRegisters(int64_t registers, int64_t threads) {
   threads = std::max<int64_t>(threads, 1);
   int64_t perThread = std::max<int64_t>((registers + 7) / 8 * 8, 8);
-  return std::min(65536 / (perThread * threads), 2048 / threads);
+  return std::min({65536 / (perThread * threads), 2048 / threads, int64_t(32)});
 }
 
 /// Gives kernel `name` `.minnctapersm blocks` (replacing one it has).
@@ -222,8 +244,7 @@ struct FfnGpuPtxasFeedbackPass
           continue;
         StringRef text = StringRef(ptx).slice(region->first, region->second);
         int64_t blocks =
-            blocksForRegisters(k.registers, directiveValue(text, ".maxntid")) -
-            1;
+            blocksForRegisters(k.registers, blockThreads(text)) - 1;
         if (int64_t hinted = directiveValue(text, ".minnctapersm"))
           blocks = std::min(blocks, hinted - 1);
         if (blocks < 1)
