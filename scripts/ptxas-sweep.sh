@@ -4,8 +4,9 @@
 # kernel (spec file, arch, kernel, registers, spill bytes, stack bytes) in
 # OUT/kernels.txt, then the kernels and file/arch pairs that spill. Compare
 # two builds' kernels.txt to see what a change does to ptxas's register
-# budget (docs/gpu.md, "ptxas spills a few bytes"). Needs a build and the
-# CUDA toolkit's ptxas; takes about 15 minutes on two cores for 41 files.
+# budget (docs/gpu.md, "Spills"). Needs a build and the CUDA toolkit's
+# ptxas; the default 41 files took about 9 minutes as two runs, one arch
+# each, on two cores (2026-11-30).
 #   scripts/ptxas-sweep.sh [OUT=build/ptxas-sweep] [FFNC=build/bin/ffnc] \
 #       [SEEDS="201-210 301-320"] [ARCHS="sm_80 sm_90a"]
 # (two runs with one arch each and their own OUT use both cores).

@@ -167,20 +167,19 @@ int64_t blocksForRegisters(int64_t registers, int64_t threads) {
   return std::min({65536 / (perThread * threads), 2048 / threads, int64_t(32)});
 }
 
-/// Gives kernel `name` `.minnctapersm blocks` (replacing one it has).
-void setMinBlocks(std::string &ptx, StringRef name, int64_t blocks) {
-  auto region = directives(ptx, name);
-  if (!region)
-    return;
-  StringRef text = StringRef(ptx).slice(region->first, region->second);
+/// Gives the kernel whose directives are `region` (of `directives`)
+/// `.minnctapersm blocks`, replacing one it has.
+void setMinBlocks(std::string &ptx, std::pair<size_t, size_t> region,
+                  int64_t blocks) {
+  StringRef text = StringRef(ptx).slice(region.first, region.second);
   std::string line = ".minnctapersm " + std::to_string(blocks) + "\n";
   size_t old = text.find(".minnctapersm");
   if (old != StringRef::npos) {
     size_t end = text.find('\n', old);
-    ptx.replace(region->first + old, end + 1 - old, line);
+    ptx.replace(region.first + old, end + 1 - old, line);
     return;
   }
-  ptx.insert(region->second, line);
+  ptx.insert(region.second, line);
 }
 
 struct FfnGpuPtxasFeedbackPass
@@ -249,7 +248,7 @@ struct FfnGpuPtxasFeedbackPass
           blocks = std::min(blocks, hinted - 1);
         if (blocks < 1)
           continue;
-        setMinBlocks(ptx, name, blocks);
+        setMinBlocks(ptx, *region, blocks);
         hints[name] = blocks;
         changed = true;
       }
