@@ -19,7 +19,8 @@
  * device launch's own workspace_per_row; 12: TMA tensor-map arguments and
  * each launch's maps and grid.x terms; 13: tile counter arguments; 14:
  * sm_90 kernels wait for the grid before them, see ffn_device_launch; 15:
- * grid.x row-band counters after the tile counters).
+ * grid.x row-band counters after the tile counters; 16: persistent
+ * launches, ffn_device_launch's max_blocks).
  * Every field is 8 bytes wide, so
  * the layout is the same for any C or C++ compiler on a 64-bit target.
 \*===----------------------------------------------------------------------===*/
@@ -33,7 +34,7 @@
 extern "C" {
 #endif
 
-#define FFN_KERNEL_ABI_VERSION 15
+#define FFN_KERNEL_ABI_VERSION 16
 
 typedef enum ffn_dtype {
   FFN_DTYPE_F32 = 0,
@@ -279,6 +280,11 @@ typedef struct ffn_device_launch {
    * plus a partial tile per expert). */
   int64_t grid_m_scale;
   int64_t grid_rows_extra;
+  /* A persistent launch (> 0): of that grid of x * grid_y * grid_z tiles,
+   * min(x * grid_y * grid_z, max_blocks) blocks run as a grid of
+   * (blocks, 1, 1), each walking the tiles blockIdx.x, blockIdx.x +
+   * gridDim.x, ... in x-fastest order. 0: a block per tile. */
+  int64_t max_blocks;
 } ffn_device_launch;
 
 /* The code of a CPU kernel. */

@@ -82,7 +82,8 @@ std::string DeviceKernel::validate(const ffn_kernel_desc &d,
         l.grid_rows_extra > (int64_t(1) << 30) || l.grid_y < 1 ||
         l.grid_y > 65535 || l.grid_z < 1 || l.grid_z > 65535 ||
         l.block_threads < 1 || l.block_threads > 1024 || l.shared_bytes < 0 ||
-        l.shared_bytes > 256 * 1024)
+        l.shared_bytes > 256 * 1024 || l.max_blocks < 0 ||
+        l.max_blocks > 0x7FFFFFFF)
       return at + "invalid geometry";
     if (l.workspace_per_row < 0 || l.workspace_per_row > d.workspace_per_row)
       return at + "workspace_per_row " + std::to_string(l.workspace_per_row) +
@@ -401,6 +402,13 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
       ok = false;
       break;
     }
+    int64_t gridY = l.grid_y, gridZ = l.grid_z;
+    if (l.max_blocks > 0) {
+      // A persistent launch: its blocks walk the grid's tiles themselves.
+      int64_t tiles = gridX * gridY * gridZ; // < 2^63: each < 2^31, 2^16
+      gridX = std::min(tiles, l.max_blocks);
+      gridY = gridZ = 1;
+    }
     CUresult r;
     if (dependent && d->LaunchKernelEx) {
       // Programmatic: the blocks may be placed while the grid before them
@@ -409,8 +417,8 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
       attr.id = kLaunchAttrProgrammaticSerialization;
       attr.value.programmaticStreamSerializationAllowed = 1;
       LaunchConfig config{static_cast<unsigned>(gridX),
-                          static_cast<unsigned>(l.grid_y),
-                          static_cast<unsigned>(l.grid_z),
+                          static_cast<unsigned>(gridY),
+                          static_cast<unsigned>(gridZ),
                           static_cast<unsigned>(l.block_threads),
                           1,
                           1,
@@ -423,7 +431,7 @@ bool DeviceKernel::run(int64_t m, const void *x, void *y, void *stream,
     } else {
       r = d->LaunchKernel(
           static_cast<CUfunction>(functions[i]), static_cast<unsigned>(gridX),
-          static_cast<unsigned>(l.grid_y), static_cast<unsigned>(l.grid_z),
+          static_cast<unsigned>(gridY), static_cast<unsigned>(gridZ),
           static_cast<unsigned>(l.block_threads), 1, 1,
           static_cast<unsigned>(l.shared_bytes), s, argv, nullptr);
     }

@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   static ffn_cuda_code cuda;
   for (int i = 0; i < 2; ++i) {
     ffn_device_launch l = {"k", 1, 16,   16, 1, 1, 128, 0,
-                           0,   1, args, 0,  0, 1, 0};
+                           0,   1, args, 0,  0, 1, 0,   0};
     launches[i] = l;
   }
   launches[1].min_m = 32;
@@ -99,6 +99,9 @@ int main(int argc, char **argv) {
   launches[1].grid_y = 0;
   try_desc("bad launch geometry", &d);
   launches[1].grid_y = 1;
+  launches[1].max_blocks = -1;
+  try_desc("negative persistent block count", &d);
+  launches[1].max_blocks = 0;
   launches[1].workspace_per_row = ffn_kernel_small.workspace_per_row + 16;
   try_desc("launch workspace past the kernel's", &d);
   launches[1].workspace_per_row = 0;

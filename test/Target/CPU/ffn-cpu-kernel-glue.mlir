@@ -141,7 +141,7 @@ module attributes {ffn.target = #ffn.target<isa = "x86-64-avx2", vector_bits = 2
 // the whole row's, and `groups` after router_normalize (field 23), before
 // num_params; its stacked parameter holds 2 blocks of 128 bytes.
 // CHECK-LABEL: llvm.mlir.global external constant @ffn_kernel_grouped()
-// CHECK-NEXT: llvm.mlir.constant(15 : i64) : i64
+// CHECK-NEXT: llvm.mlir.constant(16 : i64) : i64
 // CHECK-NEXT: llvm.mlir.constant(264 : i64) : i64
 // CHECK-NEXT: llvm.mlir.addressof @ffn_grouped_name
 // CHECK-NEXT: llvm.mlir.addressof @ffn_grouped_target

@@ -24,7 +24,7 @@
 // Each launch: kernel, m range, rows per block, grid y and z, threads,
 // shared bytes, its workspace bytes per row, its arguments, its tensor maps
 // (none: a null table), grid.x's m scale and extra rows.
-// CHECK: llvm.mlir.global private constant @ffn_g_launches() {{.*}} !llvm.array<2 x struct<(ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, ptr, i64, ptr, i64, i64)>>
+// CHECK: llvm.mlir.global private constant @ffn_g_launches() {{.*}} !llvm.array<2 x struct<(ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, ptr, i64, ptr, i64, i64, i64)>>
 // CHECK: llvm.mlir.constant(256 : i64) : i64
 // CHECK-NEXT: llvm.mlir.constant(1024 : i64) : i64
 // CHECK-NEXT: llvm.mlir.constant(16 : i64) : i64

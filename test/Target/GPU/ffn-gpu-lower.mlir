@@ -400,17 +400,22 @@
 
 // sm_90a: the wide-tile buckets multiply on warpgroup MMAs from 128-byte
 // swizzled, 1024-byte aligned shared memory (one 128 x 256 tile of bf16 per
-// stage) that TMA fills: a producer warpgroup (one thread's copies, 40
-// registers) and two consumer warpgroups (232 registers) meet at a full and
+// stage) that TMA fills: a producer warpgroup (one thread's copies, 56
+// registers) and two consumer warpgroups (224 registers) meet at a full and
 // an empty mbarrier per stage; each consumer keeps one MMA group in flight
 // and releases the stage the previous group read. The tensor maps are
 // by-value arguments (their positions among the lowered arguments listed
 // for ffn-gpu-tensor-map-params) and the launch plan says how to encode
 // them: A over the input ([m][64], 128-byte rows), the gate and up over
 // their packed [256][64]; 128-row boxes of 64 columns, 128-byte swizzle.
+// The launch is persistent: at most a block per SM (max_blocks), each
+// walking the tiles blockIdx.x, + gridDim.x, ... (the outer loops of both
+// warpgroups), and a consumer releases the last K tile's stage before its
+// epilogue, so the producer fills the next tile meanwhile.
 // WG: ffn.gpu_strategy = #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 64, block_m = 16, block_n = 128, {{.*}}, mma = mma_sync, split_k = [1, 1]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>
 // WG-SAME: strategy = "gpu sm_90a (132 SMs): m 1-64 16x128 tiles mma_sync 4 stages; m >= 65 128x256 tiles wgmma 4 stages; wgmma tiles fed by TMA into an mbarrier ring (a producer warpgroup), the others by a cp.async ring"
-// WG-SAME: #ffn.device_launch<kernel = "g_up_mlarge", min_m = 65, max_m = 9223372036854775807, rows_per_block = 128, grid_y = 2, grid_z = 1, threads = 384, shared_bytes = 197696, workspace_per_row = 512, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 5, 0, 5, 1, 5, 2, 0, 0], maps = [1, 0, 2, 64, 0, 1, 128, 0, 64, 128, 1, 128, 3, 1, 2, 64, 256, 1, 128, 0, 64, 128, 1, 128, 3, 0, 2, 64, 256, 1, 128, 0, 64, 128, 1, 128]>
+// WG-SAME: #ffn.device_launch<kernel = "g_up_mlarge", min_m = 65, max_m = 9223372036854775807, rows_per_block = 128, grid_y = 2, grid_z = 1, threads = 384, shared_bytes = 197696, workspace_per_row = 512, args = [1, 0, 3, 1, 3, 0, 4, 0, 3, 3, 3, 4, 5, 0, 5, 1, 5, 2, 0, 0], maps = [1, 0, 2, 64, 0, 1, 128, 0, 64, 128, 1, 128, 3, 1, 2, 64, 256, 1, 128, 0, 64, 128, 1, 128, 3, 0, 2, 64, 256, 1, 128, 0, 64, 128, 1, 128], max_blocks = 132>
+// WG-SAME: kernel = "g_down_mlarge", {{[^>]*}} max_blocks = 132>
 // WG: gpu.module @g_device [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // WG: gpu.func @g_up_m64(
 // WG-NOT: nvvm.wgmma
@@ -420,14 +425,18 @@
 // WG-COUNT-8: nvvm.mbarrier.init
 // WG: nvvm.fence.mbarrier.init
 // WG: gpu.barrier
-// WG: nvvm.setmaxregister  decrease 40
+// WG: nvvm.setmaxregister  decrease 56
+// WG: gpu.grid_dim  x
+// WG: scf.for
 // WG: scf.for
 // WG: nvvm.mbarrier.try_wait.parity
 // WG: nvvm.mbarrier.arrive.expect_tx
 // WG: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[AMAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // WG: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[GMAP]],
 // WG: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[UMAP]],
-// WG: nvvm.setmaxregister  increase 232
+// WG: nvvm.setmaxregister  increase 224
+// WG: gpu.grid_dim  x
+// WG: scf.for
 // WG: scf.for
 // WG: nvvm.mbarrier.try_wait.parity
 // WG: nvvm.wgmma.fence.aligned
@@ -436,6 +445,8 @@
 // WG: nvvm.wgmma.wait.group.sync.aligned 1
 // WG: nvvm.mbarrier.arrive
 // WG: nvvm.wgmma.wait.group.sync.aligned 0
+// WG: nvvm.mbarrier.arrive
+// WG: arith.mulf
 // WG-NOT: nvgpu.device_async_copy
 // WG: gpu.func @g_down_mlarge(
 

@@ -416,7 +416,10 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
     `ffn_tensor_map` order: source kind, source index, rank, dims[3] (0: the
     run's m), strides[2] (bytes), box[3], swizzle (bytes). grid.x is
     ceil((m grid_m_scale + grid_rows_extra) / rows_per_block) (defaults 1
-    and 0: ceil(m / rows_per_block)).
+    and 0: ceil(m / rows_per_block)). A persistent launch (`max_blocks` >
+    0) runs min(x y z, max_blocks) blocks of that x x y x z grid of tiles
+    as a one-dimensional grid, each block walking the tiles blockIdx.x,
+    blockIdx.x + gridDim.x, ... in x-fastest order.
   }];
   let parameters = (ins StringRefParameter<"gpu.func name">:$kernel,
                         "int64_t":$min_m, "int64_t":$max_m,
@@ -427,7 +430,8 @@ def Ffn_DeviceLaunchAttr : AttrDef<Ffn_Dialect, "DeviceLaunch"> {
                         "::mlir::DenseI64ArrayAttr":$args,
                         OptionalParameter<"::mlir::DenseI64ArrayAttr">:$maps,
                         DefaultValuedParameter<"int64_t", "1">:$grid_m_scale,
-                        DefaultValuedParameter<"int64_t", "0">:$grid_rows_extra);
+                        DefaultValuedParameter<"int64_t", "0">:$grid_rows_extra,
+                        DefaultValuedParameter<"int64_t", "0">:$max_blocks);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -24,7 +24,7 @@ using namespace mlir;
 using namespace mlir::ffn;
 
 static_assert(sizeof(ffn_cuda_code) == 4 * 8, "ffn_cuda_code layout");
-static_assert(sizeof(ffn_device_launch) == 15 * 8, "ffn_device_launch layout");
+static_assert(sizeof(ffn_device_launch) == 16 * 8, "ffn_device_launch layout");
 static_assert(sizeof(ffn_device_arg) == 2 * 8, "ffn_device_arg layout");
 static_assert(sizeof(ffn_tensor_map) == 12 * 8, "ffn_tensor_map layout");
 
@@ -39,13 +39,13 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
 
   // ffn_device_launch { kernel, min_m, max_m, rows_per_block, grid_y,
   // grid_z, block_threads, shared_bytes, workspace_per_row, num_args,
-  // args, num_maps, maps, grid_m_scale, grid_rows_extra }, each with its
-  // array of ffn_device_arg { kind, index } and of ffn_tensor_map (twelve
-  // i64, flat as the attribute's).
+  // args, num_maps, maps, grid_m_scale, grid_rows_extra, max_blocks }, each
+  // with its array of ffn_device_arg { kind, index } and of ffn_tensor_map
+  // (twelve i64, flat as the attribute's).
   auto argType = LLVM::LLVMStructType::getLiteral(ctx, {i64, i64});
   auto launchType = LLVM::LLVMStructType::getLiteral(
       ctx, {ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, ptr, i64, ptr,
-            i64, i64});
+            i64, i64, i64});
   constexpr int64_t kMapFields = sizeof(ffn_tensor_map) / 8;
   auto mapType = LLVM::LLVMArrayType::get(i64, kMapFields);
   struct Pieces {
@@ -104,8 +104,8 @@ static LLVM::GlobalOp buildCudaCode(GlueBuilder &g, const GluedKernel &kernel,
                g.constant(l.getArgs().size() / 2), g.address(p.args),
                g.constant(l.getMaps() ? l.getMaps().size() / kMapFields : 0),
                p.maps ? g.address(p.maps) : g.null(),
-               g.constant(l.getGridMScale()),
-               g.constant(l.getGridRowsExtra())}));
+               g.constant(l.getGridMScale()), g.constant(l.getGridRowsExtra()),
+               g.constant(l.getMaxBlocks())}));
         }
         return g.aggregate(launchesType, entries);
       });

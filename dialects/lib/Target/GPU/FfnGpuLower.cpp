@@ -394,8 +394,13 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
     partialRows = moe.slots();
   }
   std::vector<KernelArg> mapArgs;
-  if (c.tma)
+  if (c.tma) {
     mapArgs = tensorMaps(c, operands, l);
+    // Persistent (GemmTma.cpp): a block per SM, the most the ring's shared
+    // memory and its warpgroups' re-split register file let reside, walks
+    // the tiles; the strategy's SM count sizes it, as it sized the tiles.
+    l.maxBlocks = *strategy.sms;
+  }
   if (c.splitK == 1) {
     l.kernel = c.name;
     l.args = operands;
@@ -928,7 +933,7 @@ void FfnPlanner::writeStub() {
         ctx, l.kernel, l.minM, l.maxM, l.rowsPerBlock, l.gridY, l.gridZ,
         l.threads, l.sharedBytes, reach, builder.getDenseI64ArrayAttr(args),
         maps.empty() ? DenseI64ArrayAttr() : builder.getDenseI64ArrayAttr(maps),
-        l.gridMScale, l.gridRowsExtra));
+        l.gridMScale, l.gridRowsExtra, l.maxBlocks));
   }
 
   OpBuilder::InsertionGuard g(builder);

@@ -89,6 +89,9 @@ private:
   Value grp, tig;           // lane / 4 and lane % 4
 
   void bindArgs();
+  /// Makes tile (x, y, z) of the launch's grid (row block, group x column
+  /// block, K slice) this block's: row0, col0, group, kSlice, kBeg.
+  void setTile(Value x, Value y, Value z);
   /// body(r, j) for each of a tile's `rows` x `perRow` 16-byte chunks
   /// (row r, chunk j of the row), spread over the block's threads.
   void forEachChunk(int64_t rows, int64_t perRow,
@@ -150,8 +153,18 @@ private:
   Value sharedPointer(Value byteAddress);
   /// mbarrier `index` of the array at shared byte address `barriers`.
   Value barrier(Value barriers, Value index);
-  void tmaProducer(Value barriers);
-  Value tmaConsumer(Value barriers); ///< returns the accumulator struct
+  /// body(tile, done) for each tile of the persistent grid this block
+  /// walks: its number in the grid and how many the block walked before.
+  void forEachTile(function_ref<void(Value tile, Value done)> body);
+  /// The ring stage of K tile `kt` of a block's tile after `done` others,
+  /// and the stage's use it is (counted over the block's tiles).
+  std::pair<Value, Value> ringSlot(Value done, Value kt);
+  /// setTile for the grid's tile number `tile` (row blocks fastest).
+  void setLinearTile(Value tile);
+  Value rowBlocks(); ///< ceil(m / bm)
+  void tmaProducer(Value barriers, Value done);
+  /// Returns the accumulator struct.
+  Value tmaConsumer(Value barriers, Value done);
   /// The column among the packed B rows' interleaving (groups of 8 gate,
   /// then 8 up) of column `local` of a tile: itself, except for a gated
   /// TMA tile, which holds 128 gate rows then 128 up rows.

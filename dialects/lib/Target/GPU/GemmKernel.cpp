@@ -170,6 +170,19 @@ void GemmBuilder::build() {
     finishBand(out);
 }
 
+void GemmBuilder::setTile(Value x, Value y, Value z) {
+  row0 = ir.mul(x, c.bm);
+  col0 = ir.mul(y, c.bn);
+  partialCol0 = col0;
+  if (c.groups > 1) {
+    // grid.y enumerates the groups' column tiles, group after group.
+    group = ir.div(y, c.colBlocks);
+    col0 = ir.mul(ir.rem(y, c.colBlocks), c.bn);
+  }
+  kSlice = z;
+  kBeg = ir.mul(kSlice, kPerSlice);
+}
+
 void GemmBuilder::buildBody() {
   eb = elementBytes(c.storage);
   vec = 16 / eb;
@@ -197,17 +210,10 @@ void GemmBuilder::buildBody() {
   warpRow = ir.mul(ir.div(warp, c.warpsN), warpTileM);
   warpCol = ir.mul(ir.rem(warp, c.warpsN), warpTileN);
   Value blockX = ir.blockId(gpu::Dimension::x);
-  row0 = ir.mul(blockX, c.bm);
-  Value blockY = ir.blockId(gpu::Dimension::y);
-  col0 = ir.mul(blockY, c.bn);
-  partialCol0 = col0;
-  if (c.groups > 1) {
-    // grid.y enumerates the groups' column tiles, group after group.
-    group = ir.div(blockY, c.colBlocks);
-    col0 = ir.mul(ir.rem(blockY, c.colBlocks), c.bn);
-  }
-  kSlice = ir.blockId(gpu::Dimension::z);
-  kBeg = ir.mul(kSlice, kPerSlice);
+  // A persistent kernel (the TMA ring) sets its tiles as it walks them.
+  if (!c.tma)
+    setTile(blockX, ir.blockId(gpu::Dimension::y),
+            ir.blockId(gpu::Dimension::z));
   if (c.stages == 0)
     return buildStream();
   if (moe()) {

@@ -16,6 +16,17 @@
 // Tensor maps give the zero padding cp.async's partial copies gave: rows
 // past m, columns past A's valid K and B rows past a group's read as zero.
 //
+// Persistent: the launch runs at most a block per SM (the ring's shared
+// memory and the re-split register file hold one), and each block walks
+// the grid's tiles blockIdx.x, + gridDim.x, ... (row blocks fastest, then
+// column blocks, then K slices). The ring's stages and barrier phases run
+// on across a block's tiles, so the producer fills the next tile's stages
+// while the consumers run the previous tile's epilogue: the fill latency
+// of a block's start is paid once a block, not once a tile. Every tile
+// starts at stage 0 (K tile kt in stage kt % stages), so a short K loop,
+// unrolled, addresses its stages with constants, and stage s completes
+// `uses(s)` phases a tile.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmBuilder.h"
@@ -28,12 +39,14 @@ using namespace mlir::ffn::gpu_target;
 using mlir::ffn::gpu_target::detail::GemmBuilder;
 
 namespace {
-/// Registers per thread after the warpgroups re-split the register file
-/// (setmaxnreg): the producer needs few; each consumer thread holds bn / 2
-/// f32 accumulators (128 for the 128 x 256 tile). 128 x 40 + 256 x 232 fits
-/// the SM's 64 Ki registers with one block resident.
-constexpr int32_t kProducerRegisters = 40;
-constexpr int32_t kConsumerRegisters = 232;
+/// Registers per thread after the warpgroups re-split the block's 168 x
+/// 384 (setmaxnreg): each consumer thread holds bn / 2 f32 accumulators
+/// (128 for the 128 x 256 tile); the producer's tile loop keeps each
+/// stage's copy destinations (LLVM hoists them out of it when the K loop
+/// unrolls), which spilled at 40 registers (a gated FFN with K = 256:
+/// 32 bytes) and fit at 56. 128 x 56 + 256 x 224 = 168 x 384.
+constexpr int32_t kProducerRegisters = 56;
+constexpr int32_t kConsumerRegisters = 224;
 /// try_wait's suspend-time hint (ns) between its polls of a barrier.
 constexpr int64_t kWaitHintNs = 1000000;
 } // namespace
@@ -74,16 +87,60 @@ void GemmBuilder::buildTma() {
       b, b.getI32IntegerAttr(kProducerRegisters),
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::decrease));
-  ir.guard(ir.eq(tid, ir.idx(0)), [&] { tmaProducer(barriers); });
+  ir.guard(ir.eq(tid, ir.idx(0)), [&] {
+    forEachTile([&](Value tile, Value done) {
+      setLinearTile(tile);
+      tmaProducer(barriers, done);
+    });
+  });
   b.setInsertionPoint(ifOp.getElseRegion().front().getTerminator());
   NVVM::SetMaxRegisterOp::create(
       b, b.getI32IntegerAttr(kConsumerRegisters),
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::increase));
-  epilogue(unpackAccumulators(tmaConsumer(barriers)));
+  forEachTile([&](Value tile, Value done) {
+    Value acc = tmaConsumer(barriers, done);
+    // The tile's coordinates only now: the main loop does not need them,
+    // and kept live through it beside the 128 accumulators they made
+    // ptxas spill (a gated FFN with both biases).
+    setLinearTile(tile);
+    epilogue(unpackAccumulators(acc));
+  });
 }
 
-void GemmBuilder::tmaProducer(Value barriers) {
+Value GemmBuilder::rowBlocks() { return ir.div(ir.add(m, c.bm - 1), c.bm); }
+
+void GemmBuilder::setLinearTile(Value tile) {
+  // Row blocks fastest, then grid.y's column tiles, then K slices.
+  Value rows = rowBlocks();
+  int64_t colTiles = c.groups * c.colBlocks;
+  Value rest = ir.div(tile, rows);
+  setTile(ir.rem(tile, rows), ir.rem(rest, ir.idx(colTiles)),
+          ir.div(rest, colTiles));
+}
+
+void GemmBuilder::forEachTile(function_ref<void(Value, Value)> body) {
+  // The grid's tiles: ceil(m / bm) row blocks x grid.y x grid.z.
+  Value tiles = ir.mul(rowBlocks(), c.groups * c.colBlocks * c.splitK);
+  Value block = ir.blockId(gpu::Dimension::x);
+  Value blocks = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  // This block's tiles: block, block + blocks, ... below tiles (none if
+  // the launch has more blocks than tiles, as the runtime's does not).
+  Value left = ir.max(ir.sub(tiles, block), ir.idx(0));
+  Value mine = ir.div(ir.add(left, ir.sub(blocks, ir.idx(1))), blocks);
+  ir.loop(ir.idx(0), mine, 1,
+          [&](Value i) { body(ir.add(block, ir.mul(i, blocks)), i); });
+}
+
+std::pair<Value, Value> GemmBuilder::ringSlot(Value done, Value kt) {
+  Value stage = ir.rem(kt, c.stages);
+  // Stage s holds K tiles s, s + stages, ... below kTiles: (kTiles - 1 -
+  // s) / stages + 1 of them a tile (s < kTiles; a later stage is unused).
+  Value uses = ir.add(ir.div(ir.sub(ir.idx(kTiles - 1), stage), c.stages), 1);
+  return {stage, ir.add(ir.mul(done, uses), ir.div(kt, c.stages))};
+}
+
+void GemmBuilder::tmaProducer(Value barriers, Value done) {
   int64_t rowBytes = c.bk * eb;
   int64_t aStage = c.bm * rowBytes, bStage = c.bn * rowBytes;
   auto clusterPtr = [&](Value byteAddress) -> Value {
@@ -99,11 +156,10 @@ void GemmBuilder::tmaProducer(Value barriers) {
   auto cta =
       NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA);
   ir.loop(ir.idx(0), ir.idx(kTiles), 1, [&](Value kt) {
-    Value stage = ir.rem(kt, c.stages);
-    Value round = ir.div(kt, c.stages);
+    auto [stage, round] = ringSlot(done, kt);
     Value full = barrier(barriers, stage);
-    // Round r > 0 refills the stage the consumers released in round r - 1
-    // (that phase's parity is (r - 1) & 1).
+    // The stage's use r > 0 refills what the consumers released in use
+    // r - 1 (that phase's parity is (r - 1) & 1).
     ir.guard(ir.lt(ir.idx(0), round), [&] {
       Value parity = i32(ir.rem(ir.add(round, 1), 2));
       NVVM::MBarrierTryWaitParityOp::create(
@@ -143,27 +199,33 @@ void GemmBuilder::tmaProducer(Value barriers) {
   });
 }
 
-Value GemmBuilder::tmaConsumer(Value barriers) {
+Value GemmBuilder::tmaConsumer(Value barriers, Value done) {
   auto cta =
       NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA);
+  // Each warp releases a stage it has read once (lane 0).
+  auto release = [&](Value kt) {
+    ir.guard(ir.eq(lane, ir.idx(0)), [&] {
+      NVVM::MBarrierArriveOp::create(
+          b, Type(), barrier(barriers, ir.add(ir.rem(kt, c.stages), c.stages)),
+          Value(), cta, b.getBoolAttr(false));
+    });
+  };
   Value acc = ir.loop(
       ir.idx(0), ir.idx(kTiles), 1, {zeroAccumulators()},
       [&](Value kt, ValueRange iter) -> SmallVector<Value> {
-        Value stage = ir.rem(kt, c.stages);
-        Value parity = ir.toI32(ir.rem(ir.div(kt, c.stages), 2));
+        auto [stage, use] = ringSlot(done, kt);
+        Value parity = ir.toI32(ir.rem(use, 2));
         NVVM::MBarrierTryWaitParityOp::create(b, barrier(barriers, stage),
                                               parity, ir.i32(kWaitHintNs));
         SmallVector<Value> next = wgmmaStage(stage, iter[0]);
         // wgmmaStage waited for all groups but this tile's: the previous
-        // tile's stage has been read, and each warp releases it once.
-        ir.guard(ir.andI(ir.lt(ir.idx(0), kt), ir.eq(lane, ir.idx(0))), [&] {
-          Value previous = ir.rem(ir.add(kt, c.stages - 1), c.stages);
-          NVVM::MBarrierArriveOp::create(
-              b, Type(), barrier(barriers, ir.add(previous, c.stages)), Value(),
-              cta, b.getBoolAttr(false));
-        });
+        // K tile's stage has been read.
+        ir.guard(ir.lt(ir.idx(0), kt), [&] { release(ir.sub(kt, ir.idx(1))); });
         return next;
       })[0];
   NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+  // The last K tile's stage too, before the epilogue: the producer refills
+  // it for the block's next tile meanwhile.
+  release(ir.idx(kTiles - 1));
   return acc;
 }

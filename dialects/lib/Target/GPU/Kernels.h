@@ -66,6 +66,9 @@ struct Launch {
                             ///< gridRowsExtra) / rowsPerBlock)
   int64_t gridMScale = 1, gridRowsExtra = 0;
   int64_t gridY = 1, gridZ = 1;
+  /// A persistent launch: at most this many blocks walk the grid's tiles
+  /// (0: a block per tile).
+  int64_t maxBlocks = 0;
   int64_t threads = 256;
   int64_t sharedBytes = 0;
   int64_t minM = 1, maxM = INT64_MAX; ///< the token-count bucket
