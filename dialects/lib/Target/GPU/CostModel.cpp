@@ -415,6 +415,11 @@ public:
 
   std::optional<GpuKnobError> build(GpuBucket &b, int64_t maxM, int64_t priceM,
                                     bool memoryBound) const;
+  /// Bucket `b` up to `maxM` on bucket `like`'s tile, with its own split.
+  void keepTile(GpuBucket &b, const GpuBucket &like, int64_t maxM) const {
+    fill(b, Tile{like.blockM, like.blockN, like.warpsM, like.warpsN}, maxM,
+         /*memoryBound=*/false);
+  }
 
 private:
   const GpuFfnShape &f;
@@ -550,6 +555,14 @@ int64_t Chooser::cheapestSplit(const GpuBucket &b, int64_t m, int64_t n,
   // 206 us, 1/3 177 us), so GEMM 1 splits only where its blocks reduce
   // their own tiles.
   int64_t most = mostSlices(k / b.blockK);
+  // Only a GEMM whose tiles leave SMs idle splits: past one full wave a
+  // split would only even out the last one, which the model prices too
+  // finely to trust (it offered LLaMA-7B f32's 512-tile GEMM 2 at m = 2048
+  // nine slices, 300 MB of partials, for 1%), and every split measured
+  // faster on a GPU had fewer tiles than SMs.
+  int64_t tiles = (m + b.blockM - 1) / b.blockM * (n / b.blockN);
+  if (tiles >= d.sms)
+    return 1;
   // A larger split must be 1% cheaper: the model's resolution.
   constexpr double kGain = 0.01;
   int64_t best = 1;
@@ -661,6 +674,9 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
 /// The bucket bounds without an override: decode (weights stream once),
 /// small, medium, large, and everything beyond.
 static const int64_t kDefaultBounds[] = {16, 64, 256, 1024};
+/// Where the unbounded bucket's tiles may still leave SMs idle, buckets up
+/// to these m take its tile with their own K split (selectGpuStrategy).
+static const int64_t kSplitBounds[] = {2048, 4096, 8192};
 
 GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
                                           std::string_view chip,
@@ -731,6 +747,31 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
     GpuBucket &b = s.buckets[s.numBuckets++];
     if (auto bad = chooser.build(b, maxM, priceM, !last && maxM <= 16))
       return {s, bad};
+  }
+  // Past the default bounds a narrow GEMM's wide tiles can still leave SMs
+  // idle (BERT-base's 768-wide GEMM 2: 48 tiles at m = 2048, where a
+  // two-way split ran 1.26x faster on an H200 and 1.30-1.40x at m = 1100
+  // and 1536, docs/bench-gpu-2026-11-30-h200-bounds.txt). Buckets up to
+  // 2048, 4096 and 8192 then take the unbounded bucket's tile with the
+  // split the model gives them there; one that plans the same kernels as
+  // the bucket after it leaves it its range, so an FFN that gains nothing
+  // keeps its four bounds. Bounds or a split the user gave stay as given.
+  if (!o.numBounds && !o.splitK && !f.batchInvariant && !f.moe()) {
+    GpuBucket large = s.buckets[s.numBuckets - 1];
+    --s.numBuckets;
+    for (int64_t maxM : kSplitBounds)
+      chooser.keepTile(s.buckets[s.numBuckets++], large, maxM);
+    s.buckets[s.numBuckets++] = large;
+    for (int32_t i = std::size(kDefaultBounds); i + 1 < s.numBuckets;) {
+      GpuBucket widened = s.buckets[i];
+      widened.maxM = s.buckets[i + 1].maxM;
+      if (widened == s.buckets[i + 1]) {
+        std::copy(s.buckets + i + 1, s.buckets + s.numBuckets, s.buckets + i);
+        --s.numBuckets;
+      } else {
+        ++i;
+      }
+    }
   }
   out.error = checkGpuStrategy(s, f, chip);
   return out;
