@@ -677,6 +677,9 @@ static const int64_t kDefaultBounds[] = {16, 64, 256, 1024};
 /// Where the unbounded bucket's tiles may still leave SMs idle, buckets up
 /// to these m take its tile with their own K split (selectGpuStrategy).
 static const int64_t kSplitBounds[] = {2048, 4096, 8192};
+static_assert(std::size(kDefaultBounds) + std::size(kSplitBounds) + 1 <=
+                  kMaxGpuBuckets,
+              "the default and split buckets and the unbounded one fit");
 
 GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
                                           std::string_view chip,

@@ -101,8 +101,7 @@ void GemmBuilder::buildTma() {
   forEachTile([&](Value tile, Value done) {
     Value acc = tmaConsumer(barriers, done);
     // The tile's coordinates only now: the main loop does not need them,
-    // and kept live through it beside the 128 accumulators they made
-    // ptxas spill (a gated FFN with both biases).
+    // and kept live through it they would sit beside its 128 accumulators.
     setLinearTile(tile);
     epilogue(unpackAccumulators(acc));
   });
