@@ -10,6 +10,8 @@
 #                             out-dir/run-checks.sh   (numerics, exit 0 = pass)
 #                             out-dir/run-bench.sh    (ffnc vs cuBLASLt, and
 #                                                      vs PyTorch if installed)
+#                             out-dir/run-pingpong.sh (sm_90a: the ping-pong
+#                                                      tile's checks and A/B)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=nvptx-sm90a
@@ -34,6 +36,19 @@ for spec in examples/zoo.ffn examples/classic.ffn examples/grouped.ffn \
   "$ffnc" "$spec" --target="$target" --emit=so -o "$out/$name.so"
   grep -o '^ *ffn [A-Za-z0-9_]*' "$spec" | awk '{print $2}' | tr '\n' ' ' >"$out/$name.names"
 done
+# The ping-pong wgmma tile (sm_90a; only --strategy picks it until a GPU
+# has timed it): the bench's dense FFNs and the tails built with it, for
+# run-pingpong.sh. The override sets every bucket's tile; the A/B compares
+# the large-m buckets, where the default takes the 128 x 256 tile.
+if [[ $target == nvptx-sm90a ]]; then
+  for name in bert_base_gelu bert_base_gelu_f16 bert_base_postln \
+              llama7b_swiglu llama7b_swiglu_f16; do
+    "$ffnc" bench/gpu/bench.ffn --ffn=$name --target="$target" \
+      --strategy=block_m=128,block_n=128 --emit=so -o "$out/pingpong-$name.so"
+  done
+  "$ffnc" test/GPU/Inputs/tails.ffn --target="$target" \
+    --strategy=block_m=128,block_n=128 --emit=so -o "$out/tails-pingpong.so"
+fi
 cat >"$out/run-checks.sh" <<'SH'
 #!/usr/bin/env bash
 # Every kernel of every bundled spec against the f64 reference, at token
@@ -115,6 +130,30 @@ if python3 -c 'import torch' 2>/dev/null; then
 fi
 exit $status
 SH
+cat >"$out/run-pingpong.sh" <<'SH'
+#!/usr/bin/env bash
+# The ping-pong tile against the default 128 x 256 one: numerics first
+# (the tails and the bench FFNs against the f64 reference), then one
+# ffn-gpu-bench process timing both builds against the same cuBLASLt FFN.
+cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+status=0
+./ffn-gpu-run tails-pingpong.so $(cat tails.names) --tokens=1,17,300,1100 || status=1
+./ffn-gpu-run pingpong-bert_base_gelu.so bert_base_gelu --tokens=1100,2048 || status=1
+./ffn-gpu-run pingpong-llama7b_swiglu.so llama7b_swiglu --tokens=1100 || status=1
+[ $status = 0 ] || { echo "ping-pong checks: FAIL"; exit 1; }
+if [[ -z "${FFN_CUBLASLT:-}" ]]; then
+  lt=$(ls /usr/local/cuda/lib64/libcublasLt.so.1[2-9] 2>/dev/null | tail -1)
+  if [[ -n "$lt" ]]; then export FFN_CUBLASLT=$lt; fi
+fi
+./ffn-gpu-bench ./bench.so \
+  bert_base_gelu:1100,2048,4096,16384 bert_base_postln:2048 \
+  llama7b_swiglu:1024,4096 llama7b_swiglu_f16:4096 bert_base_gelu_f16:16384 \
+  --library=./pingpong-bert_base_gelu.so bert_base_gelu:1100,2048,4096,16384 \
+  --library=./pingpong-bert_base_postln.so bert_base_postln:2048 \
+  --library=./pingpong-llama7b_swiglu.so llama7b_swiglu:1024,4096 \
+  --library=./pingpong-llama7b_swiglu_f16.so llama7b_swiglu_f16:4096 \
+  --library=./pingpong-bert_base_gelu_f16.so bert_base_gelu_f16:16384
+SH
 cat >"$out/run-all.sh" <<'SH'
 #!/usr/bin/env bash
 # The GPU suite, then the benchmark: what a lent GPU machine runs.
@@ -124,5 +163,6 @@ status=0
 ./run-bench.sh || status=1
 exit $status
 SH
-chmod +x "$out"/run-checks.sh "$out"/run-bench.sh "$out"/run-all.sh
+chmod +x "$out"/run-checks.sh "$out"/run-bench.sh "$out"/run-all.sh \
+  "$out"/run-pingpong.sh
 echo "bundle for $target in $out ($(du -sh "$out" | cut -f1))"

@@ -6,7 +6,7 @@
 // here are spelled out, not chosen: ffn-gpu-select-strategy.mlir tests the
 // choice), and refuses what it cannot build.
 // RUN: not ffn-opt %S/Inputs/wgmma.mlir --ffn-gpu-lower="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOWG
-// NOWG: error: 'ffn.ffn' op strategy buckets bucket 1: wgmma needs sm_90a and the 128x256 tile
+// NOWG: error: 'ffn.ffn' op strategy buckets bucket 1: wgmma needs sm_90a and the 128x256 or 128x128 tile
 // RUN: sed 's/ strategy #ffn.gpu_strategy<.*]>//' %S/Inputs/wgmma.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=NOSTRATEGY
 // NOSTRATEGY: error: 'ffn.ffn' op needs a complete #ffn.gpu_strategy (run ffn-gpu-select-strategy first)
 // RUN: ffn-opt %S/Inputs/grouped.mlir --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=GRP
@@ -449,6 +449,46 @@
 // WG: arith.mulf
 // WG-NOT: nvgpu.device_async_copy
 // WG: gpu.func @g_down_mlarge(
+
+// The ping-pong tile (block_n = 128 with wgmma): each consumer warpgroup
+// multiplies a whole 128 x 128 tile as two m64 n128 slabs (two
+// accumulator structs), the warpgroups taking the block's tiles in turns
+// (the tile loop starts at the warpgroup and steps by two). A stage is
+// released by the four warps that read it; two more barriers order the
+// main loops: a warpgroup waits on its own before its K loop and, its
+// MMAs done, releases the stage it read last and arrives on the other's.
+// RUN: sed 's/block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma/block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma/' %S/Inputs/wgmma.mlir | ffn-opt --ffn-gpu-lower="chip=sm_90a" | FileCheck %s --check-prefix=PP
+// PP: strategy = "gpu sm_90a (132 SMs): m 1-64 16x128 tiles mma_sync 4 stages; m >= 65 128x128 tiles wgmma ping-pong 4 stages;
+// PP-SAME: kernel = "g_up_mlarge", {{[^>]*}} rows_per_block = 128, grid_y = 4, grid_z = 1, threads = 384, shared_bytes = 132176, {{[^>]*}} max_blocks = 132>
+// PP: gpu.func @g_up_mlarge(
+// PP: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// PP: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// PP-NOT: nvvm.mbarrier.init
+// PP: nvvm.fence.mbarrier.init
+// PP: nvvm.setmaxregister  decrease 56
+// PP: nvvm.setmaxregister  increase 224
+// PP: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
+// PP: nvvm.mbarrier.try_wait.parity
+// PP: scf.for {{.*}} -> (!llvm.struct<({{(f32, )+}}f32)>, !llvm.struct<({{(f32, )+}}f32)>)
+// PP: nvvm.mbarrier.try_wait.parity
+// PP: nvvm.wgmma.fence.aligned
+// PP-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// PP: nvvm.wgmma.commit.group.sync.aligned
+// PP: nvvm.wgmma.wait.group.sync.aligned 1
+// PP: nvvm.mbarrier.arrive
+// PP: nvvm.wgmma.wait.group.sync.aligned 0
+// PP: nvvm.mbarrier.arrive
+// PP: nvvm.mbarrier.arrive
+// PP: arith.mulf
+// PP: gpu.func @g_down_mlarge(
 
 // f32 keeps exact products (FMA, no tensor cores). The post-norm's input is
 // an f32 workspace row z; at d_model 60 every bucket's row band (16 x 60,

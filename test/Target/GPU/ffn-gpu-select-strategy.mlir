@@ -97,7 +97,7 @@
 
 // What cannot hold is an error at the op or the option.
 // RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<block_m = 32, block_n = 64>'" 2>&1 | FileCheck %s --check-prefix=BADTILE
-// BADTILE: error: 'ffn.ffn' op strategy option block_m tile 32x64 is not built for bf16/f16 (tiles: 16x128, 64x128, 128x256)
+// BADTILE: error: 'ffn.ffn' op strategy option block_m tile 32x64 is not built for bf16/f16 (tiles: 16x128, 64x128, 128x256, 128x128)
 // RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<split_k = 40>'" 2>&1 | FileCheck %s --check-prefix=SPLIT
 // SPLIT: error: 'ffn.ffn' op strategy option split_k bucket 0: more K slices than K tiles (24 in GEMM 1, 96 in GEMM 2)
 // RUN: not ffn-opt %S/Inputs/invariant.mlir --ffn-attach-target=isa=nvptx-sm90 --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = wgmma>'" 2>&1 | FileCheck %s --check-prefix=WGMMA

@@ -310,7 +310,9 @@ def Ffn_GpuStrategyAttr
 
     - `block_m` x `block_n`: the block's output tile, split between
       `warps_m` x `warps_n` warps (the kernels exist for 16x128 (1 x 8
-      warps), 64x128 (2 x 4) and 128x256 (2 x 4; f32: 128x128));
+      warps), 64x128 (2 x 4) and 128x256 (2 x 4; f32: 128x128), and on
+      sm_90a the ping-pong 128x128 wgmma tile (each consumer warpgroup its
+      own tile; only an override chooses it));
     - `block_k`: K per pipeline stage (64 for bf16/f16, 32 for f32);
     - `stages`: depth of the cp.async ring (2-4, as shared memory allows),
       or 0: no ring, the 16-row tile's register stream (each lane loads
@@ -318,7 +320,8 @@ def Ffn_GpuStrategyAttr
       straight into mma.sync operands; the default for that tile on
       unquantized bf16/f16 FFNs that are not mixtures of experts);
     - `mma`: `mma_sync` (mma.sync.m16n8k16 on tensor cores, sm_80+),
-      `wgmma` (warpgroup MMA, sm_90a, the 128x256 tile) or `fma` (f32);
+      `wgmma` (warpgroup MMA, sm_90a, the 128x256 and 128x128 tiles) or
+      `fma` (f32);
     - `split_k = [up, down]`: K slices of GEMM 1 and GEMM 2 (f32 partials
       in the workspace, summed in slice order by a reduction kernel that
       applies the epilogue: deterministic).

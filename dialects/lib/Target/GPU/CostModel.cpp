@@ -70,9 +70,11 @@ struct Tile {
 
 /// Decode, medium and wide tiles; each was run against the f64 reference on
 /// an H100 (docs/gpu.md). f32's wide tile is narrower: its FMA accumulators
-/// live in registers, 64 x 32 per warp at most.
+/// live in registers, 64 x 32 per warp at most. The tensor tiles' fourth,
+/// 128 x 128, is the ping-pong wgmma tile (gpuPingPong): only an override
+/// picks it until a GPU has timed it against the 128 x 256 one.
 static const Tile kTensorTiles[] = {
-    {16, 128, 1, 8}, {64, 128, 2, 4}, {128, 256, 2, 4}};
+    {16, 128, 1, 8}, {64, 128, 2, 4}, {128, 256, 2, 4}, {128, 128, 2, 4}};
 static const Tile kFmaTiles[] = {
     {16, 128, 1, 8}, {64, 128, 2, 4}, {128, 128, 2, 4}};
 
@@ -82,9 +84,17 @@ static const Tile *tilesOf(const GpuFfnShape &f) {
 
 /// Quantized weights on tensor cores keep a second set of accumulators (a
 /// scale group's sums, GemmKernel.cpp): the wide tile's 128 accumulators
-/// per thread would not fit twice in the registers.
+/// per thread would not fit twice in the registers. Unquantized bf16/f16
+/// FFNs also have the ping-pong tile, which the cost model does not choose
+/// (kChosenTiles).
 static int tileCount(const GpuFfnShape &f) {
-  return f.quantized() && f.elementBytes != 4 ? 2 : 3;
+  if (f.elementBytes == 4)
+    return 3;
+  return f.quantized() ? 2 : 4;
+}
+/// The tiles the cost model chooses among.
+static int chosenTileCount(const GpuFfnShape &f) {
+  return std::min(tileCount(f), 3);
 }
 
 static const Tile *findTile(int64_t blockM, int64_t blockN,
@@ -291,9 +301,10 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
     return b.stages * b.blockM * row * elementBytes +
            2 * terms * b.blockN * row * elementBytes +
            b.stages * b.blockN * b.blockK * weightBits / 8;
+  // Ping-pong adds the two warpgroups' order barriers.
   if (b.mma == GpuMma::Wgmma)
     return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024 +
-           2 * 8 * b.stages;
+           2 * 8 * b.stages + (gpuPingPong(b) ? 2 * 8 : 0);
   return b.stages * (b.blockM + b.blockN) * row * elementBytes;
 }
 
@@ -448,8 +459,10 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   // 128 bytes of K per stage on tensor cores, 32 f32 on CUDA cores.
   b.blockK = tc ? 64 : 32;
   // wgmma on sm_90a where the tile is its 128 x 256 (two warpgroups, each
-  // m64 n256), unless the override keeps it off.
-  bool wgmmaTile = chip == "sm_90a" && tc && t.blockM == 128 && t.blockN == 256;
+  // m64 n256) or the ping-pong 128 x 128 (each warpgroup its own tile),
+  // unless the override keeps it off.
+  bool wgmmaTile = chip == "sm_90a" && tc && t.blockM == 128 &&
+                   (t.blockN == 256 || t.blockN == 128);
   b.mma = !tc                                     ? GpuMma::Fma
           : wgmmaTile && o.mma != GpuMma::MmaSync ? GpuMma::Wgmma
                                                   : GpuMma::MmaSync;
@@ -623,7 +636,7 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
     fill(b, *t, maxM, memoryBound);
     return std::nullopt;
   }
-  int count = tileCount(f);
+  int count = chosenTileCount(f);
   if (f.batchInvariant) {
     fill(b, tiles[count - 1], maxM, memoryBound);
     return std::nullopt;
@@ -720,8 +733,13 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
                                       "mma_sync tiles (each scale group "
                                       "is summed apart)"};
     else if (*o.mma == GpuMma::Wgmma && o.blockM &&
-             (*o.blockM != 128 || *o.blockN != 256))
-      out.error = GpuKnobError{"mma", "wgmma multiplies 128x256 tiles"};
+             (*o.blockM != 128 || (*o.blockN != 256 && *o.blockN != 128)))
+      out.error = GpuKnobError{"mma", "wgmma multiplies 128x256 and "
+                                      "128x128 (ping-pong) tiles"};
+    else if (*o.mma == GpuMma::MmaSync && tc && o.blockM && *o.blockM == 128 &&
+             *o.blockN == 128)
+      out.error = GpuKnobError{"mma", "the 128x128 tensor tile is the "
+                                      "ping-pong wgmma kernel's"};
     if (out.error)
       return out;
   }
@@ -812,10 +830,18 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
                                          (tc ? "mma_sync or wgmma for "
                                                "bf16/f16"
                                              : "fma for f32")};
-    if (b.mma == GpuMma::Wgmma &&
-        (chip != "sm_90a" || b.blockM != 128 || b.blockN != 256))
+    if (b.mma == GpuMma::Wgmma && (chip != "sm_90a" || b.blockM != 128 ||
+                                   (b.blockN != 256 && b.blockN != 128)))
+      return GpuKnobError{"buckets", at + "wgmma needs sm_90a and the "
+                                          "128x256 or 128x128 tile"};
+    // The ping-pong tile exists as the TMA kernel only: the cp.async ring
+    // keeps its warps on one tile (and a mixture's wgmma tiles gather).
+    if (tc && b.blockM == 128 && b.blockN == 128 &&
+        (b.mma != GpuMma::Wgmma || f.moe()))
       return GpuKnobError{"buckets",
-                          at + "wgmma needs sm_90a and the 128x256 tile"};
+                          at + "the 128x128 tensor tile is the ping-pong wgmma "
+                               "kernel's: sm_90a, fed by TMA (not a mixture of "
+                               "experts, whose rows are gathered)"};
     if (b.stages == 0 && !gpuStreamable(b, f))
       return GpuKnobError{"stages",
                           at + "stages = 0 (the register stream) is the "
@@ -871,7 +897,8 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
          (b.maxM ? std::to_string(from) + "-" + std::to_string(b.maxM)
                  : ">= " + std::to_string(from)) +
          " " + std::to_string(b.blockM) + "x" + std::to_string(b.blockN) +
-         " tiles " + gpuMmaName(b.mma) + " " +
+         " tiles " + gpuMmaName(b.mma) +
+         (gpuPingPong(b) ? " ping-pong " : " ") +
          (b.stages ? std::to_string(b.stages) + " stages"
                    : std::string("register stream"));
     if (b.splitUp > 1 || b.splitDown > 1)

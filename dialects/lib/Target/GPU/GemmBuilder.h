@@ -71,6 +71,7 @@ private:
   // Geometry.
   int64_t eb = 0, ldsElems = 0, vec = 0, chunksPerRow = 0;
   int64_t warpTileM = 0, warpTileN = 0, fragsM = 0, fragsN = 0;
+  int64_t fragRowStep = 16; // tile rows between fragment rows mt, mt + 1
   int64_t kPerSlice = 0, kTiles = 0;
   Value tid, lane, row0, col0, kBeg, aSmem, bSmem, token;
   Value kSlice;             // this block's K slice (grid.z, or its part of it)
@@ -135,7 +136,8 @@ private:
   void storePair(Value v0, Value v1, Value buffer, Value idx, bool paired);
   /// v, or 0 where in-group hidden column col + e is padding (c.hValid).
   Value realColumn(Value col, int64_t e, Value v);
-  SmallVector<Value> wgmmaStage(Value stage, Value acc);
+  /// One K tile's wgmma group on the accumulator slabs; returns them.
+  SmallVector<Value> wgmmaStage(Value stage, ValueRange slabs);
   /// The 16-row tile's main loop without a ring (GemmStream.cpp, stages =
   /// 0): B and A fragments loaded straight into registers.
   void buildStream();
@@ -155,7 +157,10 @@ private:
   Value barrier(Value barriers, Value index);
   /// body(tile, done) for each tile of the persistent grid this block
   /// walks: its number in the grid and how many the block walked before.
-  void forEachTile(function_ref<void(Value tile, Value done)> body);
+  /// A ping-pong consumer walks every other one: first (its warpgroup),
+  /// first + 2, ...
+  void forEachTile(function_ref<void(Value tile, Value done)> body,
+                   Value first = nullptr, int64_t step = 1);
   /// The ring stage of K tile `kt` of a block's tile after `done` others,
   /// and the stage's use it is (counted over the block's tiles).
   std::pair<Value, Value> ringSlot(Value done, Value kt);
@@ -163,16 +168,19 @@ private:
   void setLinearTile(Value tile);
   Value rowBlocks(); ///< ceil(m / bm)
   void tmaProducer(Value barriers, Value done);
-  /// Returns the accumulator struct.
-  Value tmaConsumer(Value barriers, Value done);
+  /// The ping-pong consumers: each warpgroup its own tiles, in turns.
+  void pingPongConsumer(Value barriers);
+  /// Returns the accumulator slabs.
+  SmallVector<Value> tmaConsumer(Value barriers, Value done);
   /// The column among the packed B rows' interleaving (groups of 8 gate,
   /// then 8 up) of column `local` of a tile: itself, except for a gated
   /// TMA tile, which holds 128 gate rows then 128 up rows.
   int64_t packedColumn(int64_t local) const;
-  /// The accumulator struct of wgmma's bn / 8 fragments, zeroed.
-  Value zeroAccumulators();
-  /// The accumulators out of wgmma's struct, in the epilogue's order.
-  SmallVector<Value> unpackAccumulators(Value acc);
+  /// wgmma's accumulator structs, one per m64 slab (fragsM; bn / 8
+  /// fragments each), zeroed.
+  SmallVector<Value> zeroAccumulators();
+  /// The accumulators out of wgmma's structs, in the epilogue's order.
+  SmallVector<Value> unpackAccumulators(ValueRange slabs);
   /// `v` moved to this block's group (or expert): v + group * stride (v
   /// when dense).
   Value inGroup(Value v, int64_t stride) {
@@ -188,7 +196,8 @@ private:
   /// This lane's tile row in fragment row `mt`, half `half` (the MMA's
   /// rows grp and grp + 8).
   Value fragmentRow(int64_t mt, int64_t half) {
-    return ir.add(ir.add(ir.add(row0, warpRow), grp), mt * 16 + half * 8);
+    return ir.add(ir.add(ir.add(row0, warpRow), grp),
+                  mt * fragRowStep + half * 8);
   }
   Value descriptor(Value byteAddress);
   Value asI32(Value pair); ///< an mma operand register

@@ -284,11 +284,19 @@ void GemmBuilder::buildBody() {
     // The TMA ring's warpgroups are the consumers after the producer's.
     Value mmaWarp = c.tma ? ir.sub(warp, ir.idx(4)) : warp;
     warpGroup = ir.div(mmaWarp, 4);
-    // Each warpgroup owns 64 rows; its warps 16 rows each, all columns.
-    warpRow = ir.mul(mmaWarp, 16);
     warpCol = ir.idx(0);
-    fragsM = 1;
     fragsN = c.bn / 8;
+    if (c.pingPong()) {
+      // Each warpgroup owns a whole tile: two m64 slabs, its warps 16 rows
+      // of each.
+      warpRow = ir.mul(ir.rem(mmaWarp, 4), 16);
+      fragsM = 2;
+      fragRowStep = 64;
+    } else {
+      // Each warpgroup owns 64 rows; its warps 16 rows each, all columns.
+      warpRow = ir.mul(mmaWarp, 16);
+      fragsM = 1;
+    }
   }
   auto view = [&](int64_t count, int64_t rows, int64_t cols, Type type,
                   int64_t byteOffset) {
@@ -324,9 +332,8 @@ void GemmBuilder::buildBody() {
   int64_t accCount = fragsM * fragsN * 4;
   if (c.wgmma) {
     // The accumulators stay in wgmma's register struct through the loop.
-    Value accStruct = zeroAccumulators();
-    Value result = ir.loop(
-        ir.idx(0), ir.idx(kTiles), 1, {accStruct},
+    SmallVector<Value> result = ir.loop(
+        ir.idx(0), ir.idx(kTiles), 1, zeroAccumulators(),
         [&](Value kt, ValueRange iter) -> SmallVector<Value> {
           nvgpu::DeviceAsyncWaitOp::create(
               b, waitToken, b.getI32IntegerAttr(ahead - 1));
@@ -342,8 +349,8 @@ void GemmBuilder::buildBody() {
           // before the barrier above.
           Value next = ir.add(kt, ahead);
           loadStage(ir.rem(next, c.stages), next);
-          return wgmmaStage(ir.rem(kt, c.stages), iter[0]);
-        })[0];
+          return wgmmaStage(ir.rem(kt, c.stages), iter);
+        });
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     nvgpu::DeviceAsyncWaitOp::create(b, waitToken, b.getI32IntegerAttr(0));
     epilogue(unpackAccumulators(result));
@@ -833,22 +840,28 @@ Value GemmBuilder::descriptor(Value byteAddress) {
   return arith::OrIOp::create(b, start, fixed);
 }
 
-Value GemmBuilder::zeroAccumulators() {
-  int64_t count = fragsM * fragsN * 4;
+SmallVector<Value> GemmBuilder::zeroAccumulators() {
+  // One struct per m64 slab (fragment row of the warp): fragsN fragments.
+  int64_t count = fragsN * 4;
   auto structType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(count, b.getF32Type()));
-  Value acc = LLVM::PoisonOp::create(b, structType);
   Value zero = ir.f32(0);
-  for (int64_t i = 0; i < count; ++i)
-    acc = LLVM::InsertValueOp::create(b, acc, zero, ArrayRef<int64_t>{i});
-  return acc;
+  SmallVector<Value> slabs;
+  for (int64_t mt = 0; mt < fragsM; ++mt) {
+    Value acc = LLVM::PoisonOp::create(b, structType);
+    for (int64_t i = 0; i < count; ++i)
+      acc = LLVM::InsertValueOp::create(b, acc, zero, ArrayRef<int64_t>{i});
+    slabs.push_back(acc);
+  }
+  return slabs;
 }
 
-SmallVector<Value> GemmBuilder::unpackAccumulators(Value acc) {
+SmallVector<Value> GemmBuilder::unpackAccumulators(ValueRange slabs) {
   SmallVector<Value> values;
-  for (int64_t i = 0; i < fragsM * fragsN * 4; ++i)
-    values.push_back(
-        LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
+  for (Value acc : slabs)
+    for (int64_t i = 0; i < fragsN * 4; ++i)
+      values.push_back(
+          LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
   return values;
 }
 
@@ -861,30 +874,37 @@ int64_t GemmBuilder::packedColumn(int64_t local) const {
   return 16 * (j / 8) + (local >= half ? 8 : 0) + j % 8;
 }
 
-SmallVector<Value> GemmBuilder::wgmmaStage(Value stage, Value acc) {
+SmallVector<Value> GemmBuilder::wgmmaStage(Value stage, ValueRange slabs) {
   int64_t rowBytes = c.bk * eb; // 128: one swizzle atom per row
-  Value aTile = ir.add(ir.add(aAddr, ir.mul(stage, c.bm * rowBytes)),
-                       ir.mul(warpGroup, 64 * rowBytes));
+  // Slab mt multiplies rows 64 mt.. of the warpgroup's (a ping-pong
+  // warpgroup has the whole tile, a cooperative one its 64 rows).
+  Value aTile = ir.add(aAddr, ir.mul(stage, c.bm * rowBytes));
+  if (!c.pingPong())
+    aTile = ir.add(aTile, ir.mul(warpGroup, 64 * rowBytes));
   Value bTile = ir.add(bAddr, ir.mul(stage, c.bn * rowBytes));
   NVVM::WgmmaFenceAlignedOp::create(b);
   auto type = c.storage.isBF16() ? NVVM::WGMMATypes::bf16
                                  : NVVM::WGMMATypes::f16;
+  SmallVector<Value> acc(slabs);
   for (int64_t kk = 0; kk < c.bk / 16; ++kk) {
     // k16 steps advance 32 bytes inside the swizzled rows.
-    Value descA = descriptor(ir.add(aTile, kk * 32));
     Value descB = descriptor(ir.add(bTile, kk * 32));
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, acc.getType(), acc, descA, descB,
-        NVVM::MMAShapeAttr::get(b.getContext(), 64, c.bn, 16), type, type,
-        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
+    for (auto [mt, slab] : llvm::enumerate(acc)) {
+      Value descA =
+          descriptor(ir.add(aTile, int64_t(mt) * 64 * rowBytes + kk * 32));
+      slab = NVVM::WgmmaMmaAsyncOp::create(
+          b, slab.getType(), slab, descA, descB,
+          NVVM::MMAShapeAttr::get(b.getContext(), 64, c.bn, 16), type, type,
+          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
+    }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
   // Keep this tile's MMAs running into the next iteration's wait, barrier
   // and copies; the previous tile's are done after this.
   NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(1));
-  return {acc};
+  return acc;
 }
 
 std::pair<Value, Value> GemmBuilder::loadPair(Value buffer, Value idx,

@@ -66,14 +66,22 @@ void GemmBuilder::buildTma() {
   // The barriers follow the ring (each stage a multiple of 1024 bytes, so
   // they are 8-byte aligned): full[s] at s, empty[s] at stages + s.
   Value barriers = ir.add(aAddr, c.stages * (c.bm + c.bn) * rowBytes);
-  int64_t consumerWarps = c.warpsM * c.warpsN;
+  // A stage is released by the warps that read it: both warpgroups', or
+  // the ping-pong warpgroup's whose tile it holds.
+  int64_t readers = c.pingPong() ? 4 : c.warpsM * c.warpsN;
   ir.guard(ir.eq(tid, ir.idx(0)), [&] {
     for (int64_t s = 0; s < c.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, barrier(barriers, ir.idx(s)), ir.i32(1),
                                    Value());
       NVVM::MBarrierInitOp::create(b, barrier(barriers, ir.idx(c.stages + s)),
-                                   ir.i32(consumerWarps), Value());
+                                   ir.i32(readers), Value());
     }
+    // Ping-pong: order[w] (after the empty ones) releases warpgroup w's
+    // main loop; the other's four warps arrive as theirs ends.
+    if (c.pingPong())
+      for (int64_t w = 0; w < 2; ++w)
+        NVVM::MBarrierInitOp::create(
+            b, barrier(barriers, ir.idx(2 * c.stages + w)), ir.i32(4), Value());
     // Makes the initialized barriers visible to the async proxy (TMA's
     // complete_tx) as well as to the other threads (the barrier below).
     NVVM::FenceMbarrierInitOp::create(b);
@@ -98,13 +106,50 @@ void GemmBuilder::buildTma() {
       b, b.getI32IntegerAttr(kConsumerRegisters),
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::increase));
+  if (c.pingPong())
+    return pingPongConsumer(barriers);
   forEachTile([&](Value tile, Value done) {
-    Value acc = tmaConsumer(barriers, done);
+    SmallVector<Value> acc = tmaConsumer(barriers, done);
     // The tile's coordinates only now: the main loop does not need them,
     // and kept live through it they would sit beside its 128 accumulators.
     setLinearTile(tile);
     epilogue(unpackAccumulators(acc));
   });
+}
+
+void GemmBuilder::pingPongConsumer(Value barriers) {
+  // Warpgroup w takes the block's tiles w, w + 2, ... (`done` counts all
+  // the block's tiles: the ring's uses run over both warpgroups' tiles in
+  // the producer's order). The main loops take turns: tile i's starts once
+  // tile i - 1's has ended, so one warpgroup's epilogue runs beside the
+  // other's MMAs and the tensor cores serve one warpgroup at a time. The
+  // turns also keep every wait on a stage's "full" barrier within a phase
+  // of it: tile i - 1's waits on every stage have passed.
+  auto cta =
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA);
+  Value other = ir.sub(ir.idx(1), warpGroup);
+  forEachTile(
+      [&](Value tile, Value done) {
+        // Tile i waits for phase (i - 1) / 2 of its warpgroup's order
+        // barrier: the other warpgroup's main loops end in turn with it.
+        ir.guard(ir.lt(ir.idx(0), done), [&] {
+          Value phase = ir.div(ir.sub(done, ir.idx(1)), 2);
+          NVVM::MBarrierTryWaitParityOp::create(
+              b, barrier(barriers, ir.add(warpGroup, 2 * c.stages)),
+              ir.toI32(ir.rem(phase, 2)), ir.i32(kWaitHintNs));
+        });
+        SmallVector<Value> acc = tmaConsumer(barriers, done);
+        // The MMAs are done (tmaConsumer waited for them): the other
+        // warpgroup's turn. Its last arrival goes unanswered, harmlessly.
+        ir.guard(ir.eq(lane, ir.idx(0)), [&] {
+          NVVM::MBarrierArriveOp::create(
+              b, Type(), barrier(barriers, ir.add(other, 2 * c.stages)),
+              Value(), cta, b.getBoolAttr(false));
+        });
+        setLinearTile(tile);
+        epilogue(unpackAccumulators(acc));
+      },
+      warpGroup, 2);
 }
 
 Value GemmBuilder::rowBlocks() { return ir.div(ir.add(m, c.bm - 1), c.bm); }
@@ -118,7 +163,8 @@ void GemmBuilder::setLinearTile(Value tile) {
           ir.div(rest, colTiles));
 }
 
-void GemmBuilder::forEachTile(function_ref<void(Value, Value)> body) {
+void GemmBuilder::forEachTile(function_ref<void(Value, Value)> body,
+                              Value first, int64_t step) {
   // The grid's tiles: ceil(m / bm) row blocks x grid.y x grid.z.
   Value tiles = ir.mul(rowBlocks(), c.groups * c.colBlocks * c.splitK);
   Value block = ir.blockId(gpu::Dimension::x);
@@ -127,7 +173,7 @@ void GemmBuilder::forEachTile(function_ref<void(Value, Value)> body) {
   // the launch has more blocks than tiles, as the runtime's does not).
   Value left = ir.max(ir.sub(tiles, block), ir.idx(0));
   Value mine = ir.div(ir.add(left, ir.sub(blocks, ir.idx(1))), blocks);
-  ir.loop(ir.idx(0), mine, 1,
+  ir.loop(first ? first : ir.idx(0), mine, step,
           [&](Value i) { body(ir.add(block, ir.mul(i, blocks)), i); });
 }
 
@@ -198,7 +244,7 @@ void GemmBuilder::tmaProducer(Value barriers, Value done) {
   });
 }
 
-Value GemmBuilder::tmaConsumer(Value barriers, Value done) {
+SmallVector<Value> GemmBuilder::tmaConsumer(Value barriers, Value done) {
   auto cta =
       NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA);
   // Each warp releases a stage it has read once (lane 0).
@@ -209,19 +255,19 @@ Value GemmBuilder::tmaConsumer(Value barriers, Value done) {
           Value(), cta, b.getBoolAttr(false));
     });
   };
-  Value acc = ir.loop(
-      ir.idx(0), ir.idx(kTiles), 1, {zeroAccumulators()},
+  SmallVector<Value> acc = ir.loop(
+      ir.idx(0), ir.idx(kTiles), 1, zeroAccumulators(),
       [&](Value kt, ValueRange iter) -> SmallVector<Value> {
         auto [stage, use] = ringSlot(done, kt);
         Value parity = ir.toI32(ir.rem(use, 2));
         NVVM::MBarrierTryWaitParityOp::create(b, barrier(barriers, stage),
                                               parity, ir.i32(kWaitHintNs));
-        SmallVector<Value> next = wgmmaStage(stage, iter[0]);
+        SmallVector<Value> next = wgmmaStage(stage, iter);
         // wgmmaStage waited for all groups but this tile's: the previous
         // K tile's stage has been read.
         ir.guard(ir.lt(ir.idx(0), kt), [&] { release(ir.sub(kt, ir.idx(1))); });
         return next;
-      })[0];
+      });
   NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
   // The last K tile's stage too, before the epilogue: the producer refills
   // it for the block's next tile meanwhile.

@@ -195,6 +195,14 @@ inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
           g};
 }
 
+/// Whether bucket `b` runs the ping-pong wgmma kernel (GemmTma.cpp): its
+/// two consumer warpgroups each multiply their own 128 x 128 tile, their
+/// main loops taking turns so that one's epilogue overlaps the other's
+/// MMAs (sm_90a, fed by TMA).
+inline bool gpuPingPong(const GpuBucket &b) {
+  return b.mma == GpuMma::Wgmma && b.blockM == 128 && b.blockN == 128;
+}
+
 /// Dynamic shared memory of a GEMM block: the ring of A and B tiles; with
 /// quantized weights (`weightBits` 8 or 4) the ring holds B's integers, and
 /// two more B tiles (per term: GpuFfnShape::mmaTerms) hold them converted
