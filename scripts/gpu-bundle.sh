@@ -46,6 +46,12 @@ if [[ $target == nvptx-sm90a ]]; then
     "$ffnc" bench/gpu/bench.ffn --ffn=$name --target="$target" \
       --strategy=block_m=128,block_n=128 --emit=so -o "$out/pingpong-$name.so"
   done
+  # Its ring six stages deep (193 KiB; the default rings stop at four).
+  for name in bert_base_gelu llama7b_swiglu; do
+    "$ffnc" bench/gpu/bench.ffn --ffn=$name --target="$target" \
+      --strategy=block_m=128,block_n=128,stages=6 --emit=so \
+      -o "$out/pingpong6-$name.so"
+  done
   "$ffnc" test/GPU/Inputs/tails.ffn --target="$target" \
     --strategy=block_m=128,block_n=128 --emit=so -o "$out/tails-pingpong.so"
 fi
@@ -140,6 +146,7 @@ status=0
 ./ffn-gpu-run tails-pingpong.so $(cat tails.names) --tokens=1,17,300,1100 || status=1
 ./ffn-gpu-run pingpong-bert_base_gelu.so bert_base_gelu --tokens=1100,2048 || status=1
 ./ffn-gpu-run pingpong-llama7b_swiglu.so llama7b_swiglu --tokens=1100 || status=1
+./ffn-gpu-run pingpong6-bert_base_gelu.so bert_base_gelu --tokens=1100 || status=1
 [ $status = 0 ] || { echo "ping-pong checks: FAIL"; exit 1; }
 if [[ -z "${FFN_CUBLASLT:-}" ]]; then
   lt=$(ls /usr/local/cuda/lib64/libcublasLt.so.1[2-9] 2>/dev/null | tail -1)
@@ -152,7 +159,9 @@ fi
   --library=./pingpong-bert_base_postln.so bert_base_postln:2048 \
   --library=./pingpong-llama7b_swiglu.so llama7b_swiglu:1024,4096 \
   --library=./pingpong-llama7b_swiglu_f16.so llama7b_swiglu_f16:4096 \
-  --library=./pingpong-bert_base_gelu_f16.so bert_base_gelu_f16:16384
+  --library=./pingpong-bert_base_gelu_f16.so bert_base_gelu_f16:16384 \
+  --library=./pingpong6-bert_base_gelu.so bert_base_gelu:2048,16384 \
+  --library=./pingpong6-llama7b_swiglu.so llama7b_swiglu:4096
 SH
 cat >"$out/run-all.sh" <<'SH'
 #!/usr/bin/env bash

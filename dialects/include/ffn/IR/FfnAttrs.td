@@ -314,7 +314,8 @@ def Ffn_GpuStrategyAttr
       sm_90a the ping-pong 128x128 wgmma tile (each consumer warpgroup its
       own tile; only an override chooses it));
     - `block_k`: K per pipeline stage (64 for bf16/f16, 32 for f32);
-    - `stages`: depth of the cp.async ring (2-4, as shared memory allows),
+    - `stages`: depth of the cp.async or TMA ring (2-4, as shared memory
+      allows; the ping-pong tile up to 6),
       or 0: no ring, the 16-row tile's register stream (each lane loads
       its weight and activation fragments with 16-byte `ld.global.nc`
       straight into mma.sync operands; the default for that tile on

@@ -138,10 +138,12 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
   if (bool(s.blockM) != bool(s.blockN))
     return GpuKnobError{s.blockM ? "block_m" : "block_n",
                         "needs block_m and block_n together (the tile)"};
-  if (s.stages && *s.stages != 0 && (*s.stages < 2 || *s.stages > 4))
+  if (s.stages && *s.stages != 0 &&
+      (*s.stages < 2 || *s.stages > kMaxPingPongStages))
     return GpuKnobError{"stages", "must be 0 (the register stream) or in "
-                                  "[2, 4], got " +
-                                      std::to_string(*s.stages)};
+                                  "[2, " +
+                                      std::to_string(kMaxPingPongStages) +
+                                      "], got " + std::to_string(*s.stages)};
   if (s.splitK && (*s.splitK < 1 || *s.splitK > 64))
     return GpuKnobError{"split_k",
                         "must be in [1, 64], got " + std::to_string(*s.splitK)};
@@ -164,9 +166,12 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
                                "warp"};
     if (b.blockK != 32 && b.blockK != 64)
       return GpuKnobError{"buckets", at + "block_k must be 32 or 64"};
-    if (b.stages != 0 && (b.stages < 2 || b.stages > 4))
-      return GpuKnobError{"buckets", at + "stages must be 0 (the register "
-                                          "stream) or in [2, 4]"};
+    if (b.stages != 0 && (b.stages < 2 || b.stages > kMaxPingPongStages))
+      return GpuKnobError{"buckets",
+                          at +
+                              "stages must be 0 (the register stream) or "
+                              "in [2, " +
+                              std::to_string(kMaxPingPongStages) + "]"};
     if (b.splitUp < 1 || b.splitDown < 1 || b.splitUp > 64 || b.splitDown > 64)
       return GpuKnobError{"buckets", at + "split_k must be in [1, 64]"};
   }
@@ -472,7 +477,7 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   // of larger m (where its rows of blocks re-read the weights from L2 and
   // the ring measured faster: BERT-base m = 64, 24.7 us against 32.6),
   // take the deepest ring the block's shared memory holds, up to four.
-  b.stages = 4;
+  b.stages = kMaxRingStages;
   while (b.stages > 2 && gpuGemmSharedBytes(b, f.elementBytes, f.weightBits,
                                             f.mmaTerms()) > d.sharedPerBlock)
     --b.stages;
@@ -842,6 +847,12 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
                           at + "the 128x128 tensor tile is the ping-pong wgmma "
                                "kernel's: sm_90a, fed by TMA (not a mixture of "
                                "experts, whose rows are gathered)"};
+    if (b.stages > kMaxRingStages && !gpuPingPong(b))
+      return GpuKnobError{
+          "stages", at + std::to_string(b.stages) +
+                        " stages are the ping-pong tile's (128x128 wgmma, "
+                        "sm_90a); the other rings take 2-" +
+                        std::to_string(kMaxRingStages)};
     if (b.stages == 0 && !gpuStreamable(b, f))
       return GpuKnobError{"stages",
                           at + "stages = 0 (the register stream) is the "

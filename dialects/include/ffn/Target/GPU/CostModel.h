@@ -64,10 +64,11 @@ constexpr int kMaxGpuBuckets = 8;
 ///   - bounds: the bounded buckets' largest m, ascending (one more,
 ///     unbounded bucket follows);
 ///   - blockM x blockN: the block tile of every bucket (a tile the kernels
-///     are built and verified for: 16x128, 64x128, 128x256 on tensor cores,
-///     128x128 for f32);
-///   - stages: the cp.async ring depth (2-4) of every bucket, or 0 (the
-///     register stream: only where every bucket has the 16-row tile);
+///     are built and verified for: 16x128, 64x128, 128x256 on tensor cores
+///     and the sm_90a ping-pong 128x128 wgmma tile, 128x128 for f32);
+///   - stages: the ring depth (2-4; 5-6 for the ping-pong tile) of every
+///     bucket, or 0 (the register stream: only where every bucket has the
+///     16-row tile);
 ///   - splitK: the K split of every bounded bucket's GEMMs (1: none; a
 ///     mixture of experts splits GEMM 2 only);
 ///   - mma: mma_sync on sm_90a keeps wgmma off.
@@ -202,6 +203,12 @@ inline GpuPackedDims gpuPackedDims(const GpuFfnShape &f) {
 inline bool gpuPingPong(const GpuBucket &b) {
   return b.mma == GpuMma::Wgmma && b.blockM == 128 && b.blockN == 128;
 }
+
+/// Ring depths: every ring takes 2-4 stages (the cost model's choice is
+/// the deepest that fits, up to 4); the ping-pong tile's 32 KiB stages
+/// may go to 6 (193 KiB), an override's choice until a GPU has timed it.
+constexpr int64_t kMaxRingStages = 4;
+constexpr int64_t kMaxPingPongStages = 6;
 
 /// Dynamic shared memory of a GEMM block: the ring of A and B tiles; with
 /// quantized weights (`weightBits` 8 or 4) the ring holds B's integers, and
