@@ -27,6 +27,13 @@
 // unrolled, addresses its stages with constants, and stage s completes
 // `uses(s)` phases a tile.
 //
+// Ping-pong (the 128 x 128 tile, GemmConfig::pingPong): each consumer
+// warpgroup multiplies a whole tile (two m64 slabs) and takes every other
+// tile of the block's; their K loops take turns (pingPongConsumer), so one
+// warpgroup's epilogue runs while the other's MMAs keep the tensor cores
+// busy. The producer and the ring are the same; a stage's readers are one
+// warpgroup's four warps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmBuilder.h"
