@@ -105,12 +105,9 @@ rm -rf "$logs"
 echo "gpu checks: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status
 SH
-cat >"$out/run-bench.sh" <<'SH'
-#!/usr/bin/env bash
-cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
-status=0
-# cuBLASLt: $FFN_CUBLASLT, the toolkit's, or the one PyTorch's wheels bring
+cat >"$out/find-cublaslt.sh" <<'SH'
+# Sourced by run-bench.sh and run-pingpong.sh. cuBLASLt: $FFN_CUBLASLT, the
+# toolkit's, or the one PyTorch's wheels bring
 # (site-packages/nvidia/.../libcublasLt.so.*).
 if [[ -z "${FFN_CUBLASLT:-}" ]]; then
   lt=$(ls /usr/local/cuda/lib64/libcublasLt.so.1[2-9] 2>/dev/null | tail -1)
@@ -120,6 +117,13 @@ if [[ -z "${FFN_CUBLASLT:-}" ]]; then
   if [[ -n "$lt" ]]; then export FFN_CUBLASLT=$lt; fi
 fi
 echo "cuBLASLt: ${FFN_CUBLASLT:-(found by dlopen in the library path)}"
+SH
+cat >"$out/run-bench.sh" <<'SH'
+#!/usr/bin/env bash
+cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,power.limit,driver_version --format=csv,noheader
+status=0
+. ./find-cublaslt.sh
 if [[ -x ./ffn-gpu-bench ]]; then
   ./ffn-gpu-bench ./bench.so \
     llama7b_swiglu:1,16,256,4096 llama7b_swiglu_f16:1,16,256,4096 \
@@ -148,10 +152,7 @@ status=0
 ./ffn-gpu-run pingpong-llama7b_swiglu.so llama7b_swiglu --tokens=1100 || status=1
 ./ffn-gpu-run pingpong6-bert_base_gelu.so bert_base_gelu --tokens=1100 || status=1
 [ $status = 0 ] || { echo "ping-pong checks: FAIL"; exit 1; }
-if [[ -z "${FFN_CUBLASLT:-}" ]]; then
-  lt=$(ls /usr/local/cuda/lib64/libcublasLt.so.1[2-9] 2>/dev/null | tail -1)
-  if [[ -n "$lt" ]]; then export FFN_CUBLASLT=$lt; fi
-fi
+. ./find-cublaslt.sh
 ./ffn-gpu-bench ./bench.so \
   bert_base_gelu:1100,2048,4096,16384 bert_base_postln:2048 \
   llama7b_swiglu:1024,4096 llama7b_swiglu_f16:4096 bert_base_gelu_f16:16384 \

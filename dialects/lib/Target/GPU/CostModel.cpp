@@ -92,9 +92,11 @@ static int tileCount(const GpuFfnShape &f) {
     return 3;
   return f.quantized() ? 2 : 4;
 }
-/// The tiles the cost model chooses among.
+/// The tiles the cost model chooses among: the first three of each table
+/// (the ping-pong tile, last, only by an override).
+constexpr int kChosenTiles = 3;
 static int chosenTileCount(const GpuFfnShape &f) {
-  return std::min(tileCount(f), 3);
+  return std::min(tileCount(f), kChosenTiles);
 }
 
 static const Tile *findTile(int64_t blockM, int64_t blockN,
@@ -650,8 +652,8 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
   // prices its partials but not the ring's fill and drain it avoids, and
   // on an H200 it beat the priced choice (BERT-base m = 1: 17.8 us against
   // 23.6 us for 64x128 ring tiles; docs/gpu.md).
-  GpuBucket candidates[3];
-  assert(count <= 3 && "a candidate per tile");
+  GpuBucket candidates[kChosenTiles];
+  assert(count <= kChosenTiles && "a candidate per tile");
   for (int i = 0; i < count; ++i)
     fill(candidates[i], tiles[i], maxM, memoryBound);
   if (memoryBound && !o.stages)
@@ -666,7 +668,7 @@ std::optional<GpuKnobError> Chooser::build(GpuBucket &b, int64_t maxM,
   // see: registers, issue slots), then the wider one (fewer blocks, more
   // reuse per operand byte).
   constexpr double kTie = 0.03;
-  double prices[3];
+  double prices[kChosenTiles];
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < count; ++i) {
     prices[i] = price(candidates[i], priceM);

@@ -170,6 +170,11 @@ private:
   void tmaProducer(Value barriers, Value done);
   /// The ping-pong consumers: each warpgroup its own tiles, in turns.
   void pingPongConsumer(Value barriers);
+  /// Ping-pong: the barrier warpgroup `warpGroupIndex` waits on for its
+  /// turn (after the ring's full and empty ones).
+  Value orderBarrier(Value barriers, Value warpGroupIndex);
+  /// One arrival per warp (lane 0's) on the mbarrier at `barrierPtr`.
+  void arriveOncePerWarp(Value barrierPtr);
   /// Returns the accumulator slabs.
   SmallVector<Value> tmaConsumer(Value barriers, Value done);
   /// The column among the packed B rows' interleaving (groups of 8 gate,

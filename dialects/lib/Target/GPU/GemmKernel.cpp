@@ -37,21 +37,28 @@ using mlir::ffn::gpu_target::detail::GemmBuilder;
 
 static int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
+/// The cost model's bucket for a kernel's ring: one rule for the kernel
+/// and the model that chose it (the ring's bytes, the ping-pong tile).
+static GpuBucket ringOf(const GemmConfig &c) {
+  GpuBucket ring;
+  ring.blockM = c.bm;
+  ring.blockN = c.bn;
+  ring.blockK = c.bk;
+  ring.stages = c.stages;
+  ring.mma = c.wgmma ? GpuMma::Wgmma : GpuMma::MmaSync;
+  return ring;
+}
+
 int64_t GemmConfig::sharedBytes() const {
   // The register stream: its staged A slice, or the flags (the fix-up's
   // at byte 0, a fused post-norm's at byte 16).
   if (stages == 0)
     return std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
-  // One formula for the kernel and the cost model that sized its ring.
-  GpuBucket ring;
-  ring.blockM = bm;
-  ring.blockN = bn;
-  ring.blockK = bk;
-  ring.stages = stages;
-  ring.mma = wgmma ? GpuMma::Wgmma : GpuMma::MmaSync;
-  return gpuGemmSharedBytes(ring, elementBytes(storage), weightBits,
+  return gpuGemmSharedBytes(ringOf(*this), elementBytes(storage), weightBits,
                             weightTerms);
 }
+
+bool GemmConfig::pingPong() const { return tma && gpuPingPong(ringOf(*this)); }
 
 SmallVector<int64_t> TensorMapDesc::flat() const {
   // ffn_tensor_map's fields in order: source, index, rank, dims[3],

@@ -87,8 +87,8 @@ void GemmBuilder::buildTma() {
     // main loop; the other's four warps arrive as theirs ends.
     if (c.pingPong())
       for (int64_t w = 0; w < 2; ++w)
-        NVVM::MBarrierInitOp::create(
-            b, barrier(barriers, ir.idx(2 * c.stages + w)), ir.i32(4), Value());
+        NVVM::MBarrierInitOp::create(b, orderBarrier(barriers, ir.idx(w)),
+                                     ir.i32(4), Value());
     // Makes the initialized barriers visible to the async proxy (TMA's
     // complete_tx) as well as to the other threads (the barrier below).
     NVVM::FenceMbarrierInitOp::create(b);
@@ -132,8 +132,6 @@ void GemmBuilder::pingPongConsumer(Value barriers) {
   // other's MMAs and the tensor cores serve one warpgroup at a time. The
   // turns also keep every wait on a stage's "full" barrier within a phase
   // of it: tile i - 1's waits on every stage have passed.
-  auto cta =
-      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA);
   Value other = ir.sub(ir.idx(1), warpGroup);
   forEachTile(
       [&](Value tile, Value done) {
@@ -142,17 +140,13 @@ void GemmBuilder::pingPongConsumer(Value barriers) {
         ir.guard(ir.lt(ir.idx(0), done), [&] {
           Value phase = ir.div(ir.sub(done, ir.idx(1)), 2);
           NVVM::MBarrierTryWaitParityOp::create(
-              b, barrier(barriers, ir.add(warpGroup, 2 * c.stages)),
-              ir.toI32(ir.rem(phase, 2)), ir.i32(kWaitHintNs));
+              b, orderBarrier(barriers, warpGroup), ir.toI32(ir.rem(phase, 2)),
+              ir.i32(kWaitHintNs));
         });
         SmallVector<Value> acc = tmaConsumer(barriers, done);
         // The MMAs are done (tmaConsumer waited for them): the other
         // warpgroup's turn. Its last arrival goes unanswered, harmlessly.
-        ir.guard(ir.eq(lane, ir.idx(0)), [&] {
-          NVVM::MBarrierArriveOp::create(
-              b, Type(), barrier(barriers, ir.add(other, 2 * c.stages)),
-              Value(), cta, b.getBoolAttr(false));
-        });
+        arriveOncePerWarp(orderBarrier(barriers, other));
         setLinearTile(tile);
         epilogue(unpackAccumulators(acc));
       },
@@ -251,16 +245,24 @@ void GemmBuilder::tmaProducer(Value barriers, Value done) {
   });
 }
 
+void GemmBuilder::arriveOncePerWarp(Value barrierPtr) {
+  ir.guard(ir.eq(lane, ir.idx(0)), [&] {
+    NVVM::MBarrierArriveOp::create(
+        b, Type(), barrierPtr, Value(),
+        NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
+        b.getBoolAttr(false));
+  });
+}
+
+Value GemmBuilder::orderBarrier(Value barriers, Value warpGroupIndex) {
+  return barrier(barriers, ir.add(warpGroupIndex, 2 * c.stages));
+}
+
 SmallVector<Value> GemmBuilder::tmaConsumer(Value barriers, Value done) {
-  auto cta =
-      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA);
-  // Each warp releases a stage it has read once (lane 0).
+  // Each warp releases a stage it has read once.
   auto release = [&](Value kt) {
-    ir.guard(ir.eq(lane, ir.idx(0)), [&] {
-      NVVM::MBarrierArriveOp::create(
-          b, Type(), barrier(barriers, ir.add(ir.rem(kt, c.stages), c.stages)),
-          Value(), cta, b.getBoolAttr(false));
-    });
+    arriveOncePerWarp(
+        barrier(barriers, ir.add(ir.rem(kt, c.stages), c.stages)));
   };
   SmallVector<Value> acc = ir.loop(
       ir.idx(0), ir.idx(kTiles), 1, zeroAccumulators(),

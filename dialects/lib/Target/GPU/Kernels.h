@@ -197,10 +197,10 @@ struct GemmConfig {
   /// the K slice, or 0 where that exceeds its limit.
   int64_t streamStageBytes() const;
   int64_t threads() const { return 32 * warpsM * warpsN + (tma ? 128 : 0); }
-  /// The ping-pong TMA kernel (bm = bn = 128): each consumer warpgroup
-  /// multiplies a whole tile (two m64 n128 wgmma slabs), the two taking
-  /// the block's tiles in turns (GemmTma.cpp).
-  bool pingPong() const { return tma && bm == 128 && bn == 128; }
+  /// The ping-pong TMA kernel (gpuPingPong's 128 x 128 wgmma tile): each
+  /// consumer warpgroup multiplies a whole tile (two m64 n128 slabs), the
+  /// two taking the block's tiles in turns (GemmTma.cpp).
+  bool pingPong() const;
   bool tensorCores() const { return !storage.isF32(); }
 };
 
