@@ -12,6 +12,8 @@
 #                                                      vs PyTorch if installed)
 #                             out-dir/run-pingpong.sh (sm_90a: the ping-pong
 #                                                      tile's checks and A/B)
+#                             out-dir/run-warpring.sh (decode: the stream's
+#                                                      warp rings, checks, A/B)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=nvptx-sm90a
@@ -55,6 +57,16 @@ if [[ $target == nvptx-sm90a ]]; then
   "$ffnc" test/GPU/Inputs/tails.ffn --target="$target" \
     --strategy=block_m=128,block_n=128 --emit=so -o "$out/tails-pingpong.so"
 fi
+# The decode stream through warp-private cp.async rings (only --strategy
+# picks it until a GPU has timed it), 2, 3, 4 and 6 stages, for
+# run-warpring.sh; the other buckets are the default's.
+for stages in 2 3 4 6; do
+  for name in bert_base_gelu llama7b_swiglu llama7b_swiglu_f16; do
+    "$ffnc" bench/gpu/bench.ffn --ffn=$name --target="$target" \
+      --strategy=warp_stages=$stages --emit=so \
+      -o "$out/warpring$stages-$name.so"
+  done
+done
 cat >"$out/run-checks.sh" <<'SH'
 #!/usr/bin/env bash
 # Every kernel of every bundled spec against the f64 reference, at token
@@ -164,6 +176,29 @@ status=0
   --library=./pingpong6-bert_base_gelu.so bert_base_gelu:2048,16384 \
   --library=./pingpong6-llama7b_swiglu.so llama7b_swiglu:4096
 SH
+cat >"$out/run-warpring.sh" <<'SH'
+#!/usr/bin/env bash
+# The decode stream's warp rings against its loads straight into registers
+# (the default): numerics first, then one ffn-gpu-bench process timing the
+# default build, each ring depth and cuBLASLt at decode m.
+cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+status=0
+for stages in 2 3 4 6; do
+  ./ffn-gpu-run warpring$stages-llama7b_swiglu.so llama7b_swiglu --tokens=1,16 || status=1
+  ./ffn-gpu-run warpring$stages-bert_base_gelu.so bert_base_gelu --tokens=1,8 || status=1
+done
+./ffn-gpu-run warpring4-llama7b_swiglu_f16.so llama7b_swiglu_f16 --tokens=1 || status=1
+[ $status = 0 ] || { echo "warp ring checks: FAIL"; exit 1; }
+. ./find-cublaslt.sh
+libs=()
+for stages in 2 3 4 6; do
+  libs+=(--library=./warpring$stages-llama7b_swiglu.so llama7b_swiglu:1,16
+         --library=./warpring$stages-bert_base_gelu.so bert_base_gelu:1,8)
+done
+./ffn-gpu-bench ./bench.so llama7b_swiglu:1,16 llama7b_swiglu_f16:1 \
+  bert_base_gelu:1,8 "${libs[@]}" \
+  --library=./warpring4-llama7b_swiglu_f16.so llama7b_swiglu_f16:1
+SH
 cat >"$out/run-all.sh" <<'SH'
 #!/usr/bin/env bash
 # The GPU suite, then the benchmark: what a lent GPU machine runs.
@@ -174,5 +209,5 @@ status=0
 exit $status
 SH
 chmod +x "$out"/run-checks.sh "$out"/run-bench.sh "$out"/run-all.sh \
-  "$out"/run-pingpong.sh
+  "$out"/run-pingpong.sh "$out"/run-warpring.sh
 echo "bundle for $target in $out ($(du -sh "$out" | cut -f1))"

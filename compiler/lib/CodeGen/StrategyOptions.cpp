@@ -112,7 +112,8 @@ parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
         if (strategy.isComplete() || strategy.getKnobs().numBuckets)
           return StrategyError{0, text.size(),
                                "--strategy sets knobs (sms, bounds, block_m, "
-                               "block_n, stages, split_k, mma); the buckets "
+                               "block_n, stages, warp_stages, split_k, mma); "
+                               "the buckets "
                                "are the cost model's"};
         options.gpuOverrides = strategy.getKnobs();
         return std::nullopt;

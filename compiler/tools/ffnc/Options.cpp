@@ -80,7 +80,8 @@ cl::opt<std::string> strategyOption(
              "activations (0: never), a grouped FFN's blocks as work units "
              "(each block's two GEMMs in one thread) or panels x blocks); "
              "for an NVIDIA target any of sms=N,"
-             "bounds=[M,...],block_m=N,block_n=N,stages=N,split_k=N,"
+             "bounds=[M,...],block_m=N,block_n=N,stages=N,warp_stages=N,"
+             "split_k=N,"
              "mma=mma_sync (#ffn.gpu_strategy's knobs, docs/gpu.md)"),
     cl::value_desc("spec"), cl::cat(ffncCategory),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),

@@ -265,12 +265,13 @@ static ParseResult parseBucket(AsmParser &parser, GpuBucket &b) {
                          .Case("warps_n", &b.warpsN)
                          .Case("block_k", &b.blockK)
                          .Case("stages", &b.stages)
+                         .Case("warp_stages", &b.warpStages)
                          .Default(nullptr);
     if (!field)
       return parser.emitError(loc)
              << "unknown bucket key '" << key
              << "' (keys: max_m, block_m, block_n, warps_m, warps_n, "
-                "block_k, stages, mma, split_k)";
+                "block_k, stages, warp_stages, mma, split_k)";
     return parser.parseInteger(*field);
   };
   if (parseKeyValueList(parser, parseValue))
@@ -316,13 +317,14 @@ Attribute GpuStrategyAttr::parse(AsmParser &parser, Type) {
             .Case("block_m", &s.blockM)
             .Case("block_n", &s.blockN)
             .Case("stages", &s.stages)
+            .Case("warp_stages", &s.warpStages)
             .Case("split_k", &s.splitK)
             .Default(nullptr);
     if (!knob)
       return parser.emitError(loc)
              << "unknown key '" << key
-             << "' (keys: sms, bounds, block_m, block_n, stages, split_k, "
-                "mma, buckets)";
+             << "' (keys: sms, bounds, block_m, block_n, stages, "
+                "warp_stages, split_k, mma, buckets)";
     int64_t value;
     if (parser.parseInteger(value))
       return failure();

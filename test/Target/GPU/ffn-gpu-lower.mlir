@@ -34,6 +34,37 @@
 // STREAM: nvvm.mma.sync
 // STREAM: scf.yield
 // STREAM-LABEL: gpu.func @g_down_m16(
+// The stream through warp rings (warp_stages = 3): A staged as above, the
+// ring's first two stages filled (four 16-byte cp.async a lane each, one
+// group a stage) and A waited for with those two pending; in the loop no
+// global load and no block barrier: the stage's group waited for with one
+// pending, the warp met, the next stage refilled, the weights read from
+// shared memory; the last groups drained after the loop.
+// RUN: sed 's/block_k = 64, stages = 4, mma = mma_sync, split_k = \[1, 1\]>, <max_m = 64/block_k = 64, stages = 0, warp_stages = 3, mma = mma_sync, split_k = [1, 1]>, <max_m = 64/' %s | ffn-opt --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=WARPRING
+// WARPRING-LABEL: gpu.func @g_up_m16(
+// WARPRING: nvgpu.device_async_copy {{.*}} to memref<16x96xbf16, #gpu.address_space<workgroup>>
+// WARPRING: nvgpu.device_async_create_group
+// WARPRING-COUNT-4: nvgpu.device_async_copy {{.*}} to memref<384x64xbf16, #gpu.address_space<workgroup>>
+// WARPRING-NEXT: nvgpu.device_async_create_group
+// WARPRING-COUNT-4: nvgpu.device_async_copy {{.*}} to memref<384x64xbf16, #gpu.address_space<workgroup>>
+// WARPRING-NEXT: %[[LAST:.*]] = nvgpu.device_async_create_group
+// WARPRING-NEXT: nvgpu.device_async_wait %[[LAST]] {numGroups = 2 : i32}
+// WARPRING-NEXT: gpu.barrier
+// WARPRING: scf.for {{.*}} iter_args
+// WARPRING-NEXT: nvgpu.device_async_wait %[[LAST]] {numGroups = 1 : i32}
+// WARPRING-NOT: gpu.barrier
+// WARPRING: nvvm.bar.warp.sync
+// WARPRING-NOT: ld.global
+// WARPRING-NOT: gpu.barrier
+// WARPRING-COUNT-4: nvgpu.device_async_copy {{.*}} to memref<384x64xbf16, #gpu.address_space<workgroup>>
+// WARPRING-NOT: ld.global
+// WARPRING: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+// WARPRING-NOT: ld.global
+// WARPRING: nvvm.mma.sync
+// WARPRING: scf.yield
+// WARPRING-NEXT: }
+// WARPRING-NEXT: nvgpu.device_async_wait %[[LAST]] {numGroups = 0 : i32}
+// WARPRING-LABEL: gpu.func @g_down_m16(
 // The stream is the 16-row tile's, for weights in the dtype.
 // RUN: sed 's/max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4/max_m = 64, block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 0/' %s | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=NOSTREAM
 // NOSTREAM: error: 'ffn.ffn' op strategy stages bucket 1: stages = 0 (the register stream) is the 16-row tile's on tensor cores, for weights in the dtype and not a mixture of experts

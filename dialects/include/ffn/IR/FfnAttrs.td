@@ -320,6 +320,10 @@ def Ffn_GpuStrategyAttr
       its weight and activation fragments with 16-byte `ld.global.nc`
       straight into mma.sync operands; the default for that tile on
       unquantized bf16/f16 FFNs that are not mixtures of experts);
+    - `warp_stages` (optional, 0 if absent; only beside `stages = 0`): the
+      register stream's weights through each warp's own cp.async ring of
+      this depth (2-6; whole 128-byte lines a copy) instead of straight
+      into registers;
     - `mma`: `mma_sync` (mma.sync.m16n8k16 on tensor cores, sm_80+),
       `wgmma` (warpgroup MMA, sm_90a, the 128x256 and 128x128 tiles) or
       `fma` (f32);
@@ -339,7 +343,8 @@ def Ffn_GpuStrategyAttr
     An override (`--strategy=`, the selection pass's `overrides`) is the
     same attribute without buckets, setting any of: `sms`, `bounds = [..]`
     (the bounded buckets' max_m), `block_m` and `block_n` (one tile for
-    every bucket), `stages`, `split_k` (every bounded bucket's GEMMs; 1:
+    every bucket), `stages`, `warp_stages` (every bucket that takes the
+    register stream), `split_k` (every bounded bucket's GEMMs; 1:
     none), `mma = mma_sync` (wgmma off on sm_90a). The model chooses the
     rest.
 

@@ -47,7 +47,7 @@ std::optional<GpuMma> mlir::ffn::parseGpuMma(std::string_view name) {
 bool GpuStrategy::operator==(const GpuStrategy &o) const {
   if (sms != o.sms || numBuckets != o.numBuckets || numBounds != o.numBounds ||
       blockM != o.blockM || blockN != o.blockN || stages != o.stages ||
-      splitK != o.splitK || mma != o.mma)
+      warpStages != o.warpStages || splitK != o.splitK || mma != o.mma)
     return false;
   for (int i = 0; i < numBuckets; ++i)
     if (!(buckets[i] == o.buckets[i]))
@@ -128,8 +128,9 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
   if (s.numBuckets > 0 && s.hasOverrides())
     return GpuKnobError{"buckets",
                         "make a complete strategy: it takes only sms beside "
-                        "them (bounds, block_m, block_n, stages, split_k and "
-                        "mma are an override's knobs)"};
+                        "them (bounds, block_m, block_n, stages, "
+                        "warp_stages, split_k and mma are an override's "
+                        "knobs)"};
   if (s.numBounds >= kMaxGpuBuckets)
     return GpuKnobError{"bounds", "takes at most " +
                                       std::to_string(kMaxGpuBuckets - 1) +
@@ -146,6 +147,14 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
                                   "[2, " +
                                       std::to_string(kMaxPingPongStages) +
                                       "], got " + std::to_string(*s.stages)};
+  auto warpRingRange = "must be in [2, " + std::to_string(kMaxWarpStages) + "]";
+  if (s.warpStages && (*s.warpStages < 2 || *s.warpStages > kMaxWarpStages))
+    return GpuKnobError{"warp_stages", warpRingRange + ", got " +
+                                           std::to_string(*s.warpStages)};
+  if (s.warpStages && s.stages && *s.stages != 0)
+    return GpuKnobError{"warp_stages",
+                        "is the register stream's (stages = 0), not a "
+                        "ring's"};
   if (s.splitK && (*s.splitK < 1 || *s.splitK > 64))
     return GpuKnobError{"split_k",
                         "must be in [1, 64], got " + std::to_string(*s.splitK)};
@@ -174,6 +183,12 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuKnobs(const GpuStrategy &s) {
                               "stages must be 0 (the register stream) or "
                               "in [2, " +
                               std::to_string(kMaxPingPongStages) + "]"};
+    if (b.warpStages != 0 &&
+        (b.stages != 0 || b.warpStages < 2 || b.warpStages > kMaxWarpStages))
+      return GpuKnobError{"buckets", at + "warp_stages must be 0, or in [2, " +
+                                         std::to_string(kMaxWarpStages) + "]" +
+                                         " with stages = 0 (the register "
+                                         "stream's)"};
     if (b.splitUp < 1 || b.splitDown < 1 || b.splitUp > 64 || b.splitDown > 64)
       return GpuKnobError{"buckets", at + "split_k must be in [1, 64]"};
   }
@@ -190,6 +205,8 @@ static std::string bucketText(const GpuBucket &b) {
        ", warps_n = " + std::to_string(b.warpsN) +
        ", block_k = " + std::to_string(b.blockK) +
        ", stages = " + std::to_string(b.stages) +
+       (b.warpStages ? ", warp_stages = " + std::to_string(b.warpStages)
+                     : std::string()) +
        ", mma = " + gpuMmaName(b.mma) + ", split_k = [" +
        std::to_string(b.splitUp) + ", " + std::to_string(b.splitDown) + "]>";
   return t;
@@ -214,6 +231,8 @@ std::string mlir::ffn::gpuKnobsText(const GpuStrategy &s) {
     add("block_n = " + std::to_string(*s.blockN));
   if (s.stages)
     add("stages = " + std::to_string(*s.stages));
+  if (s.warpStages)
+    add("warp_stages = " + std::to_string(*s.warpStages));
   if (s.splitK)
     add("split_k = " + std::to_string(*s.splitK));
   if (s.mma)
@@ -301,9 +320,11 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
   int64_t row = b.blockK + 16 / elementBytes;
   // The register stream has no ring: the split-K fix-up's flag, and the A
   // slice the kernel stages where it fits in 48 KiB (it sizes that
-  // itself, from the K split: GemmConfig::sharedBytes).
+  // itself, from the K split: GemmConfig::sharedBytes), and each warp's
+  // ring where the weights go through one (whole K tiles of its rows: the
+  // block's B tile a stage).
   if (b.stages == 0)
-    return 16;
+    return 16 + b.warpStages * b.blockN * b.blockK * elementBytes;
   if (weightBits)
     return b.stages * b.blockM * row * elementBytes +
            2 * terms * b.blockN * row * elementBytes +
@@ -487,6 +508,7 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
     b.stages = 0;
   if (o.stages)
     b.stages = *o.stages;
+  b.warpStages = b.stages == 0 ? o.warpStages.value_or(0) : 0;
   // The K split, as measured on an H200
   // (docs/bench-gpu-2026-11-28-h200-sweep.txt): decode fills its last wave
   // (below); compute-bound buckets take the split the model prices
@@ -801,6 +823,15 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
       }
     }
   }
+  // warp_stages changes the register stream: say so where no bucket has
+  // one rather than ignore the knob.
+  if (o.warpStages &&
+      std::none_of(s.buckets, s.buckets + s.numBuckets,
+                   [](const GpuBucket &b) { return b.stages == 0; }))
+    return {s, GpuKnobError{"warp_stages",
+                            "needs a bucket that takes the register stream "
+                            "(the 16-row decode tile of an unquantized "
+                            "bf16/f16 FFN that is not a mixture of experts)"}};
   out.error = checkGpuStrategy(s, f, chip);
   return out;
 }
@@ -906,14 +937,16 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
   for (int i = 0; i < s.numBuckets; ++i) {
     const GpuBucket &b = s.buckets[i];
     t += i ? ";" : "";
-    t += " m " +
-         (b.maxM ? std::to_string(from) + "-" + std::to_string(b.maxM)
-                 : ">= " + std::to_string(from)) +
-         " " + std::to_string(b.blockM) + "x" + std::to_string(b.blockN) +
-         " tiles " + gpuMmaName(b.mma) +
-         (gpuPingPong(b) ? " ping-pong " : " ") +
-         (b.stages ? std::to_string(b.stages) + " stages"
-                   : std::string("register stream"));
+    t +=
+        " m " +
+        (b.maxM ? std::to_string(from) + "-" + std::to_string(b.maxM)
+                : ">= " + std::to_string(from)) +
+        " " + std::to_string(b.blockM) + "x" + std::to_string(b.blockN) +
+        " tiles " + gpuMmaName(b.mma) + (gpuPingPong(b) ? " ping-pong " : " ") +
+        (b.stages       ? std::to_string(b.stages) + " stages"
+         : b.warpStages ? "register stream through " +
+                              std::to_string(b.warpStages) + "-stage warp rings"
+                        : std::string("register stream"));
     if (b.splitUp > 1 || b.splitDown > 1)
       t += " split-K " + std::to_string(b.splitUp) + "/" +
            std::to_string(b.splitDown);

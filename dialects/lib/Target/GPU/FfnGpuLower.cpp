@@ -346,6 +346,10 @@ void FfnPlanner::addGemm(GemmConfig c, std::vector<KernelArg> operands,
       gpuBlocksPerSm(*nominalGpuDevice(chip), c.sharedBytes(), c.threads());
   if (c.stages > 0 && !c.tma && fit <= 2)
     c.minBlocksPerSm = std::max<int64_t>(fit, 1);
+  // The stream's warp rings hold its loads in flight in shared memory, not
+  // registers: no more blocks than that memory holds are promised.
+  if (c.stages == 0 && c.warpStages)
+    c.minBlocksPerSm = std::clamp<int64_t>(fit, 1, c.minBlocksPerSm);
   if (c.weightBits) {
     // A quantized kernel whose ring leaves room for one or two blocks per
     // SM: say so, and ptxas spends the registers that leaves instead of
@@ -510,6 +514,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   base.wgmma = bucket.mma == GpuMma::Wgmma;
   base.tma = tmaFeeds(bucket.mma);
   base.stages = bucket.stages;
+  base.warpStages = bucket.warpStages;
 
   // GEMM 1.
   GemmConfig up = base;

@@ -51,9 +51,11 @@ static GpuBucket ringOf(const GemmConfig &c) {
 
 int64_t GemmConfig::sharedBytes() const {
   // The register stream: its staged A slice, or the flags (the fix-up's
-  // at byte 0, a fused post-norm's at byte 16).
+  // at byte 0, a fused post-norm's at byte 16), then its warp rings.
   if (stages == 0)
-    return std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
+    return warpStages
+               ? warpRingOffset() + warpStages * bn * bk * elementBytes(storage)
+               : std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
   return gpuGemmSharedBytes(ringOf(*this), elementBytes(storage), weightBits,
                             weightTerms);
 }

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cassert>
 
 using namespace mlir;
@@ -65,6 +66,11 @@ int64_t GemmConfig::streamStageBytes() const {
   int64_t kTiles = (k / bk + splitK - 1) / splitK;
   int64_t bytes = bm * (kTiles * bk * eb + kStagePadBytes);
   return bytes <= kStageLimit ? bytes : 0;
+}
+
+int64_t GemmConfig::warpRingOffset() const {
+  int64_t front = std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
+  return (front + 127) / 128 * 128;
 }
 
 Value GemmBuilder::byteAddress(Value buffer, Value element) {
@@ -158,18 +164,19 @@ void GemmBuilder::buildStream() {
           inGroup(ir.add(ir.mul(row, c.lda), bFirst), c.aGroupStride);
       aAddr[half] = byteAddress(aBuf, element);
     }
-  Value aStage;
-  if (staged) {
-    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                            gpu::AddressSpace::Workgroup);
-    auto raw = gpu::DynamicSharedMemoryOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
-                           space));
+  Value aStage, raw;
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  if (staged || c.warpStages) {
+    raw = gpu::DynamicSharedMemoryOp::create(
+        b,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, space));
     aStage = memref::ExtractAlignedPointerAsIndexOp::create(b, raw);
+  }
+  if (staged)
     aSmem = memref::ViewOp::create(
         b, MemRefType::get({c.bm, aRow}, c.storage, nullptr, space), raw,
         ir.idx(0), ValueRange{});
-  }
 
   // Iteration `it`'s weights: fragsN x kUnroll loads of four words.
   auto loadB = [&](Value it) {
@@ -181,6 +188,91 @@ void GemmBuilder::buildStream() {
         llvm::append_range(words, load16(offset(bAddr[nt], k), valid,
                                          /*streaming=*/true));
     }
+    return words;
+  };
+  // The warp ring (c.warpStages > 0): iteration `it`'s weights of the
+  // warp's rows (fragsN x 8 rows, `step` k: one 128-byte line a row) land
+  // in stage it % warpStages of the warp's own ring. Eight lanes copy a
+  // line, so every copy instruction reads four whole lines where the
+  // register loads read 64 bytes of eight (twice the L2 requests for the
+  // same bytes). Segment s (16 bytes) of ring row r lies at s ^ 4 (r % 2):
+  // a quarter warp's copies then write one line's eight bank groups and
+  // its reads (rows g, g + 1, segments 4u + t) eight distinct ones.
+  int64_t warpRows = fragsN * 8, segments = step / vec;
+  int64_t ringRows = c.warpStages * warpRows;
+  int64_t copiesPerLane = warpRows * segments / 32;
+  assert((!c.warpStages ||
+          (segments == 8 && copiesPerLane * 32 == warpRows * segments)) &&
+         "the warp ring copies whole 128-byte lines, 8 lanes a line");
+  Value ringSmem, ringBase, copySeg;
+  SmallVector<Value> copyRow, copyBuf, copySrc;
+  if (c.warpStages) {
+    int64_t offset = c.warpRingOffset();
+    ringSmem = memref::ViewOp::create(
+        b,
+        MemRefType::get({c.warpsN * ringRows, step}, c.storage, nullptr, space),
+        raw, ir.idx(offset), ValueRange{});
+    ringBase = ir.add(aStage, ir.idx(offset));
+    // Copy i of a stage: ring row 4 i + lane / 8, segment lane % 8, from
+    // the packed B row the row stands for (gated: its gate or up row).
+    copySeg = ir.rem(lane, 8);
+    for (int64_t i = 0; i < copiesPerLane; ++i) {
+      Value row = ir.add(ir.div(lane, 8), i * 4);
+      auto [isGate, srcRow] = bSource(ir.add(ir.add(col0, warpCol), row));
+      copyRow.push_back(row);
+      copyBuf.push_back(c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf);
+      copySrc.push_back(ir.add(ir.mul(inGroup(srcRow, c.bGroupRows), c.k),
+                               ir.add(kBeg, ir.mul(copySeg, vec))));
+    }
+  }
+  auto swizzled = [&](Value row, Value segment) {
+    return arith::XOrIOp::create(b, segment, ir.mul(ir.rem(row, 2), 4))
+        .getResult();
+  };
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // Iteration `it`'s copies into its stage, one cp.async group (zero-filled
+  // past the slice or the matrix, as the register loads read zeros there).
+  auto fillStage = [&](Value it) {
+    Value zero = ir.idx(0), full = ir.idx(vec);
+    Value k = ir.mul(it, step);
+    Value valid = ir.select(
+        ir.lt(ir.add(ir.add(kBeg, ir.mul(copySeg, vec)), k), kEnd), full, zero);
+    Value ringRow0 = ir.add(ir.mul(warp, ringRows),
+                            ir.mul(ir.rem(it, c.warpStages), warpRows));
+    SmallVector<Value> tokens;
+    for (int64_t i = 0; i < copiesPerLane; ++i) {
+      // A zero-filled copy reads nothing but still names a valid address.
+      Value src = ir.select(ir.lt(zero, valid), ir.add(copySrc[i], k), zero);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, ringSmem,
+          ValueRange{ir.add(ringRow0, copyRow[i]),
+                     ir.mul(swizzled(copyRow[i], copySeg), vec)},
+          copyBuf[i], ValueRange{src}, b.getIndexAttr(vec), valid,
+          b.getUnitAttr()));
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens)
+        .getResult();
+  };
+  // Iteration `it`'s weights out of its stage, in loadB's order: lane
+  // (g, t) reads row 8 nt + g, segment 4 u + t (the k's its register load
+  // would have held).
+  auto readStage = [&](Value it) {
+    Value ringRow0 = ir.add(ir.mul(warp, ringRows),
+                            ir.mul(ir.rem(it, c.warpStages), warpRows));
+    SmallVector<Value> words;
+    for (int64_t u = 0; u < kUnroll; ++u)
+      for (int64_t nt = 0; nt < fragsN; ++nt) {
+        Value row = ir.add(grp, nt * 8);
+        Value segment = swizzled(row, ir.add(tig, u * 4));
+        Value byte = ir.add(ir.mul(ir.add(ringRow0, row), step * eb),
+                            ir.mul(segment, 16));
+        Value v = LLVM::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
+                                       sharedPointer(ir.add(ringBase, byte)),
+                                       /*alignment=*/16);
+        for (int64_t i = 0; i < 4; ++i)
+          words.push_back(
+              vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
+      }
     return words;
   };
   // Rows grp and grp + 8 of A at slice column `k` + laneK.
@@ -205,7 +297,6 @@ void GemmBuilder::buildStream() {
   Value stagedGroup;
   if (staged) {
     // 16-byte copies, zero-filled past A's columns and m's rows.
-    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     SmallVector<Value> tokens;
     Value zero = ir.idx(0), full = ir.idx(vec);
     forEachChunk(c.bm, kPerSlice / vec, [&](Value r, Value j) {
@@ -223,20 +314,42 @@ void GemmBuilder::buildStream() {
   }
   // The first weights go out while A's copies land (issued after them: the
   // copies' addresses are dead by then, which keeps ptxas within the four
-  // blocks' registers).
-  llvm::append_range(init, loadB(ir.idx(0)));
+  // blocks' registers): an iteration's loads, or the ring's first stages
+  // but one. Groups complete in order, so A has landed once no more than
+  // the ring's groups are pending.
+  Value ringGroup = stagedGroup;
+  if (c.warpStages)
+    for (int64_t st = 0; st + 1 < c.warpStages; ++st)
+      ringGroup = fillStage(ir.idx(st));
+  else
+    llvm::append_range(init, loadB(ir.idx(0)));
   if (staged) {
-    nvgpu::DeviceAsyncWaitOp::create(b, stagedGroup, b.getI32IntegerAttr(0));
+    nvgpu::DeviceAsyncWaitOp::create(
+        b, ringGroup,
+        b.getI32IntegerAttr(std::max<int64_t>(c.warpStages - 1, 0)));
     ir.barrier();
   }
   SmallVector<Value> state = ir.loop(
       ir.idx(0), ir.idx(iterations), 1, init,
       [&](Value it, ValueRange iter) -> SmallVector<Value> {
         // The next iteration's weights go out before this one's MMAs, so
-        // no load waits on the previous one's arrival.
-        SmallVector<Value> next = loadB(ir.add(it, 1));
-        SmallVector<Value> acc(iter.begin(), iter.begin() + accCount);
+        // no load waits on the previous one's arrival. The ring: this
+        // stage has landed once the ring's later groups alone are pending
+        // (each lane's own copies), and every lane's once the warp meets;
+        // then the stage the previous iteration read is refilled.
+        SmallVector<Value> next, ringWords;
         ValueRange words = iter.drop_front(accCount);
+        if (c.warpStages) {
+          nvgpu::DeviceAsyncWaitOp::create(
+              b, ringGroup, b.getI32IntegerAttr(c.warpStages - 2));
+          NVVM::SyncWarpOp::create(b, ir.i32(-1));
+          fillStage(ir.add(it, c.warpStages - 1));
+          ringWords = readStage(it);
+          words = ringWords;
+        } else {
+          next = loadB(ir.add(it, 1));
+        }
+        SmallVector<Value> acc(iter.begin(), iter.begin() + accCount);
         for (int64_t u = 0; u < kUnroll; ++u) {
           Value k = ir.add(ir.mul(it, step), u * kChunk);
           SmallVector<Value> a[2] = {loadA(k, 0), loadA(k, 1)};
@@ -259,5 +372,9 @@ void GemmBuilder::buildStream() {
         return acc;
       });
   state.resize(accCount);
+  // The ring's last groups only zero-fill stages no one reads; they land
+  // before the block ends.
+  if (c.warpStages)
+    nvgpu::DeviceAsyncWaitOp::create(b, ringGroup, b.getI32IntegerAttr(0));
   epilogue(state);
 }

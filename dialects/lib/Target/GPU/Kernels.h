@@ -89,6 +89,9 @@ struct GemmConfig {
   Type storage;           ///< A and B element type
   int64_t bm = 128, bn = 128, bk = 32;
   int64_t stages = 3; ///< ring depth; 0: the 16-row tile's register stream
+  /// The register stream's weights through each warp's own cp.async ring
+  /// of this depth (0: straight into registers; GemmStream.cpp).
+  int64_t warpStages = 0;
   int64_t warpsM = 2, warpsN = 4;
   int64_t k = 0;        ///< reduction length of the packed B rows
   int64_t kValid = 0;   ///< A's columns beyond this read as zero
@@ -196,6 +199,9 @@ struct GemmConfig {
   /// The register stream's staged A slice (GemmStream.cpp): 16 rows of
   /// the K slice, or 0 where that exceeds its limit.
   int64_t streamStageBytes() const;
+  /// Where the register stream's warp rings start in shared memory (after
+  /// the staged A slice or the flags, 128-byte aligned).
+  int64_t warpRingOffset() const;
   int64_t threads() const { return 32 * warpsM * warpsN + (tma ? 128 : 0); }
   /// The ping-pong TMA kernel (gpuPingPong's 128 x 128 wgmma tile): each
   /// consumer warpgroup multiplies a whole tile (two m64 n128 slabs), the

@@ -43,14 +43,18 @@ struct GpuBucket {
   int64_t blockK = 0;             ///< K per pipeline stage
   int64_t stages = 0; ///< cp.async ring depth; 0: no ring, the 16-row
                       ///< tile's register stream (GemmStream.cpp)
+  /// The register stream's weights through each warp's own cp.async ring
+  /// of this many stages (whole 128-byte lines a copy) instead of straight
+  /// into registers; 0: straight. Only with stages = 0.
+  int64_t warpStages = 0;
   GpuMma mma = GpuMma::MmaSync;
   int64_t splitUp = 1, splitDown = 1; ///< K slices of GEMM 1 and GEMM 2
 
   bool operator==(const GpuBucket &o) const {
     return maxM == o.maxM && blockM == o.blockM && blockN == o.blockN &&
            warpsM == o.warpsM && warpsN == o.warpsN && blockK == o.blockK &&
-           stages == o.stages && mma == o.mma && splitUp == o.splitUp &&
-           splitDown == o.splitDown;
+           stages == o.stages && warpStages == o.warpStages && mma == o.mma &&
+           splitUp == o.splitUp && splitDown == o.splitDown;
   }
 };
 
@@ -69,6 +73,8 @@ constexpr int kMaxGpuBuckets = 8;
 ///   - stages: the ring depth (2-4; 5-6 for the ping-pong tile) of every
 ///     bucket, or 0 (the register stream: only where every bucket has the
 ///     16-row tile);
+///   - warpStages: the register stream's weights through a warp-private
+///     cp.async ring of this depth (2-6), in every bucket that streams;
 ///   - splitK: the K split of every bounded bucket's GEMMs (1: none; a
 ///     mixture of experts splits GEMM 2 only);
 ///   - mma: mma_sync on sm_90a keeps wgmma off.
@@ -80,13 +86,14 @@ struct GpuStrategy {
   GpuBucket buckets[kMaxGpuBuckets] = {};
   int32_t numBounds = 0;
   int64_t bounds[kMaxGpuBuckets] = {};
-  std::optional<int64_t> blockM, blockN, stages, splitK;
+  std::optional<int64_t> blockM, blockN, stages, warpStages, splitK;
   std::optional<GpuMma> mma;
 
   bool isComplete() const { return sms && numBuckets > 0; }
   /// Whether any knob of an override is set.
   bool hasOverrides() const {
-    return numBounds > 0 || blockM || blockN || stages || splitK || mma;
+    return numBounds > 0 || blockM || blockN || stages || warpStages ||
+           splitK || mma;
   }
   bool operator==(const GpuStrategy &o) const;
 };
@@ -209,6 +216,9 @@ inline bool gpuPingPong(const GpuBucket &b) {
 /// may go to 6 (193 KiB), an override's choice until a GPU has timed it.
 constexpr int64_t kMaxRingStages = 4;
 constexpr int64_t kMaxPingPongStages = 6;
+/// The deepest warp-private ring of the register stream (16 KiB a stage
+/// for the 16x128 tile: six and A's 48 KiB slice fit an A100's block).
+constexpr int64_t kMaxWarpStages = 6;
 
 /// Dynamic shared memory of a GEMM block: the ring of A and B tiles; with
 /// quantized weights (`weightBits` 8 or 4) the ring holds B's integers, and
