@@ -299,12 +299,20 @@
 // branch.
 // QNT: gpu.func @q4zp_up_mlarge(
 // QNT: arith.muli %{{.*}}, %c9728
-// QNT: arith.shrui {{.*}} : vector<16xi8>
-// QNT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}}] : vector<16xi8>, vector<16xi8>
-// QNT: arith.uitofp {{.*}} : i8 to f32
-// QNT: arith.subf {{.*}} : vector<32xf32>
-// QNT: arith.cmpi slt, {{.*}} : vector<32xi32>
-// QNT: arith.truncf {{.*}} : vector<32xf32> to vector<32xf16>
+// int4 on f16 widens by bit operations (GemmWiden.cpp): each zero point
+// -(1024 + z) in both halves of a word, the chunk's words masked, or'ed
+// with 1024, put in k order by byte permutes and summed with it by one
+// f16x2 FMA a pair; the padding past K kept zero.
+// QNT: arith.extui {{.*}} : i8 to i32
+// QNT: vector.bitcast {{.*}} : vector<16xi8> to vector<4xi32>
+// QNT-NOT: arith.sitofp
+// QNT-NOT: arith.uitofp
+// QNT: nvvm.prmt <default> %c21520_i32
+// QNT: nvvm.prmt <default> %c30258_i32
+// QNT: llvm.intr.fma({{.*}}) : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> vector<2xf16>
+// QNT-NOT: arith.truncf
+// QNT: arith.cmpi slt, {{.*}} : vector<8xi32>
+// QNT: vector.store {{.*}} vector<8xf16>
 // QNT-NOT: scf.if
 // QNT: math.fma
 // QNT: gpu.return

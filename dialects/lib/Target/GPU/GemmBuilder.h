@@ -101,6 +101,16 @@ private:
   /// Converts the integer tile of ring stage `stage` (K tile `tile`) into
   /// converted tile `buf` of bSmem.
   void dequantStage(Value stage, Value buf, Value tile);
+  /// Whether the converted tile is widened by bit operations
+  /// (GemmWiden.cpp): tensor cores, one term, integers exact in the
+  /// dtype's mantissa (int4, or int8 on f16).
+  bool widensByBits() const;
+  /// The 16-byte chunk `raw` (vector<16xi8>) of packed row `srcRow`'s
+  /// integers from k = `kChunk` on, in the dtype: 16-byte pieces of 8
+  /// values (their zero points from `qBuf`), the k's past the matrix not
+  /// yet zeroed.
+  SmallVector<Value> widenByBits(Value raw, Value kChunk, Value srcRow,
+                                 Value qBuf);
   /// Tensor cores on quantized weights: adds each group's sums (the second
   /// half of `acc`) times their scales to the totals (the first half) and
   /// zeroes them; `kEnd` is one past the group's last k.

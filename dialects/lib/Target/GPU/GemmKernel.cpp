@@ -529,10 +529,50 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
   // multiple of 16 on tensor cores.
   int64_t run = std::gcd(c.quantGroup, qElems);
   Value kTile0 = ir.add(kBeg, ir.mul(tile, c.bk));
+  // Past the matrix's K the integers are 0 but a zero point is not: those
+  // weights are kept 0, as the unquantized padding is. `values` holds the
+  // weights of k's from `firstK` on.
+  auto keepInsideK = [&](Value values, Value firstK) -> Value {
+    auto type = cast<VectorType>(values.getType());
+    int64_t n = type.getNumElements();
+    SmallVector<int32_t> iota(n);
+    for (int64_t e = 0; e < n; ++e)
+      iota[e] = static_cast<int32_t>(e);
+    Value kVec = arith::AddIOp::create(
+        b,
+        vector::BroadcastOp::create(b, vecOf(n, i32),
+                                    arith::IndexCastOp::create(b, i32, firstK)),
+        arith::ConstantOp::create(
+            b, DenseElementsAttr::get(vecOf(n, i32), ArrayRef(iota))));
+    Value inside = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::slt, kVec,
+        vector::BroadcastOp::create(
+            b, vecOf(n, i32), arith::ConstantIntOp::create(b, c.kRows, 32)));
+    return arith::SelectOp::create(
+        b, inside, values,
+        arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(type))));
+  };
   forEachChunk(c.bn, qChunksPerRow, [&](Value r, Value j) {
     Value raw = vector::LoadOp::create(b, vecOf(16, i8), qSmem,
                                        ValueRange{stage, r, ir.mul(j, 16)},
                                        false, llvm::MaybeAlign(16));
+    Value kChunk = ir.add(kTile0, ir.mul(j, qElems));
+    Value bRow = ir.add(col0, r);
+    auto [isGate, srcRow] = bSource(bRow);
+    Value qBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
+    if (widensByBits()) {
+      // Whole words of two values at a time (GemmWiden.cpp).
+      SmallVector<Value> pieces = widenByBits(raw, kChunk, srcRow, qBuf);
+      for (auto [p, piece] : llvm::enumerate(pieces)) {
+        int64_t at = static_cast<int64_t>(p) * 8;
+        if (c.zeroPoints)
+          piece = keepInsideK(piece, ir.add(kChunk, at));
+        vector::StoreOp::create(
+            b, piece, bSmem, ValueRange{buf, r, ir.add(ir.mul(j, qElems), at)},
+            false, llvm::MaybeAlign(16));
+      }
+      return;
+    }
     // The integers in k order.
     Value q;
     if (c.weightBits == 8) {
@@ -559,10 +599,6 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
       Value both = vector::ShuffleOp::create(b, lo, hi, order);
       q = arith::ExtSIOp::create(b, vecOf(32, i32), both);
     }
-    Value kChunk = ir.add(kTile0, ir.mul(j, qElems));
-    Value bRow = ir.add(col0, r);
-    auto [isGate, srcRow] = bSource(bRow);
-    Value qBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
     Value values = arith::SIToFPOp::create(b, vecOf(qElems, f32), q);
     Value result = values;
     for (int64_t s = 0; s < qElems / run; ++s) {
@@ -594,29 +630,8 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
         result = vector::ShuffleOp::create(b, result, partWide, pick);
       }
     }
-    if (c.zeroPoints) {
-      // Past the matrix's K the integers are 0 but z is not: keep those
-      // weights 0, as the unquantized padding is.
-      SmallVector<int32_t> iota(qElems);
-      for (int64_t e = 0; e < qElems; ++e)
-        iota[e] = static_cast<int32_t>(e);
-      Value kVec = arith::AddIOp::create(
-          b,
-          vector::BroadcastOp::create(
-              b, vecOf(qElems, i32),
-              arith::IndexCastOp::create(b, i32, kChunk)),
-          arith::ConstantOp::create(
-              b, DenseElementsAttr::get(vecOf(qElems, i32), ArrayRef(iota))));
-      Value inside = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::slt, kVec,
-          vector::BroadcastOp::create(
-              b, vecOf(qElems, i32),
-              arith::ConstantIntOp::create(b, c.kRows, 32)));
-      result = arith::SelectOp::create(
-          b, inside, result,
-          arith::ConstantOp::create(
-              b, cast<TypedAttr>(b.getZeroAttr(vecOf(qElems, f32)))));
-    }
+    if (c.zeroPoints)
+      result = keepInsideK(result, kChunk);
     // 16-byte stores into converted tile `to`.
     auto store = [&](Value values, Value to) {
       int64_t perStore = 16 / eb;

@@ -1,0 +1,134 @@
+//===- GemmWiden.cpp - quantized weights widened by bit operations -------===//
+//
+// The converted B tile of quantized weights on tensor cores with one term a
+// weight (GemmKernel.cpp's dequantStage): the integers go to the dtype as
+// whole 32-bit words of two values, not one value at a time through f32.
+//
+// An unsigned integer u below 2^p (p = 7 for bf16, 10 for f16) written into
+// the mantissa of the power of two 2^p (bf16 0x4300 = 128, f16 0x6400 =
+// 1024) is the number 2^p + u, exactly. One fused multiply-add of such a
+// pair by 1 plus -(2^p + o) then gives u - o, exact in the dtype (a small
+// integer), which is q itself for signed integers (u = q + 2^(bits-1): the
+// sign bit flipped, o = 2^(bits-1)) and q - z with zero points (u = q,
+// o = z). That is a mask, an or and a byte permute a pair, and one
+// fma.rn.bf16x2/f16x2 (sm_80+), where the f32 route takes a widening, two
+// conversions and a subtraction per value. Zero points cannot make int8
+// exact in bf16 (2^7 + u needs 8 mantissa bits), so int8 on bf16 keeps the
+// f32 route.
+//
+// Nibble i of a 32-bit word (8 int4 values, the even k in the low nibble)
+// masked after shifting the word right by 4 s (s = 0..3) gives the pair of
+// k's (s, s + 4) in the word's two halves; a byte permute of two such pairs
+// puts them in k order: (0, 1), (2, 3) from the low halves of s = 0, 1 and
+// 2, 3, (4, 5), (6, 7) from the high ones. int8 the same with bytes (s =
+// 0, 1: the pairs (0, 2), (1, 3)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cassert>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::ffn::gpu_target;
+using mlir::ffn::gpu_target::detail::GemmBuilder;
+
+bool GemmBuilder::widensByBits() const {
+  return c.tensorCores() && c.weightTerms == 1 &&
+         (c.weightBits == 4 || c.storage.isF16());
+}
+
+SmallVector<Value> GemmBuilder::widenByBits(Value raw, Value kChunk,
+                                            Value srcRow, Value qBuf) {
+  assert(widensByBits() && "integers exact in the dtype's mantissa");
+  Type i32 = b.getI32Type();
+  bool f16 = c.storage.isF16();
+  int64_t bits = c.weightBits, perWord = 32 / bits;
+  uint32_t power = f16 ? 0x6400 : 0x4300; // 2^10, 2^7
+  uint32_t lowMask = bits == 4 ? 0xFu : 0xFFu;
+  auto constant = [&](uint32_t v) {
+    return ir.i32(static_cast<int64_t>(static_cast<int32_t>(v)));
+  };
+  // k per scale group inside the 16-byte chunk: groups on tensor cores are
+  // a multiple of 16, so a word's values share one offset.
+  int64_t run = std::gcd(c.quantGroup, qElems);
+  assert(run % perWord == 0 && "a word inside one group");
+  // -(2^p + o) in both halves: the sign bit, the power, o in the mantissa.
+  auto negatedOffset = [&](Value o) {
+    Value half = arith::OrIOp::create(b, o, constant(0x8000u | power));
+    return arith::OrIOp::create(b, half,
+                                arith::ShLIOp::create(b, half, ir.i32(16)))
+        .getResult();
+  };
+  SmallVector<Value> offsets;
+  if (c.zeroPoints) {
+    for (int64_t s = 0; s < qElems / run; ++s) {
+      Value kg = ir.div(ir.add(kChunk, s * run), c.quantGroup);
+      Value z = ir.load(qBuf, {groupEntry(srcRow, kg, c.zeroOffset, 1)});
+      offsets.push_back(negatedOffset(arith::ExtUIOp::create(b, i32, z)));
+    }
+  } else {
+    offsets.push_back(negatedOffset(constant(1u << (bits - 1))));
+  }
+  // Signed integers: flip each value's sign bit (u = q + 2^(bits-1)).
+  uint32_t signs = 0;
+  for (int64_t e = 0; e < perWord; ++e)
+    signs |= 1u << (e * bits + bits - 1);
+  uint32_t pairMask = lowMask | (lowMask << 16);
+  VectorType pairType = VectorType::get({2}, c.storage);
+  VectorType oneWord = VectorType::get({1}, i32);
+  auto asPair = [&](Value word) {
+    return vector::BitCastOp::create(
+               b, pairType, vector::BroadcastOp::create(b, oneWord, word))
+        .getResult();
+  };
+  auto asWord = [&](Value pair) {
+    Value v = vector::BitCastOp::create(b, oneWord, pair);
+    return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0}).getResult();
+  };
+  Value one = asPair(constant(f16 ? 0x3C003C00u : 0x3F803F80u));
+  Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), raw);
+  // The widened pairs in k order, as i32 words.
+  SmallVector<Value> pairs;
+  for (int64_t w = 0; w < 4; ++w) {
+    Value word = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});
+    if (!c.zeroPoints)
+      word = arith::XOrIOp::create(b, word, constant(signs));
+    // Pairs (s, s + perWord / 2) of the word, 2^p + u each.
+    SmallVector<Value> spread;
+    for (int64_t s = 0; s < perWord / 2; ++s) {
+      Value shifted =
+          s ? arith::ShRUIOp::create(b, word, ir.i32(s * bits)).getResult()
+            : word;
+      spread.push_back(arith::OrIOp::create(
+          b, arith::AndIOp::create(b, shifted, constant(pairMask)),
+          constant(power | (power << 16))));
+    }
+    // In k order: the low halves of consecutive spreads (bytes 0, 1 of
+    // the first, 4, 5 of the pool's second word), then the high ones.
+    SmallVector<Value> ordered;
+    for (uint32_t selector : {0x5410u, 0x7632u})
+      for (int64_t s = 0; s < perWord / 2; s += 2)
+        ordered.push_back(NVVM::PermuteOp::create(
+            b, i32, spread[s], spread[s + 1], constant(selector),
+            NVVM::PermuteMode::DEFAULT));
+    Value offset = offsets[c.zeroPoints ? (w * perWord) / run : 0];
+    for (Value pair : ordered)
+      pairs.push_back(
+          asWord(LLVM::FMAOp::create(b, asPair(pair), one, asPair(offset))));
+  }
+  // 16-byte pieces (4 words, 8 values) of the dtype.
+  SmallVector<Value> pieces;
+  for (int64_t p = 0; p < static_cast<int64_t>(pairs.size()) / 4; ++p) {
+    Value piece = vector::FromElementsOp::create(
+        b, VectorType::get({4}, i32), ArrayRef(pairs).slice(4 * p, 4));
+    pieces.push_back(
+        vector::BitCastOp::create(b, VectorType::get({8}, c.storage), piece));
+  }
+  return pieces;
+}
