@@ -230,6 +230,21 @@ void GemmBuilder::buildStream() {
         .getResult();
   };
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // The first ring row of iteration `it`'s stage in this warp's ring.
+  auto stageRow0 = [&](Value it) {
+    return ir.add(ir.mul(warp, ringRows),
+                  ir.mul(ir.rem(it, c.warpStages), warpRows));
+  };
+  // 16 bytes of shared memory at a byte address, as four i32 words.
+  auto sharedWords = [&](Value byteAddress) {
+    Value v = LLVM::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
+                                   sharedPointer(byteAddress),
+                                   /*alignment=*/16);
+    SmallVector<Value> words;
+    for (int64_t i = 0; i < 4; ++i)
+      words.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
+    return words;
+  };
   // Iteration `it`'s copies into its stage, one cp.async group (zero-filled
   // past the slice or the matrix, as the register loads read zeros there).
   auto fillStage = [&](Value it) {
@@ -237,8 +252,7 @@ void GemmBuilder::buildStream() {
     Value k = ir.mul(it, step);
     Value valid = ir.select(
         ir.lt(ir.add(ir.add(kBeg, ir.mul(copySeg, vec)), k), kEnd), full, zero);
-    Value ringRow0 = ir.add(ir.mul(warp, ringRows),
-                            ir.mul(ir.rem(it, c.warpStages), warpRows));
+    Value ringRow0 = stageRow0(it);
     SmallVector<Value> tokens;
     for (int64_t i = 0; i < copiesPerLane; ++i) {
       // A zero-filled copy reads nothing but still names a valid address.
@@ -257,8 +271,7 @@ void GemmBuilder::buildStream() {
   // (g, t) reads row 8 nt + g, segment 4 u + t (the k's its register load
   // would have held).
   auto readStage = [&](Value it) {
-    Value ringRow0 = ir.add(ir.mul(warp, ringRows),
-                            ir.mul(ir.rem(it, c.warpStages), warpRows));
+    Value ringRow0 = stageRow0(it);
     SmallVector<Value> words;
     for (int64_t u = 0; u < kUnroll; ++u)
       for (int64_t nt = 0; nt < fragsN; ++nt) {
@@ -266,12 +279,7 @@ void GemmBuilder::buildStream() {
         Value segment = swizzled(row, ir.add(tig, u * 4));
         Value byte = ir.add(ir.mul(ir.add(ringRow0, row), step * eb),
                             ir.mul(segment, 16));
-        Value v = LLVM::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
-                                       sharedPointer(ir.add(ringBase, byte)),
-                                       /*alignment=*/16);
-        for (int64_t i = 0; i < 4; ++i)
-          words.push_back(
-              vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
+        llvm::append_range(words, sharedWords(ir.add(ringBase, byte)));
       }
     return words;
   };
@@ -283,13 +291,7 @@ void GemmBuilder::buildStream() {
                     /*streaming=*/false);
     Value element =
         ir.add(ir.mul(ir.add(grp, half * 8), aRow), ir.add(k, laneK));
-    Value v = LLVM::LoadOp::create(
-        b, VectorType::get({4}, b.getI32Type()),
-        sharedPointer(ir.add(aStage, ir.mul(element, eb))), /*alignment=*/16);
-    SmallVector<Value> words;
-    for (int64_t i = 0; i < 4; ++i)
-      words.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
-    return words;
+    return sharedWords(ir.add(aStage, ir.mul(element, eb)));
   };
 
   int64_t accCount = fragsN * 4;
