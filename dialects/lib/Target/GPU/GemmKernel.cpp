@@ -50,12 +50,11 @@ static GpuBucket ringOf(const GemmConfig &c) {
 }
 
 int64_t GemmConfig::sharedBytes() const {
-  // The register stream: its staged A slice, or the flags (the fix-up's
-  // at byte 0, a fused post-norm's at byte 16), then its warp rings.
+  // The register stream: its front (A slice or flags), then its warp rings.
   if (stages == 0)
     return warpStages
                ? warpRingOffset() + warpStages * bn * bk * elementBytes(storage)
-               : std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
+               : streamFrontBytes();
   return gpuGemmSharedBytes(ringOf(*this), elementBytes(storage), weightBits,
                             weightTerms);
 }

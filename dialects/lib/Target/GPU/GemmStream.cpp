@@ -68,9 +68,12 @@ int64_t GemmConfig::streamStageBytes() const {
   return bytes <= kStageLimit ? bytes : 0;
 }
 
+int64_t GemmConfig::streamFrontBytes() const {
+  return std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
+}
+
 int64_t GemmConfig::warpRingOffset() const {
-  int64_t front = std::max<int64_t>(postNorm ? 32 : 16, streamStageBytes());
-  return (front + 127) / 128 * 128;
+  return (streamFrontBytes() + 127) / 128 * 128;
 }
 
 Value GemmBuilder::byteAddress(Value buffer, Value element) {

@@ -199,6 +199,10 @@ struct GemmConfig {
   /// The register stream's staged A slice (GemmStream.cpp): 16 rows of
   /// the K slice, or 0 where that exceeds its limit.
   int64_t streamStageBytes() const;
+  /// The register stream's shared memory before its warp rings: the staged
+  /// A slice, or the flags it needs without one (the split fix-up's at
+  /// byte 0, a fused post-norm's at byte 16).
+  int64_t streamFrontBytes() const;
   /// Where the register stream's warp rings start in shared memory (after
   /// the staged A slice or the flags, 128-byte aligned).
   int64_t warpRingOffset() const;
