@@ -14,6 +14,8 @@
 #                                                      tile's checks and A/B)
 #                             out-dir/run-warpring.sh (decode: the stream's
 #                                                      warp rings, checks, A/B)
+#                             out-dir/run-widen.sh    (quantized: widening in
+#                                                      registers, checks, A/B)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=nvptx-sm90a
@@ -67,6 +69,14 @@ for stages in 2 3 4 6; do
       -o "$out/warpring$stages-$name.so"
   done
 done
+# Quantized weights widened in registers (only --strategy picks it until
+# a GPU has timed it), for run-widen.sh: LLaMA-7B int4 on bf16 (every
+# bucket) and the quantized test specs that can take it.
+"$ffnc" bench/gpu/bench.ffn --ffn=llama7b_swiglu_w4 --target="$target" \
+  --strategy=widen=registers --emit=so -o "$out/widen-llama7b_swiglu_w4.so"
+"$ffnc" test/GPU/Inputs/widen.ffn --target="$target" \
+  --strategy=widen=registers --emit=so -o "$out/widen-tails.so"
+grep -o '^ *ffn [A-Za-z0-9_]*' test/GPU/Inputs/widen.ffn | awk '{print $2}' | tr '\n' ' ' >"$out/widen-tails.names"
 cat >"$out/run-checks.sh" <<'SH'
 #!/usr/bin/env bash
 # Every kernel of every bundled spec against the f64 reference, at token
@@ -199,6 +209,20 @@ done
   bert_base_gelu:1,8 "${libs[@]}" \
   --library=./warpring4-llama7b_swiglu_f16.so llama7b_swiglu_f16:1
 SH
+cat >"$out/run-widen.sh" <<'SH'
+#!/usr/bin/env bash
+# Quantized weights widened in registers against the default (converted
+# tiles in shared memory): numerics first, then one ffn-gpu-bench process
+# timing both builds of LLaMA-7B int4 against the same cuBLASLt FFN.
+cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+status=0
+./ffn-gpu-run widen-tails.so $(cat widen-tails.names) --tokens=1,7,16,17,100,129,300 || status=1
+./ffn-gpu-run widen-llama7b_swiglu_w4.so llama7b_swiglu_w4 --tokens=1,16,256 || status=1
+[ $status = 0 ] || { echo "widen checks: FAIL"; exit 1; }
+. ./find-cublaslt.sh
+./ffn-gpu-bench ./bench.so llama7b_swiglu_w4:1,16,256,1024,4096 \
+  --library=./widen-llama7b_swiglu_w4.so llama7b_swiglu_w4:1,16,256,1024,4096
+SH
 cat >"$out/run-all.sh" <<'SH'
 #!/usr/bin/env bash
 # The GPU suite, then the benchmark: what a lent GPU machine runs.
@@ -209,5 +233,5 @@ status=0
 exit $status
 SH
 chmod +x "$out"/run-checks.sh "$out"/run-bench.sh "$out"/run-all.sh \
-  "$out"/run-pingpong.sh "$out"/run-warpring.sh
+  "$out"/run-pingpong.sh "$out"/run-warpring.sh "$out"/run-widen.sh
 echo "bundle for $target in $out ($(du -sh "$out" | cut -f1))"

@@ -534,7 +534,7 @@ func.func @grouped_fused(%x: tensor<?x32xf32>, %w1: tensor<2x16x64xf32>, %w2: te
 
 // -----
 
-// expected-error @+1 {{unknown key 'tile' (keys: sms, bounds, block_m, block_n, stages, warp_stages, split_k, mma, buckets)}}
+// expected-error @+1 {{unknown key 'tile' (keys: sms, bounds, block_m, block_n, stages, warp_stages, split_k, mma, widen, buckets)}}
 module attributes {x = #ffn.gpu_strategy<tile = 8>} {}
 
 // -----

@@ -110,11 +110,12 @@ parseGpuStrategyOptions(llvm::StringRef text, ScheduleOptions &options) {
       text, "#ffn.gpu_strategy<", bracketItemError,
       [&](mlir::ffn::GpuStrategyAttr strategy) -> std::optional<StrategyError> {
         if (strategy.isComplete() || strategy.getKnobs().numBuckets)
-          return StrategyError{0, text.size(),
-                               "--strategy sets knobs (sms, bounds, block_m, "
-                               "block_n, stages, warp_stages, split_k, mma); "
-                               "the buckets "
-                               "are the cost model's"};
+          return StrategyError{
+              0, text.size(),
+              "--strategy sets knobs (sms, bounds, block_m, "
+              "block_n, stages, warp_stages, split_k, mma, widen); "
+              "the buckets "
+              "are the cost model's"};
         options.gpuOverrides = strategy.getKnobs();
         return std::nullopt;
       });

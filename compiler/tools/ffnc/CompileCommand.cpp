@@ -70,7 +70,8 @@ static std::optional<int> gpuPathNotes(Session &s, const TargetInfo &target,
              spec.dModel, shape.elementBytes, target.chip, spec.batchInvariant,
              mlir::ffn::gpuWgmmaFromM(chosen.strategy), shape.groups,
              shape.quantized() ? shape.quantGroup : 0, shape.moe(),
-             spec.int8Activations))
+             spec.int8Activations,
+             mlir::ffn::gpuWidensInRegisters(chosen.strategy)))
       s.diags->warning(spec.loc, "ffn '" + spec.name + "': " + note);
   }
   if (!errors)

@@ -18,6 +18,7 @@ GpuFfnShape ffnc::gpuShapeOf(const FfnSpec &spec) {
   shape.dModel = spec.dModel;
   shape.dFf = spec.dFF;
   shape.elementBytes = spec.dtype == DType::F32 ? 4 : 2;
+  shape.f16 = spec.dtype == DType::F16;
   shape.gated = spec.gate != Gate::None;
   shape.batchInvariant = spec.batchInvariant;
   shape.groups = spec.isGrouped() ? spec.groups : 1;

@@ -238,6 +238,17 @@ static ParseResult parseMma(AsmParser &parser, SMLoc loc, GpuMma &mma) {
   return success();
 }
 
+static ParseResult parseWiden(AsmParser &parser, SMLoc loc, bool &registers) {
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  if (word != "registers" && word != "shared")
+    return parser.emitError(loc)
+           << "widen is registers or shared, not '" << word << "'";
+  registers = word == "registers";
+  return success();
+}
+
 /// One `<max_m = .., block_m = .., ...>` of a complete strategy.
 static ParseResult parseBucket(AsmParser &parser, GpuBucket &b) {
   SMLoc start = parser.getCurrentLocation();
@@ -246,6 +257,8 @@ static ParseResult parseBucket(AsmParser &parser, GpuBucket &b) {
     given.insert(key);
     if (key == "mma")
       return parseMma(parser, loc, b.mma);
+    if (key == "widen")
+      return parseWiden(parser, loc, b.registerWiden);
     if (key == "split_k") {
       int64_t split[2];
       int32_t count;
@@ -271,7 +284,7 @@ static ParseResult parseBucket(AsmParser &parser, GpuBucket &b) {
       return parser.emitError(loc)
              << "unknown bucket key '" << key
              << "' (keys: max_m, block_m, block_n, warps_m, warps_n, "
-                "block_k, stages, warp_stages, mma, split_k)";
+                "block_k, stages, warp_stages, mma, split_k, widen)";
     return parser.parseInteger(*field);
   };
   if (parseKeyValueList(parser, parseValue))
@@ -293,6 +306,13 @@ Attribute GpuStrategyAttr::parse(AsmParser &parser, Type) {
       if (parseMma(parser, loc, mma))
         return failure();
       s.mma = mma;
+      return success();
+    }
+    if (key == "widen") {
+      bool registers;
+      if (parseWiden(parser, loc, registers))
+        return failure();
+      s.registerWiden = registers;
       return success();
     }
     if (key == "bounds")
@@ -324,7 +344,7 @@ Attribute GpuStrategyAttr::parse(AsmParser &parser, Type) {
       return parser.emitError(loc)
              << "unknown key '" << key
              << "' (keys: sms, bounds, block_m, block_n, stages, "
-                "warp_stages, split_k, mma, buckets)";
+                "warp_stages, split_k, mma, widen, buckets)";
     int64_t value;
     if (parser.parseInteger(value))
       return failure();

@@ -89,6 +89,41 @@
 // QGROUP-NOT: scf.if
 // QGROUP: nvvm.mma.sync {{.*}} C[%[[E]],
 // QGROUP: gpu.return
+// Widened in registers (widen = registers; f16 int4 with zero points,
+// groups of 32): the ring holds A's rows padded to 192 bytes and the
+// integer tiles only (no converted tile, one barrier a K tile); the copies
+// store each row's 16-byte chunks XOR-swizzled, each warp loads its A
+// operands 16 bytes and its B integers 4 bytes at a time, widens them with
+// prmt and feeds mma.sync; the strategy and the path note say so. An
+// int8 bf16 FFN cannot (its integers do not fit bf16's significand).
+// RUN: sed 's/stages = 4, mma = mma_sync, split_k = \[1, 1\]>\]> -> tensor<?x80xf16>/stages = 4, mma = mma_sync, split_k = [1, 1], widen = registers>]> -> tensor<?x80xf16>/' %S/Inputs/quant.mlir | ffn-opt --ffn-gpu-lower="chip=sm_80" | FileCheck %s --check-prefix=WIDEN
+// WIDEN-LABEL: func.func private @q4zp(
+// WIDEN-SAME: widen = registers>
+// WIDEN-SAME: widening in registers
+// WIDEN-SAME: widen each warp's B fragments to the dtype in registers
+// WIDEN-LABEL: gpu.func @q4zp_up_mlarge(
+// WIDEN-NOT: x72xf16
+// WIDEN: memref.view {{.*}} to memref<4x64x96xf16, #gpu.address_space<workgroup>>
+// WIDEN-NEXT: arith.constant 49152 : index
+// WIDEN-NEXT: arith.addi
+// WIDEN-NEXT: memref.view {{.*}} to memref<4x128x32xi8, #gpu.address_space<workgroup>>
+// WIDEN: %[[SLOT:.*]] = arith.xori
+// WIDEN-NEXT: arith.constant 16 : index
+// WIDEN-NEXT: %[[AT:.*]] = arith.muli %[[SLOT]],
+// WIDEN-NEXT: nvgpu.device_async_copy {{.*}}, %[[AT]]], 16, {{.*}} to memref<4x128x32xi8, #gpu.address_space<workgroup>>
+// WIDEN: scf.for
+// WIDEN-COUNT-1: gpu.barrier
+// WIDEN-NOT: gpu.barrier
+// WIDEN: vector.load {{.*}} : memref<4x64x96xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// WIDEN: vector.load {{.*}} : memref<4x128x32xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// WIDEN: nvvm.prmt
+// WIDEN: llvm.intr.fma
+// WIDEN: nvvm.mma.sync
+// WIDEN-NOT: vector.store
+// WIDEN-NOT: nvgpu.ldmatrix
+// WIDEN: scf.yield
+// RUN: sed 's/split_k = \[2, 2\]>/split_k = [2, 2], widen = registers>/' %S/Inputs/quant.mlir | not ffn-opt --ffn-gpu-lower="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=NOWIDEN
+// NOWIDEN: error: 'ffn.ffn' op strategy widen bucket 0: registers needs int4 weights on bf16 (int8 is exact in f16's significand, not bf16's)
 // int8 activations: the input kernel quantizes x per row and group (max |x|,
 // a barrier, roundeven clamped to +-127 by maxnum/minnum), GEMM 1 writes f32
 // h, a quantize_h launch per bucket quantizes it for GEMM 2, and each GEMM's

@@ -7,6 +7,8 @@
 // RUN: ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=QUANT
 // RUN: not ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<block_m = 128, block_n = 256>'" 2>&1 | FileCheck %s --check-prefix=QUANTTILE
 // RUN: not ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<mma = wgmma>'" 2>&1 | FileCheck %s --check-prefix=QUANTWG
+// RUN: ffn-opt %S/Inputs/quant-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<widen = registers>'" | FileCheck %s --check-prefix=QUANTWIDEN
+// RUN: not ffn-opt %s --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<widen = registers>'" 2>&1 | FileCheck %s --check-prefix=NOWIDEN
 // RUN: ffn-opt %S/Inputs/moe-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy | FileCheck %s --check-prefix=MOE
 // RUN: ffn-opt %S/Inputs/moe-strategy.mlir --ffn-attach-target=isa=nvptx-sm90a --ffn-gpu-select-strategy="overrides='#ffn.gpu_strategy<split_k = 2>'" | FileCheck %s --check-prefix=MOESPLIT
 
@@ -26,6 +28,10 @@
 // QUANT: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, {{[^>]*}}mma = mma_sync, split_k = [3, 12]>, <max_m = 64, block_m = 64, block_n = 128,
 // QUANT-SAME: <block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1]>]>
 // QUANT-NOT: wgmma
+// widen = registers: every bucket widens in registers, tiles and splits
+// unchanged; an FFN whose weights are in its dtype cannot.
+// QUANTWIDEN: strategy #ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, {{[^>]*}}split_k = [3, 12], widen = registers>, <max_m = 64, block_m = 64, {{[^>]*}}, widen = registers>, <max_m = 256, {{[^>]*}}, widen = registers>, <max_m = 1024, {{[^>]*}}, widen = registers>, <block_m = 64, block_n = 128, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = mma_sync, split_k = [1, 1], widen = registers>]>
+// NOWIDEN: error: 'ffn.ffn' op strategy option widen registers needs quantized weights
 // QUANTTILE: error: 'ffn.ffn' op strategy option block_m tile 128x256 is not built for bf16/f16 with quantized weights (tiles: 16x128, 64x128)
 // QUANTWG: error: 'ffn.ffn' op strategy option mma quantized weights multiply with mma_sync tiles (each scale group is summed apart)
 

@@ -27,7 +27,7 @@ struct StrategyError {
 /// (mlir::ffn::checkStrategy), so that accepted overrides always yield a
 /// strategy that verifies. For an NVIDIA target (`options.isa` nvptx-*),
 /// the knobs of an #ffn.gpu_strategy override (sms, bounds, block_m,
-/// block_n, stages, warp_stages, split_k, mma) into
+/// block_n, stages, warp_stages, split_k, mma, widen) into
 /// `options.gpuOverrides`.
 std::optional<StrategyError> parseStrategyOptions(llvm::StringRef text,
                                                   ScheduleOptions &options);

@@ -329,7 +329,12 @@ def Ffn_GpuStrategyAttr
       `fma` (f32);
     - `split_k = [up, down]`: K slices of GEMM 1 and GEMM 2 (f32 partials
       in the workspace, summed in slice order by a reduction kernel that
-      applies the epilogue: deterministic).
+      applies the epilogue: deterministic);
+    - `widen = registers` (optional; absent: `shared`): quantized weights
+      widened by each warp in registers, straight from the ring's integer
+      tile, instead of by the block into converted tiles in shared memory
+      (int4, or int8 on f16; scale groups a multiple of 32; an mma_sync
+      ring with block_k = 64).
 
     The cost model (`ffn/Target/GPU/CostModel.h`) prices every tile at the
     bucket's largest m -- the larger of its tensor time (padded rows, the
@@ -345,8 +350,9 @@ def Ffn_GpuStrategyAttr
     (the bounded buckets' max_m), `block_m` and `block_n` (one tile for
     every bucket), `stages`, `warp_stages` (every bucket that takes the
     register stream), `split_k` (every bounded bucket's GEMMs; 1:
-    none), `mma = mma_sync` (wgmma off on sm_90a). The model chooses the
-    rest.
+    none), `mma = mma_sync` (wgmma off on sm_90a), `widen = registers`
+    (every bucket; an error names what keeps an FFN from it) or `shared`.
+    The model chooses the rest.
 
     Example (abridged):
     `#ffn.gpu_strategy<sms = 132, buckets = [<max_m = 16, block_m = 16, block_n = 128, warps_m = 1, warps_n = 8, block_k = 64, stages = 4, mma = mma_sync, split_k = [4, 17]>, <block_m = 128, block_n = 256, warps_m = 2, warps_n = 4, block_k = 64, stages = 4, mma = wgmma, split_k = [1, 1]>]>`

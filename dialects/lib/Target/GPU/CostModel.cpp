@@ -47,7 +47,8 @@ std::optional<GpuMma> mlir::ffn::parseGpuMma(std::string_view name) {
 bool GpuStrategy::operator==(const GpuStrategy &o) const {
   if (sms != o.sms || numBuckets != o.numBuckets || numBounds != o.numBounds ||
       blockM != o.blockM || blockN != o.blockN || stages != o.stages ||
-      warpStages != o.warpStages || splitK != o.splitK || mma != o.mma)
+      warpStages != o.warpStages || splitK != o.splitK || mma != o.mma ||
+      registerWiden != o.registerWiden)
     return false;
   for (int i = 0; i < numBuckets; ++i)
     if (!(buckets[i] == o.buckets[i]))
@@ -208,7 +209,8 @@ static std::string bucketText(const GpuBucket &b) {
        (b.warpStages ? ", warp_stages = " + std::to_string(b.warpStages)
                      : std::string()) +
        ", mma = " + gpuMmaName(b.mma) + ", split_k = [" +
-       std::to_string(b.splitUp) + ", " + std::to_string(b.splitDown) + "]>";
+       std::to_string(b.splitUp) + ", " + std::to_string(b.splitDown) + "]" +
+       (b.registerWiden ? ", widen = registers" : "") + ">";
   return t;
 }
 
@@ -237,6 +239,8 @@ std::string mlir::ffn::gpuKnobsText(const GpuStrategy &s) {
     add("split_k = " + std::to_string(*s.splitK));
   if (s.mma)
     add(std::string("mma = ") + gpuMmaName(*s.mma));
+  if (s.registerWiden)
+    add(std::string("widen = ") + (*s.registerWiden ? "registers" : "shared"));
   if (s.numBuckets) {
     std::string list;
     for (int i = 0; i < s.numBuckets; ++i)
@@ -325,6 +329,13 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
   // block's B tile a stage).
   if (b.stages == 0)
     return 16 + b.warpStages * b.blockN * b.blockK * elementBytes;
+  // Widened in registers: no converted tiles, and A's rows padded to 64
+  // bytes past a multiple of 128 (GemmKernel.cpp).
+  if (weightBits && b.registerWiden) {
+    int64_t aRow = b.blockK * elementBytes;
+    aRow += aRow % 128 == 64 ? 0 : 64;
+    return b.stages * (b.blockM * aRow + b.blockN * b.blockK * weightBits / 8);
+  }
   if (weightBits)
     return b.stages * b.blockM * row * elementBytes +
            2 * terms * b.blockN * row * elementBytes +
@@ -334,6 +345,24 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
     return b.stages * (b.blockM + b.blockN) * b.blockK * elementBytes + 1024 +
            2 * 8 * b.stages + (gpuPingPong(b) ? 2 * 8 : 0);
   return b.stages * (b.blockM + b.blockN) * row * elementBytes;
+}
+
+std::string mlir::ffn::gpuRegisterWidenBlocker(const GpuBucket &b,
+                                               const GpuFfnShape &f) {
+  if (!f.quantized())
+    return "needs quantized weights";
+  if (f.elementBytes == 4)
+    return "needs tensor cores (a bf16 or f16 dtype), not f32";
+  if (f.weightBits == 8 && !f.f16)
+    return "needs int4 weights on bf16 (int8 is exact in f16's significand, "
+           "not bf16's)";
+  if (f.quantGroup % 32 != 0)
+    return "needs scale groups of a multiple of 32 (a 32-k chunk's MMA "
+           "steps inside one group), not " +
+           std::to_string(f.quantGroup);
+  if (b.stages == 0 || b.mma != GpuMma::MmaSync || b.blockK != 64)
+    return "needs an mma_sync ring tile with block_k = 64";
+  return "";
 }
 
 bool mlir::ffn::gpuStreamable(const GpuBucket &b, const GpuFfnShape &f) {
@@ -500,6 +529,7 @@ void Chooser::fill(GpuBucket &b, const Tile &t, int64_t maxM,
   // of larger m (where its rows of blocks re-read the weights from L2 and
   // the ring measured faster: BERT-base m = 64, 24.7 us against 32.6),
   // take the deepest ring the block's shared memory holds, up to four.
+  b.registerWiden = o.registerWiden.value_or(false);
   b.stages = kMaxRingStages;
   while (b.stages > 2 && gpuGemmSharedBytes(b, f.elementBytes, f.weightBits,
                                             f.mmaTerms()) > d.sharedPerBlock)
@@ -832,6 +862,14 @@ GpuSelection mlir::ffn::selectGpuStrategy(const GpuFfnShape &f,
                             "needs a bucket that takes the register stream "
                             "(the 16-row decode tile of an unquantized "
                             "bf16/f16 FFN that is not a mixture of experts)"}};
+  // widen = registers names what cannot be widened so rather than leave
+  // the knob unused.
+  if (o.registerWiden && *o.registerWiden)
+    for (int i = 0; i < s.numBuckets; ++i) {
+      std::string why = gpuRegisterWidenBlocker(s.buckets[i], f);
+      if (!why.empty())
+        return {s, GpuKnobError{"widen", "registers " + why}};
+    }
   out.error = checkGpuStrategy(s, f, chip);
   return out;
 }
@@ -891,6 +929,11 @@ std::optional<GpuKnobError> mlir::ffn::checkGpuStrategy(const GpuStrategy &s,
                           at + "stages = 0 (the register stream) is the "
                                "16-row tile's on tensor cores, for weights "
                                "in the dtype and not a mixture of experts"};
+    if (b.registerWiden) {
+      std::string why = gpuRegisterWidenBlocker(b, f);
+      if (!why.empty())
+        return GpuKnobError{"widen", at + "registers " + why};
+    }
     int64_t shared =
         gpuGemmSharedBytes(b, f.elementBytes, f.weightBits, f.mmaTerms());
     if (shared > d->sharedPerBlock)
@@ -929,6 +972,12 @@ int64_t mlir::ffn::gpuWgmmaFromM(const GpuStrategy &s) {
   return 0;
 }
 
+bool mlir::ffn::gpuWidensInRegisters(const GpuStrategy &s) {
+  return s.numBuckets > 0 &&
+         std::all_of(s.buckets, s.buckets + s.numBuckets,
+                     [](const GpuBucket &b) { return b.registerWiden; });
+}
+
 std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
                                            std::string_view chip) {
   std::string t = "gpu" + (chip.empty() ? "" : " " + std::string(chip)) + " (" +
@@ -943,6 +992,7 @@ std::string mlir::ffn::describeGpuStrategy(const GpuStrategy &s,
                 : ">= " + std::to_string(from)) +
         " " + std::to_string(b.blockM) + "x" + std::to_string(b.blockN) +
         " tiles " + gpuMmaName(b.mma) + (gpuPingPong(b) ? " ping-pong " : " ") +
+        (b.registerWiden ? "widening in registers " : "") +
         (b.stages       ? std::to_string(b.stages) + " stages"
          : b.warpStages ? "register stream through " +
                               std::to_string(b.warpStages) + "-stage warp rings"

@@ -515,6 +515,7 @@ void FfnPlanner::addGemms(const GpuBucket &bucket, int64_t minM) {
   base.tma = tmaFeeds(bucket.mma);
   base.stages = bucket.stages;
   base.warpStages = bucket.warpStages;
+  base.widenInRegisters = bucket.registerWiden;
 
   // GEMM 1.
   GemmConfig up = base;
@@ -959,9 +960,10 @@ void FfnPlanner::writeStub() {
            : "; tiles fed by a cp.async ring");
   if (postNorm)
     text += "; " + describeGpuPostNorm(strategy, dm, isMoe());
-  for (const std::string &note : pathNotes(
-           dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
-           groups, shape.quantized() ? shape.quantGroup : 0, isMoe(), int8Act))
+  for (const std::string &note :
+       pathNotes(dm, eb, chip, op.getBatchInvariant(), gpuWgmmaFromM(strategy),
+                 groups, shape.quantized() ? shape.quantGroup : 0, isMoe(),
+                 int8Act, gpuWidensInRegisters(strategy)))
     text += "; note: " + note;
   // Tensor cores round the GEMM operands to the storage type.
   stub->setAttr(KernelAbiAttr::kAttrName,

@@ -18,6 +18,7 @@ inline GpuFfnShape gpuShapeOf(FfnOp op) {
   shape.dModel = op.getDModel();
   shape.dFf = op.getDFf();
   shape.elementBytes = op.getStorageType().getIntOrFloatBitWidth() / 8;
+  shape.f16 = op.getStorageType().isF16();
   shape.gated = op.getGated();
   shape.batchInvariant = op.getBatchInvariant();
   shape.groups = static_cast<int64_t>(op.getGroups().value_or(1));

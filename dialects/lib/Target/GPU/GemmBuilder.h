@@ -111,6 +111,26 @@ private:
   /// yet zeroed.
   SmallVector<Value> widenByBits(Value raw, Value kChunk, Value srcRow,
                                  Value qBuf);
+  /// One 32-bit word of integers (8 int4 or 4 int8, k ascending) widened:
+  /// i32 words of two dtype values each, in k order; `negatedOffset` from
+  /// widenOffset.
+  SmallVector<Value> widenWord(Value word, Value negatedOffset);
+  /// -(2^p + o) in both halves of an i32, o the zero point `zeroPoint` (a
+  /// byte) or, without zero points (null), the signed integers' bias.
+  Value widenOffset(Value zeroPoint);
+  /// Quantized weights widened in registers (GemmConfig::widenInRegisters):
+  /// one 32-wide K chunk's operands of both its MMA steps, straight from the
+  /// integer tile (B) and the A tile, in the register stream's bijection
+  /// (GemmStream.cpp): `aWords` [mt][4 words: row grp, then grp + 8, of
+  /// words 0-3 per row interleaved as the steps take them], `bPairs` [nt][4
+  /// pair words].
+  void registerOperands(Value stage, Value kChunk, int64_t chunk,
+                        SmallVectorImpl<Value> &aWords,
+                        SmallVectorImpl<Value> &bPairs);
+  /// The 16-byte chunk an integer tile row's chunk `j` is stored at with
+  /// register widening: j, XORed so that the lanes of a fragment's eight
+  /// rows read distinct banks.
+  Value qChunkSlot(Value row, Value j);
   /// Tensor cores on quantized weights: adds each group's sums (the second
   /// half of `acc`) times their scales to the totals (the first half) and
   /// zeroes them; `kEnd` is one past the group's last k.

@@ -46,6 +46,7 @@ static GpuBucket ringOf(const GemmConfig &c) {
   ring.blockK = c.bk;
   ring.stages = c.stages;
   ring.mma = c.wgmma ? GpuMma::Wgmma : GpuMma::MmaSync;
+  ring.registerWiden = c.widenInRegisters;
   return ring;
 }
 
@@ -209,6 +210,16 @@ void GemmBuilder::buildBody() {
     qChunksPerRow = qRowTile / 16;
     qElems = 128 / c.weightBits;
   }
+  if (c.widenInRegisters) {
+    // A is read 16 bytes a lane (registerOperands): a quarter warp's loads
+    // cover 64 bytes of two rows, on all 32 banks once where the row
+    // stride is 64 bytes past a multiple of 128.
+    assert(widensByBits() && !c.wgmma && c.stages > 0 &&
+           c.quantGroup % 32 == 0 && c.bk % 32 == 0 &&
+           "register widening: exact integers, 32-k chunks in one group");
+    int64_t rowBytes = c.bk * eb;
+    ldsElems = (rowBytes % 128 == 64 ? rowBytes : rowBytes + 64) / eb;
+  }
 
   tid = ir.threadId();
   lane = ir.rem(tid, 32);
@@ -318,9 +329,11 @@ void GemmBuilder::buildBody() {
   // Quantized: B's integer tiles stream through the ring, and two tiles in
   // the storage type take them converted (one being read while the next is
   // written); with two terms per weight, tiles 2 and 3 take the lo terms.
-  int64_t converted = 2 * c.weightTerms;
-  bSmem = view(c.weightBits ? converted : c.stages, c.bn, ldsElems, c.storage,
-               aBytes);
+  // Widened in registers, there are no converted tiles.
+  int64_t converted = c.widenInRegisters ? 0 : 2 * c.weightTerms;
+  if (!c.widenInRegisters)
+    bSmem = view(c.weightBits ? converted : c.stages, c.bn, ldsElems, c.storage,
+                 aBytes);
   if (c.weightBits)
     qSmem = view(c.stages, c.bn, qRowTile, b.getI8Type(),
                  aBytes + converted * c.bn * ldsElems * eb);
@@ -379,7 +392,7 @@ void GemmBuilder::buildBody() {
         Value next = ir.add(kt, c.stages - 1);
         loadStage(ir.rem(next, c.stages), next);
         Value stage = ir.rem(kt, c.stages);
-        if (!c.weightBits)
+        if (!c.weightBits || c.widenInRegisters)
           return computeStage(stage, stage, kt, iter);
         // Converted tile kt % 2 was last read by the compute of tile
         // kt - 2, which every thread finished before the barrier above.
@@ -480,7 +493,8 @@ void GemmBuilder::loadStage(Value stage, Value tile) {
                           c.bGroupBytes);
       src = ir.select(ir.lt(zero, valid), src, zero);
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, tokenType, qSmem, ValueRange{stage, r, ir.mul(j, 16)}, srcBuf,
+          b, tokenType, qSmem,
+          ValueRange{stage, r, ir.mul(qChunkSlot(r, j), 16)}, srcBuf,
           ValueRange{src}, b.getIndexAttr(16), valid, b.getUnitAttr()));
     });
   }
@@ -660,6 +674,73 @@ void GemmBuilder::dequantStage(Value stage, Value buf, Value tile) {
   });
 }
 
+Value GemmBuilder::qChunkSlot(Value row, Value j) {
+  if (!c.widenInRegisters)
+    return j;
+  // A fragment's lanes read 4 (int4) or 8 (int8) bytes of rows grp = 0..7
+  // at the same offset: rows 128 bytes apart would share banks, so every
+  // other such run of rows stores its chunks swapped in halves.
+  assert((qRowTile == 32 || qRowTile == 64) && "a 64-wide K tile");
+  Value run = ir.rem(ir.div(row, 128 / qRowTile), 2);
+  return arith::XOrIOp::create(b, j, ir.mul(run, qChunksPerRow / 2));
+}
+
+void GemmBuilder::registerOperands(Value stage, Value kChunk, int64_t chunk,
+                                   SmallVectorImpl<Value> &aWords,
+                                   SmallVectorImpl<Value> &bPairs) {
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  aWords.clear();
+  bPairs.clear();
+  auto wordsOf = [&](Value v, int64_t n) {
+    Value w = vector::BitCastOp::create(b, VectorType::get({n}, i32), v);
+    SmallVector<Value> words;
+    for (int64_t i = 0; i < n; ++i)
+      words.push_back(vector::ExtractOp::create(b, w, ArrayRef<int64_t>{i}));
+    return words;
+  };
+  // A: k's 8 tig .. 8 tig + 7 of the chunk, rows grp and grp + 8 of each
+  // fragment row, 16 bytes each; interleaved as (row grp word w, row grp + 8
+  // word w) for w = 0..3, the order the steps' a0..a3 take them.
+  Value aCol = ir.add(ir.mul(tig, 8), chunk * 32);
+  for (int64_t mt = 0; mt < fragsM; ++mt) {
+    SmallVector<Value> rowsWords[2];
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = ir.add(ir.add(warpRow, grp), mt * 16 + half * 8);
+      Value v = vector::LoadOp::create(b, VectorType::get({8}, c.storage),
+                                       aSmem, ValueRange{stage, row, aCol},
+                                       false, llvm::MaybeAlign(16));
+      rowsWords[half] = wordsOf(v, 4);
+    }
+    for (int64_t w = 0; w < 4; ++w)
+      aWords.append({rowsWords[0][w], rowsWords[1][w]});
+  }
+  // B: the same k's of packed row (column) grp of each n8 fragment, as
+  // integers (4 bytes of int4 or 8 of int8) widened to four pair words.
+  int64_t bytes = 8 * c.weightBits / 8;
+  for (int64_t nt = 0; nt < fragsN; ++nt) {
+    Value row = ir.add(ir.add(warpCol, grp), nt * 8);
+    Value logical = ir.add(ir.mul(tig, bytes), chunk * 4 * bytes);
+    Value at = ir.add(ir.mul(qChunkSlot(row, ir.div(logical, 16)), 16),
+                      ir.rem(logical, 16));
+    Value raw = vector::LoadOp::create(b, VectorType::get({bytes}, i8), qSmem,
+                                       ValueRange{stage, row, at}, false,
+                                       llvm::MaybeAlign(bytes));
+    Value offset;
+    if (c.zeroPoints) {
+      // The chunk lies inside one scale group (groups of 32 k or more).
+      auto [isGate, srcRow] = bSource(ir.add(col0, row));
+      Value qBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
+      Value kg = ir.div(kChunk, c.quantGroup);
+      offset =
+          widenOffset(ir.load(qBuf, {groupEntry(srcRow, kg, c.zeroOffset, 1)}));
+    } else {
+      offset = widenOffset(nullptr);
+    }
+    for (Value word : wordsOf(raw, bytes / 4))
+      llvm::append_range(bPairs, widenWord(word, offset));
+  }
+}
+
 Value GemmBuilder::asI32(Value pair) {
   // nvvm.mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs packed in
   // an i32.
@@ -779,13 +860,33 @@ SmallVector<Value> GemmBuilder::computeStage(Value stage, Value bStage,
     // gcd(bk, group) (tiles start at multiples of bk); if the group divides
     // bk, it ends there every tile, otherwise only some tiles.
     int64_t step = c.weightBits ? std::gcd(c.bk, c.quantGroup) : 0;
+    SmallVector<Value> aWords, bPairs;
     for (int64_t kk = 0; kk < c.bk / 16; ++kk) {
-      SmallVector<Value> aFr = fragmentA(stage, kk);
-      // Two terms per weight: the hi tile's fragments, then the lo tile's
-      // (converted tile bStage + 2), into the same accumulators.
-      SmallVector<SmallVector<Value>> bFrs{fragmentB(bStage, kk)};
-      if (c.weightTerms == 2)
-        bFrs.push_back(fragmentB(ir.add(bStage, 2), kk));
+      SmallVector<Value> aFr;
+      SmallVector<SmallVector<Value>> bFrs;
+      if (c.widenInRegisters) {
+        // Both steps of a 32-wide chunk come from one set of loads: step j
+        // takes words 2j, 2j + 1 of each row and pair.
+        int64_t j = kk % 2;
+        if (j == 0)
+          registerOperands(stage, ir.add(kTile0, kk * 16), kk / 2, aWords,
+                           bPairs);
+        for (int64_t mt = 0; mt < fragsM; ++mt)
+          for (int64_t i = 0; i < 4; ++i)
+            aFr.push_back(
+                mmaOperand(aWords[mt * 8 + (2 * j + i / 2) * 2 + i % 2]));
+        bFrs.emplace_back();
+        for (int64_t nt = 0; nt < fragsN; ++nt)
+          for (int64_t i = 0; i < 2; ++i)
+            bFrs.back().push_back(mmaOperand(bPairs[nt * 4 + 2 * j + i]));
+      } else {
+        aFr = fragmentA(stage, kk);
+        // Two terms per weight: the hi tile's fragments, then the lo tile's
+        // (converted tile bStage + 2), into the same accumulators.
+        bFrs.push_back(fragmentB(bStage, kk));
+        if (c.weightTerms == 2)
+          bFrs.push_back(fragmentB(ir.add(bStage, 2), kk));
+      }
       for (const SmallVector<Value> &bFr : bFrs)
         for (int64_t mt = 0; mt < fragsM; ++mt)
           for (int64_t nt = 0; nt < fragsN; ++nt) {

@@ -43,10 +43,21 @@ bool GemmBuilder::widensByBits() const {
          (c.weightBits == 4 || c.storage.isF16());
 }
 
-SmallVector<Value> GemmBuilder::widenByBits(Value raw, Value kChunk,
-                                            Value srcRow, Value qBuf) {
+Value GemmBuilder::widenOffset(Value zeroPoint) {
+  // -(2^p + o) in both halves: the sign bit, the power, o in the mantissa
+  // (o = z with zero points, else 2^(bits-1)).
+  uint32_t power = c.storage.isF16() ? 0x6400 : 0x4300; // 2^10, 2^7
+  Value o =
+      zeroPoint
+          ? arith::ExtUIOp::create(b, b.getI32Type(), zeroPoint).getResult()
+          : ir.i32(int64_t(1) << (c.weightBits - 1));
+  Value half = arith::OrIOp::create(b, o, ir.i32(0x8000 | power));
+  return arith::OrIOp::create(b, half,
+                              arith::ShLIOp::create(b, half, ir.i32(16)));
+}
+
+SmallVector<Value> GemmBuilder::widenWord(Value word, Value negatedOffset) {
   assert(widensByBits() && "integers exact in the dtype's mantissa");
-  Type i32 = b.getI32Type();
   bool f16 = c.storage.isF16();
   int64_t bits = c.weightBits, perWord = 32 / bits;
   uint32_t power = f16 ? 0x6400 : 0x4300; // 2^10, 2^7
@@ -54,79 +65,86 @@ SmallVector<Value> GemmBuilder::widenByBits(Value raw, Value kChunk,
   auto constant = [&](uint32_t v) {
     return ir.i32(static_cast<int64_t>(static_cast<int32_t>(v)));
   };
-  // k per scale group inside the 16-byte chunk: groups on tensor cores are
-  // a multiple of 16, so a word's values share one offset.
-  int64_t run = std::gcd(c.quantGroup, qElems);
-  assert(run % perWord == 0 && "a word inside one group");
-  // -(2^p + o) in both halves: the sign bit, the power, o in the mantissa.
-  auto negatedOffset = [&](Value o) {
-    Value half = arith::OrIOp::create(b, o, constant(0x8000u | power));
-    return arith::OrIOp::create(b, half,
-                                arith::ShLIOp::create(b, half, ir.i32(16)))
-        .getResult();
-  };
-  SmallVector<Value> offsets;
-  if (c.zeroPoints) {
-    for (int64_t s = 0; s < qElems / run; ++s) {
-      Value kg = ir.div(ir.add(kChunk, s * run), c.quantGroup);
-      Value z = ir.load(qBuf, {groupEntry(srcRow, kg, c.zeroOffset, 1)});
-      offsets.push_back(negatedOffset(arith::ExtUIOp::create(b, i32, z)));
-    }
-  } else {
-    offsets.push_back(negatedOffset(constant(1u << (bits - 1))));
-  }
-  // Signed integers: flip each value's sign bit (u = q + 2^(bits-1)).
-  uint32_t signs = 0;
-  for (int64_t e = 0; e < perWord; ++e)
-    signs |= 1u << (e * bits + bits - 1);
-  uint32_t pairMask = lowMask | (lowMask << 16);
+  Type i32 = b.getI32Type();
   VectorType pairType = VectorType::get({2}, c.storage);
   VectorType oneWord = VectorType::get({1}, i32);
-  auto asPair = [&](Value word) {
-    return vector::BitCastOp::create(
-               b, pairType, vector::BroadcastOp::create(b, oneWord, word))
+  auto asPair = [&](Value w) {
+    return vector::BitCastOp::create(b, pairType,
+                                     vector::BroadcastOp::create(b, oneWord, w))
         .getResult();
   };
   auto asWord = [&](Value pair) {
     Value v = vector::BitCastOp::create(b, oneWord, pair);
     return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0}).getResult();
   };
+  // Signed integers: flip each value's sign bit (u = q + 2^(bits-1)).
+  if (!c.zeroPoints) {
+    uint32_t signs = 0;
+    for (int64_t e = 0; e < perWord; ++e)
+      signs |= 1u << (e * bits + bits - 1);
+    word = arith::XOrIOp::create(b, word, constant(signs));
+  }
+  // Pairs (s, s + perWord / 2) of the word, 2^p + u each.
+  uint32_t pairMask = lowMask | (lowMask << 16);
+  SmallVector<Value> spread;
+  for (int64_t s = 0; s < perWord / 2; ++s) {
+    Value shifted =
+        s ? arith::ShRUIOp::create(b, word, ir.i32(s * bits)).getResult()
+          : word;
+    spread.push_back(arith::OrIOp::create(
+        b, arith::AndIOp::create(b, shifted, constant(pairMask)),
+        constant(power | (power << 16))));
+  }
+  // In k order: the low halves of consecutive spreads (bytes 0, 1 of the
+  // first, 4, 5 of the pool's second word), then the high ones; each pair
+  // times 1 plus -(2^p + o).
   Value one = asPair(constant(f16 ? 0x3C003C00u : 0x3F803F80u));
-  Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), raw);
+  Value offset = asPair(negatedOffset);
+  SmallVector<Value> pairs;
+  for (uint32_t selector : {0x5410u, 0x7632u})
+    for (int64_t s = 0; s < perWord / 2; s += 2) {
+      Value pair = NVVM::PermuteOp::create(b, i32, spread[s], spread[s + 1],
+                                           constant(selector),
+                                           NVVM::PermuteMode::DEFAULT);
+      pairs.push_back(
+          asWord(LLVM::FMAOp::create(b, asPair(pair), one, offset)));
+    }
+  return pairs;
+}
+
+SmallVector<Value> GemmBuilder::widenByBits(Value raw, Value kChunk,
+                                            Value srcRow, Value qBuf) {
+  assert(widensByBits() && "integers exact in the dtype's mantissa");
+  int64_t perWord = 32 / c.weightBits;
+  // k per scale group inside the 16-byte chunk: groups on tensor cores are
+  // a multiple of 16, so a word's values share one offset.
+  int64_t run = std::gcd(c.quantGroup, qElems);
+  assert(run % perWord == 0 && "a word inside one group");
+  SmallVector<Value> offsets;
+  if (c.zeroPoints) {
+    for (int64_t s = 0; s < qElems / run; ++s) {
+      Value kg = ir.div(ir.add(kChunk, s * run), c.quantGroup);
+      offsets.push_back(widenOffset(
+          ir.load(qBuf, {groupEntry(srcRow, kg, c.zeroOffset, 1)})));
+    }
+  } else {
+    offsets.push_back(widenOffset(nullptr));
+  }
+  Value words =
+      vector::BitCastOp::create(b, VectorType::get({4}, b.getI32Type()), raw);
   // The widened pairs in k order, as i32 words.
   SmallVector<Value> pairs;
   for (int64_t w = 0; w < 4; ++w) {
     Value word = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});
-    if (!c.zeroPoints)
-      word = arith::XOrIOp::create(b, word, constant(signs));
-    // Pairs (s, s + perWord / 2) of the word, 2^p + u each.
-    SmallVector<Value> spread;
-    for (int64_t s = 0; s < perWord / 2; ++s) {
-      Value shifted =
-          s ? arith::ShRUIOp::create(b, word, ir.i32(s * bits)).getResult()
-            : word;
-      spread.push_back(arith::OrIOp::create(
-          b, arith::AndIOp::create(b, shifted, constant(pairMask)),
-          constant(power | (power << 16))));
-    }
-    // In k order: the low halves of consecutive spreads (bytes 0, 1 of
-    // the first, 4, 5 of the pool's second word), then the high ones.
-    SmallVector<Value> ordered;
-    for (uint32_t selector : {0x5410u, 0x7632u})
-      for (int64_t s = 0; s < perWord / 2; s += 2)
-        ordered.push_back(NVVM::PermuteOp::create(
-            b, i32, spread[s], spread[s + 1], constant(selector),
-            NVVM::PermuteMode::DEFAULT));
     Value offset = offsets[c.zeroPoints ? (w * perWord) / run : 0];
-    for (Value pair : ordered)
-      pairs.push_back(
-          asWord(LLVM::FMAOp::create(b, asPair(pair), one, asPair(offset))));
+    llvm::append_range(pairs, widenWord(word, offset));
   }
   // 16-byte pieces (4 words, 8 values) of the dtype.
   SmallVector<Value> pieces;
   for (int64_t p = 0; p < static_cast<int64_t>(pairs.size()) / 4; ++p) {
-    Value piece = vector::FromElementsOp::create(
-        b, VectorType::get({4}, i32), ArrayRef(pairs).slice(4 * p, 4));
+    Value piece =
+        vector::FromElementsOp::create(b, VectorType::get({4}, b.getI32Type()),
+                                       ArrayRef(pairs).slice(4 * p, 4));
     pieces.push_back(
         vector::BitCastOp::create(b, VectorType::get({8}, c.storage), piece));
   }

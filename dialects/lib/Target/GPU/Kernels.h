@@ -144,6 +144,12 @@ struct GemmConfig {
   int64_t weightBits = 0, quantGroup = 0, kRows = 0, kGroups = 0;
   int64_t weightTerms = 1;
   bool zeroPoints = false;
+  /// Tensor cores on integers exact in the dtype (int4; int8 on f16) in
+  /// scale groups that are a multiple of 32: each warp widens its own B
+  /// fragments in registers from the ring's integer tile (no converted
+  /// tiles, no second barrier a K tile), reading A in the register
+  /// stream's k order (GemmKernel.cpp, registerOperands).
+  bool widenInRegisters = false;
   int64_t scaleOffset = 0, zeroOffset = 0, bGroupBytes = 0;
   /// Blocks of this kernel an SM's shared memory holds (0: no hint). Told
   /// to ptxas (.minnctapersm), which otherwise budgets registers for more

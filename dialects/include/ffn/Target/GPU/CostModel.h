@@ -49,12 +49,17 @@ struct GpuBucket {
   int64_t warpStages = 0;
   GpuMma mma = GpuMma::MmaSync;
   int64_t splitUp = 1, splitDown = 1; ///< K slices of GEMM 1 and GEMM 2
+  /// Quantized weights widened by each warp in registers from the ring's
+  /// integer tile (`widen = registers`) rather than by the block into
+  /// converted tiles in shared memory (gpuRegisterWidenBlocker).
+  bool registerWiden = false;
 
   bool operator==(const GpuBucket &o) const {
     return maxM == o.maxM && blockM == o.blockM && blockN == o.blockN &&
            warpsM == o.warpsM && warpsN == o.warpsN && blockK == o.blockK &&
            stages == o.stages && warpStages == o.warpStages && mma == o.mma &&
-           splitUp == o.splitUp && splitDown == o.splitDown;
+           splitUp == o.splitUp && splitDown == o.splitDown &&
+           registerWiden == o.registerWiden;
   }
 };
 
@@ -77,7 +82,10 @@ constexpr int kMaxGpuBuckets = 8;
 ///     cp.async ring of this depth (2-6), in every bucket that streams;
 ///   - splitK: the K split of every bounded bucket's GEMMs (1: none; a
 ///     mixture of experts splits GEMM 2 only);
-///   - mma: mma_sync on sm_90a keeps wgmma off.
+///   - mma: mma_sync on sm_90a keeps wgmma off;
+///   - widen: `registers` widens quantized weights in registers in every
+///     bucket (gpuRegisterWidenBlocker says which FFNs can), `shared` (the
+///     default) in shared memory.
 /// Fixed-size arrays keep the record trivially copyable: the attribute's
 /// storage holds it by value.
 struct GpuStrategy {
@@ -88,12 +96,13 @@ struct GpuStrategy {
   int64_t bounds[kMaxGpuBuckets] = {};
   std::optional<int64_t> blockM, blockN, stages, warpStages, splitK;
   std::optional<GpuMma> mma;
+  std::optional<bool> registerWiden;
 
   bool isComplete() const { return sms && numBuckets > 0; }
   /// Whether any knob of an override is set.
   bool hasOverrides() const {
     return numBounds > 0 || blockM || blockN || stages || warpStages ||
-           splitK || mma;
+           splitK || mma || registerWiden;
   }
   bool operator==(const GpuStrategy &o) const;
 };
@@ -147,6 +156,7 @@ std::string gpuChipOfTarget(std::string_view isa);
 struct GpuFfnShape {
   int64_t dModel = 0, dFf = 0;
   int64_t elementBytes = 2; ///< 4: f32 (FMA), 2: bf16/f16 (tensor cores)
+  bool f16 = false;         ///< the 2-byte dtype is f16 (else bf16)
   bool gated = false;
   bool batchInvariant = false;
   /// A grouped FFN's blocks (1: dense): each block is an FFN of d_model /
@@ -226,6 +236,13 @@ constexpr int64_t kMaxWarpStages = 6;
 /// to the dtype.
 int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
                            int64_t weightBits = 0, int64_t terms = 1);
+
+/// Why bucket `b` of `f` cannot widen its quantized weights in registers
+/// (GpuBucket::registerWiden), or empty where it can: a cp.async ring tile
+/// on tensor cores whose integers are exact in the dtype's significand
+/// (int4; int8 on f16) in scale groups of a multiple of 32 (each 32-k
+/// chunk's two MMA steps inside one group).
+std::string gpuRegisterWidenBlocker(const GpuBucket &b, const GpuFfnShape &f);
 
 /// Whether a bucket may stream its weights into registers (stages = 0, no
 /// shared-memory ring): the 16-row mma.sync tile of an FFN whose weights are
@@ -310,6 +327,9 @@ std::string describeGpuPostNorm(const GpuStrategy &s, int64_t dModel, bool moe);
 
 /// The smallest m whose bucket multiplies with wgmma (0: none does).
 int64_t gpuWgmmaFromM(const GpuStrategy &s);
+
+/// Whether every bucket of `s` widens quantized weights in registers.
+bool gpuWidensInRegisters(const GpuStrategy &s);
 
 } // namespace mlir::ffn
 

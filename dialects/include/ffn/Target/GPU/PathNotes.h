@@ -20,12 +20,13 @@ namespace mlir::ffn::gpu_target {
 /// wgmma (0: none, gpuWgmmaFromM); `groups`: a grouped FFN's blocks;
 /// `quantGroup`: the K rows per scale of int8/int4 weights (0: the
 /// weights are in the dtype); `moe`: a mixture of experts;
-/// `int8Activations`: the matmuls' inputs quantized to int8 too.
+/// `int8Activations`: the matmuls' inputs quantized to int8 too;
+/// `registerWiden`: every bucket widens quantized weights in registers.
 inline std::vector<std::string>
 pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
           bool batchInvariant, int64_t wgmmaFromM, int64_t groups = 1,
           int64_t quantGroup = 0, bool moe = false,
-          bool int8Activations = false) {
+          bool int8Activations = false, bool registerWiden = false) {
   std::vector<std::string> notes;
   if (int8Activations)
     notes.push_back(
@@ -59,10 +60,15 @@ pathNotes(int64_t dModel, int64_t elementBytes, const std::string &chip,
                            "copies each input row to an aligned buffer first");
   }
   if (quantGroup && elementBytes == 2 && quantGroup % 16 == 0)
-    notes.push_back("quantized weights multiply on mma.sync tiles of at most "
-                    "64x128, which convert each B tile to the dtype in "
-                    "shared memory and sum each scale group apart (no wgmma, "
-                    "no 128x256 tile: its accumulators would not fit twice)");
+    notes.push_back(std::string("quantized weights multiply on mma.sync "
+                                "tiles of at most 64x128, which ") +
+                    (registerWiden
+                         ? "widen each warp's B fragments to the dtype in "
+                           "registers (widen = registers)"
+                         : "convert each B tile to the dtype in shared "
+                           "memory") +
+                    " and sum each scale group apart (no wgmma, no 128x256 "
+                    "tile: its accumulators would not fit twice)");
   if (quantGroup && elementBytes == 2 && quantGroup % 16 != 0)
     notes.push_back("quantization groups of " + std::to_string(quantGroup) +
                     " rows are not a multiple of the tensor cores' K step "
