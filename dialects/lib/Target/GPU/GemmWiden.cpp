@@ -1,8 +1,10 @@
 //===- GemmWiden.cpp - quantized weights widened by bit operations -------===//
 //
 // The converted B tile of quantized weights on tensor cores with one term a
-// weight (GemmKernel.cpp's dequantStage): the integers go to the dtype as
-// whole 32-bit words of two values, not one value at a time through f32.
+// weight (GemmKernel.cpp's dequantStage), or each warp's B operands where
+// they widen in registers (registerOperands, below): the integers go to the
+// dtype as whole 32-bit words of two values, not one value at a time
+// through f32.
 //
 // An unsigned integer u below 2^p (p = 7 for bf16, 10 for f16) written into
 // the mantissa of the power of two 2^p (bf16 0x4300 = 128, f16 0x6400 =
@@ -149,4 +151,71 @@ SmallVector<Value> GemmBuilder::widenByBits(Value raw, Value kChunk,
         vector::BitCastOp::create(b, VectorType::get({8}, c.storage), piece));
   }
   return pieces;
+}
+
+Value GemmBuilder::qChunkSlot(Value row, Value j) {
+  if (!c.widenInRegisters)
+    return j;
+  // A fragment's lanes read 4 (int4) or 8 (int8) bytes of rows grp = 0..7
+  // at the same offset: rows 128 bytes apart would share banks, so every
+  // other such run of rows stores its chunks swapped in halves.
+  assert((qRowTile == 32 || qRowTile == 64) && "a 64-wide K tile");
+  Value run = ir.rem(ir.div(row, 128 / qRowTile), 2);
+  return arith::XOrIOp::create(b, j, ir.mul(run, qChunksPerRow / 2));
+}
+
+void GemmBuilder::registerOperands(Value stage, Value kChunk, int64_t chunk,
+                                   SmallVectorImpl<Value> &aWords,
+                                   SmallVectorImpl<Value> &bPairs) {
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  aWords.clear();
+  bPairs.clear();
+  auto wordsOf = [&](Value v, int64_t n) {
+    Value w = vector::BitCastOp::create(b, VectorType::get({n}, i32), v);
+    SmallVector<Value> words;
+    for (int64_t i = 0; i < n; ++i)
+      words.push_back(vector::ExtractOp::create(b, w, ArrayRef<int64_t>{i}));
+    return words;
+  };
+  // A: k's 8 tig .. 8 tig + 7 of the chunk, rows grp and grp + 8 of each
+  // fragment row, 16 bytes each; interleaved as (row grp word w, row grp + 8
+  // word w) for w = 0..3, the order the steps' a0..a3 take them.
+  Value aCol = ir.add(ir.mul(tig, 8), chunk * 32);
+  for (int64_t mt = 0; mt < fragsM; ++mt) {
+    SmallVector<Value> rowsWords[2];
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = ir.add(ir.add(warpRow, grp), mt * 16 + half * 8);
+      Value v = vector::LoadOp::create(b, VectorType::get({8}, c.storage),
+                                       aSmem, ValueRange{stage, row, aCol},
+                                       false, llvm::MaybeAlign(16));
+      rowsWords[half] = wordsOf(v, 4);
+    }
+    for (int64_t w = 0; w < 4; ++w)
+      aWords.append({rowsWords[0][w], rowsWords[1][w]});
+  }
+  // B: the same k's of packed row (column) grp of each n8 fragment, as
+  // integers (4 bytes of int4 or 8 of int8) widened to four pair words.
+  int64_t bytes = 8 * c.weightBits / 8;
+  for (int64_t nt = 0; nt < fragsN; ++nt) {
+    Value row = ir.add(ir.add(warpCol, grp), nt * 8);
+    Value logical = ir.add(ir.mul(tig, bytes), chunk * 4 * bytes);
+    Value at = ir.add(ir.mul(qChunkSlot(row, ir.div(logical, 16)), 16),
+                      ir.rem(logical, 16));
+    Value raw = vector::LoadOp::create(b, VectorType::get({bytes}, i8), qSmem,
+                                       ValueRange{stage, row, at}, false,
+                                       llvm::MaybeAlign(bytes));
+    Value offset;
+    if (c.zeroPoints) {
+      // The chunk lies inside one scale group (groups of 32 k or more).
+      auto [isGate, srcRow] = bSource(ir.add(col0, row));
+      Value qBuf = c.gated ? ir.select(isGate, bBuf, bUpBuf) : bBuf;
+      Value kg = ir.div(kChunk, c.quantGroup);
+      offset =
+          widenOffset(ir.load(qBuf, {groupEntry(srcRow, kg, c.zeroOffset, 1)}));
+    } else {
+      offset = widenOffset(nullptr);
+    }
+    for (Value word : wordsOf(raw, bytes / 4))
+      llvm::append_range(bPairs, widenWord(word, offset));
+  }
 }
