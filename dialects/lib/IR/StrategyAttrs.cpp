@@ -301,20 +301,11 @@ Attribute GpuStrategyAttr::parse(AsmParser &parser, Type) {
   llvm::StringMap<SMLoc> where;
   auto parseValue = [&](StringRef key, SMLoc loc) -> ParseResult {
     where[key] = loc;
-    if (key == "mma") {
-      GpuMma mma;
-      if (parseMma(parser, loc, mma))
-        return failure();
-      s.mma = mma;
-      return success();
-    }
-    if (key == "widen") {
-      bool registers;
-      if (parseWiden(parser, loc, registers))
-        return failure();
-      s.registerWiden = registers;
-      return success();
-    }
+    // A failed parse leaves the knob set, but fails the whole attribute.
+    if (key == "mma")
+      return parseMma(parser, loc, s.mma.emplace());
+    if (key == "widen")
+      return parseWiden(parser, loc, s.registerWiden.emplace());
     if (key == "bounds")
       return parseIntegerList(parser, loc, key, s.bounds, s.numBounds,
                               kMaxGpuBuckets - 1);

@@ -329,13 +329,11 @@ int64_t mlir::ffn::gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
   // block's B tile a stage).
   if (b.stages == 0)
     return 16 + b.warpStages * b.blockN * b.blockK * elementBytes;
-  // Widened in registers: no converted tiles, and A's rows padded to 64
-  // bytes past a multiple of 128 (GemmKernel.cpp).
-  if (weightBits && b.registerWiden) {
-    int64_t aRow = b.blockK * elementBytes;
-    aRow += aRow % 128 == 64 ? 0 : 64;
-    return b.stages * (b.blockM * aRow + b.blockN * b.blockK * weightBits / 8);
-  }
+  // Widened in registers: no converted tiles, and A's rows padded.
+  if (weightBits && b.registerWiden)
+    return b.stages *
+           (b.blockM * gpuRegisterWidenARowBytes(b.blockK, elementBytes) +
+            b.blockN * b.blockK * weightBits / 8);
   if (weightBits)
     return b.stages * b.blockM * row * elementBytes +
            2 * terms * b.blockN * row * elementBytes +

@@ -211,14 +211,11 @@ void GemmBuilder::buildBody() {
     qElems = 128 / c.weightBits;
   }
   if (c.widenInRegisters) {
-    // A is read 16 bytes a lane (registerOperands): a quarter warp's loads
-    // cover 64 bytes of two rows, on all 32 banks once where the row
-    // stride is 64 bytes past a multiple of 128.
+    // A is read 16 bytes a lane (registerOperands), from padded rows.
     assert(widensByBits() && !c.wgmma && c.stages > 0 &&
            c.quantGroup % 32 == 0 && c.bk % 32 == 0 &&
            "register widening: exact integers, 32-k chunks in one group");
-    int64_t rowBytes = c.bk * eb;
-    ldsElems = (rowBytes % 128 == 64 ? rowBytes : rowBytes + 64) / eb;
+    ldsElems = gpuRegisterWidenARowBytes(c.bk, eb) / eb;
   }
 
   tid = ir.threadId();

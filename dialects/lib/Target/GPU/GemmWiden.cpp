@@ -195,7 +195,7 @@ void GemmBuilder::registerOperands(Value stage, Value kChunk, int64_t chunk,
   }
   // B: the same k's of packed row (column) grp of each n8 fragment, as
   // integers (4 bytes of int4 or 8 of int8) widened to four pair words.
-  int64_t bytes = 8 * c.weightBits / 8;
+  int64_t bytes = c.weightBits; // 8 k values of weightBits bits
   for (int64_t nt = 0; nt < fragsN; ++nt) {
     Value row = ir.add(ir.add(warpCol, grp), nt * 8);
     Value logical = ir.add(ir.mul(tig, bytes), chunk * 4 * bytes);

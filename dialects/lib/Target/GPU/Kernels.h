@@ -148,7 +148,7 @@ struct GemmConfig {
   /// scale groups that are a multiple of 32: each warp widens its own B
   /// fragments in registers from the ring's integer tile (no converted
   /// tiles, no second barrier a K tile), reading A in the register
-  /// stream's k order (GemmKernel.cpp, registerOperands).
+  /// stream's k order (GemmWiden.cpp, registerOperands).
   bool widenInRegisters = false;
   int64_t scaleOffset = 0, zeroOffset = 0, bGroupBytes = 0;
   /// Blocks of this kernel an SM's shared memory holds (0: no hint). Told

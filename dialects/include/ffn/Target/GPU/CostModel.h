@@ -237,6 +237,14 @@ constexpr int64_t kMaxWarpStages = 6;
 int64_t gpuGemmSharedBytes(const GpuBucket &b, int64_t elementBytes,
                            int64_t weightBits = 0, int64_t terms = 1);
 
+/// Bytes of an A row in the ring of a bucket that widens in registers: K
+/// tile rows padded to 64 bytes past a multiple of 128, so that a quarter
+/// warp's 16-byte loads of two rows cover the 32 banks once.
+inline int64_t gpuRegisterWidenARowBytes(int64_t blockK, int64_t elementBytes) {
+  int64_t row = blockK * elementBytes;
+  return row % 128 == 64 ? row : row + 64;
+}
+
 /// Why bucket `b` of `f` cannot widen its quantized weights in registers
 /// (GpuBucket::registerWiden), or empty where it can: a cp.async ring tile
 /// on tensor cores whose integers are exact in the dtype's significand
